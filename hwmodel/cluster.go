@@ -1,0 +1,364 @@
+package hwmodel
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+)
+
+// MilliPerGPU is one whole GPU in the fractional unit Brigade allocates in.
+const MilliPerGPU = 1000
+
+// MaxGPUsPerNode bounds a node's GPU count so that a node's GPU selection
+// fits one uint64 bitmask.
+const MaxGPUsPerNode = 64
+
+// Node is the static description of one machine.
+type Node struct {
+	Name      string
+	Model     ModelID // every GPU in a node is of one model
+	GPUs      int
+	CPUMilli  int64
+	MemoryMiB int64
+}
+
+// Request is what a job asks for. A whole-GPU job asks for GPUs >= 1 with
+// GPUMilli == 1000; a GPU-sharing job asks for GPUs == 1 and 0 < GPUMilli <
+// 1000; a CPU-only job asks for GPUs == 0. CPU and memory are totals for the
+// job; a gang placement splits them across nodes in proportion to GPUs.
+type Request struct {
+	GPUs      int
+	GPUMilli  int32
+	CPUMilli  int64
+	MemoryMiB int64
+	Models    ModelSet
+}
+
+// TotalMilli is the GPU capacity the request occupies, in milli-GPUs.
+func (r Request) TotalMilli() int64 { return int64(r.GPUs) * int64(r.GPUMilli) }
+
+// Fractional reports whether the request shares one GPU with others.
+func (r Request) Fractional() bool { return r.GPUs == 1 && r.GPUMilli < MilliPerGPU }
+
+// Validate checks the request's own consistency.
+func (r Request) Validate() error {
+	switch {
+	case r.GPUs < 0:
+		return fmt.Errorf("gpus must be >= 0, got %d", r.GPUs)
+	case r.GPUs == 0 && r.GPUMilli != 0:
+		return fmt.Errorf("gpu_milli must be 0 when gpus is 0, got %d", r.GPUMilli)
+	case r.GPUs > 0 && (r.GPUMilli <= 0 || r.GPUMilli > MilliPerGPU):
+		return fmt.Errorf("gpu_milli must be in 1..1000, got %d", r.GPUMilli)
+	case r.GPUs > 1 && r.GPUMilli != MilliPerGPU:
+		return fmt.Errorf("a job with %d GPUs must ask for whole GPUs (gpu_milli 1000), got %d", r.GPUs, r.GPUMilli)
+	case r.CPUMilli < 0:
+		return fmt.Errorf("cpu_milli must be >= 0, got %d", r.CPUMilli)
+	case r.MemoryMiB < 0:
+		return fmt.Errorf("memory_mib must be >= 0, got %d", r.MemoryMiB)
+	}
+	return nil
+}
+
+// Share is the part of a placement on one node: which of the node's GPUs
+// (bit i = the node's GPU i), how much of each, and the CPU and memory taken.
+type Share struct {
+	Node      int
+	GPUs      uint64
+	Milli     int32 // per selected GPU
+	CPUMilli  int64
+	MemoryMiB int64
+}
+
+// GPUCount is the number of GPUs the share selects.
+func (s Share) GPUCount() int { return bits.OnesCount64(s.GPUs) }
+
+// Placement is where a job runs: one share per node, nodes distinct.
+type Placement []Share
+
+// GPUCount sums the GPUs over all shares.
+func (p Placement) GPUCount() int {
+	n := 0
+	for _, s := range p {
+		n += s.GPUCount()
+	}
+	return n
+}
+
+// ErrCapacity is wrapped by every error that reports a placement that does
+// not fit the cluster's free capacity.
+var ErrCapacity = errors.New("over capacity")
+
+// Cluster holds nodes and their free capacity. It is the single source of
+// truth for capacity in a run: every allocation goes through Allocate, which
+// refuses anything that would exceed a node's CPU, memory or any GPU's 1000
+// milli, so the resource red line holds by construction.
+type Cluster struct {
+	nodes     []Node
+	gpuBase   []int   // index of node i's first GPU in gpuFree
+	gpuFree   []int32 // free milli per GPU, flat over all nodes
+	wholeFree []int   // per node: GPUs with all 1000 milli free
+	freeCPU   []int64
+	freeMem   []int64
+
+	totalGPUs      int
+	allocatedMilli int64
+	byModel        [64]int // GPU count per model
+	wholeByModel   [64]int // idle GPU count per model
+	maxNodeGPUs    [64]int // largest node's GPU count per model
+}
+
+// NewCluster builds a cluster with all capacity free. Nodes must have
+// distinct names and 0..64 GPUs.
+func NewCluster(nodes []Node) (*Cluster, error) {
+	c := &Cluster{nodes: append([]Node(nil), nodes...)}
+	seen := make(map[string]int, len(nodes))
+	for i, n := range c.nodes {
+		if n.Name == "" {
+			return nil, fmt.Errorf("node %d: name is empty", i)
+		}
+		if j, dup := seen[n.Name]; dup {
+			return nil, fmt.Errorf("node %d: name %q repeats node %d", i, n.Name, j)
+		}
+		seen[n.Name] = i
+		if n.GPUs < 0 || n.GPUs > MaxGPUsPerNode {
+			return nil, fmt.Errorf("node %q: gpus must be in 0..%d, got %d", n.Name, MaxGPUsPerNode, n.GPUs)
+		}
+		if n.CPUMilli < 0 || n.MemoryMiB < 0 {
+			return nil, fmt.Errorf("node %q: cpu_milli and memory_mib must be >= 0", n.Name)
+		}
+		if int(n.Model) >= len(catalogue) {
+			return nil, fmt.Errorf("node %q: unknown GPU model id %d", n.Name, n.Model)
+		}
+		c.gpuBase = append(c.gpuBase, len(c.gpuFree))
+		for g := 0; g < n.GPUs; g++ {
+			c.gpuFree = append(c.gpuFree, MilliPerGPU)
+		}
+		c.wholeFree = append(c.wholeFree, n.GPUs)
+		c.freeCPU = append(c.freeCPU, n.CPUMilli)
+		c.freeMem = append(c.freeMem, n.MemoryMiB)
+		c.totalGPUs += n.GPUs
+		c.byModel[n.Model] += n.GPUs
+		c.wholeByModel[n.Model] += n.GPUs
+		c.maxNodeGPUs[n.Model] = max(c.maxNodeGPUs[n.Model], n.GPUs)
+	}
+	return c, nil
+}
+
+// NumNodes is the number of nodes.
+func (c *Cluster) NumNodes() int { return len(c.nodes) }
+
+// Node returns node i's static description.
+func (c *Cluster) Node(i int) Node { return c.nodes[i] }
+
+// TotalGPUs is the number of GPUs in the cluster.
+func (c *Cluster) TotalGPUs() int { return c.totalGPUs }
+
+// GPUsOfModel is the number of GPUs of one model.
+func (c *Cluster) GPUsOfModel(id ModelID) int { return c.byModel[id] }
+
+// GPUsAccepted is the number of GPUs whose model the set accepts.
+func (c *Cluster) GPUsAccepted(s ModelSet) int {
+	if s == AnyModel {
+		return c.totalGPUs
+	}
+	n := 0
+	for i := range catalogue {
+		if s.Accepts(ModelID(i)) {
+			n += c.byModel[i]
+		}
+	}
+	return n
+}
+
+// FreeWholeGPUsAccepted is the number of idle GPUs, cluster-wide, whose
+// model the set accepts; placement uses it to give up early without a scan.
+func (c *Cluster) FreeWholeGPUsAccepted(s ModelSet) int {
+	n := 0
+	for i := range catalogue {
+		if s.Accepts(ModelID(i)) {
+			n += c.wholeByModel[i]
+		}
+	}
+	return n
+}
+
+// MaxNodeGPUs is the GPU count of the largest node whose model the set
+// accepts: a request for more GPUs than that must be placed as a gang.
+func (c *Cluster) MaxNodeGPUs(s ModelSet) int {
+	n := 0
+	for i := range catalogue {
+		if s.Accepts(ModelID(i)) {
+			n = max(n, c.maxNodeGPUs[i])
+		}
+	}
+	return n
+}
+
+// Satisfiable reports why r could never be placed, even on an idle
+// cluster; nil means it could. Drivers fail such jobs at submission rather
+// than let them wait forever.
+func (c *Cluster) Satisfiable(r Request) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if r.GPUs > c.GPUsAccepted(r.Models) {
+		return fmt.Errorf("asks for %d GPUs of model %s, the cluster has %d", r.GPUs, r.Models, c.GPUsAccepted(r.Models))
+	}
+	if r.GPUs > 0 && r.GPUs > c.MaxNodeGPUs(r.Models) {
+		return nil // a gang; CPU and memory are split across its nodes
+	}
+	for _, n := range c.nodes {
+		if (r.GPUs == 0 || r.Models.Accepts(n.Model)) && n.GPUs >= r.GPUs && n.CPUMilli >= r.CPUMilli && n.MemoryMiB >= r.MemoryMiB {
+			return nil
+		}
+	}
+	return fmt.Errorf("no node has %d GPUs of model %s, %d milli-CPU and %d MiB", r.GPUs, r.Models, r.CPUMilli, r.MemoryMiB)
+}
+
+// AllocatedMilli is the GPU capacity in use, in milli-GPUs.
+func (c *Cluster) AllocatedMilli() int64 { return c.allocatedMilli }
+
+// FreeWholeGPUs is the number of completely idle GPUs on node i.
+func (c *Cluster) FreeWholeGPUs(i int) int { return c.wholeFree[i] }
+
+// FreeMilli is the free share of GPU g on node i.
+func (c *Cluster) FreeMilli(i, g int) int32 { return c.gpuFree[c.gpuBase[i]+g] }
+
+// FreeCPU is node i's free CPU in milli-cores.
+func (c *Cluster) FreeCPU(i int) int64 { return c.freeCPU[i] }
+
+// FreeMemory is node i's free memory in MiB.
+func (c *Cluster) FreeMemory(i int) int64 { return c.freeMem[i] }
+
+// Fits reports, as an error wrapping ErrCapacity, why p cannot be allocated
+// now; nil means it can.
+func (c *Cluster) Fits(p Placement) error {
+	var seen uint64 // nodes < 64 checked cheaply; others by scan below
+	for k, s := range p {
+		if s.Node < 0 || s.Node >= len(c.nodes) {
+			return fmt.Errorf("share %d: node %d does not exist: %w", k, s.Node, ErrCapacity)
+		}
+		if s.Node < 64 {
+			if seen&(1<<s.Node) != 0 {
+				return fmt.Errorf("share %d: node %q appears twice: %w", k, c.nodes[s.Node].Name, ErrCapacity)
+			}
+			seen |= 1 << s.Node
+		} else {
+			for _, o := range p[:k] {
+				if o.Node == s.Node {
+					return fmt.Errorf("share %d: node %q appears twice: %w", k, c.nodes[s.Node].Name, ErrCapacity)
+				}
+			}
+		}
+		n := c.nodes[s.Node]
+		if n.GPUs < 64 && s.GPUs>>uint(n.GPUs) != 0 {
+			return fmt.Errorf("node %q has %d GPUs, share selects GPU mask %#x: %w", n.Name, n.GPUs, s.GPUs, ErrCapacity)
+		}
+		if s.GPUs != 0 && (s.Milli <= 0 || s.Milli > MilliPerGPU) {
+			return fmt.Errorf("node %q: share of %d milli per GPU is outside 1..1000: %w", n.Name, s.Milli, ErrCapacity)
+		}
+		if s.CPUMilli < 0 || s.MemoryMiB < 0 {
+			return fmt.Errorf("node %q: negative CPU or memory: %w", n.Name, ErrCapacity)
+		}
+		if s.CPUMilli > c.freeCPU[s.Node] {
+			return fmt.Errorf("node %q: needs %d milli-CPU, %d free: %w", n.Name, s.CPUMilli, c.freeCPU[s.Node], ErrCapacity)
+		}
+		if s.MemoryMiB > c.freeMem[s.Node] {
+			return fmt.Errorf("node %q: needs %d MiB, %d free: %w", n.Name, s.MemoryMiB, c.freeMem[s.Node], ErrCapacity)
+		}
+		base := c.gpuBase[s.Node]
+		for m := s.GPUs; m != 0; m &= m - 1 {
+			g := bits.TrailingZeros64(m)
+			if c.gpuFree[base+g] < s.Milli {
+				return fmt.Errorf("node %q GPU %d: needs %d milli, %d free: %w", n.Name, g, s.Milli, c.gpuFree[base+g], ErrCapacity)
+			}
+		}
+	}
+	return nil
+}
+
+// Allocate takes p's capacity, or changes nothing and returns why not.
+func (c *Cluster) Allocate(p Placement) error {
+	if err := c.Fits(p); err != nil {
+		return err
+	}
+	for _, s := range p {
+		c.apply(s, -1)
+	}
+	return nil
+}
+
+// Release returns p's capacity. p must have been allocated; releasing more
+// than was taken is a programming error and panics, because it would mean
+// the engine's books are wrong.
+func (c *Cluster) Release(p Placement) {
+	for _, s := range p {
+		c.apply(s, +1)
+	}
+}
+
+func (c *Cluster) apply(s Share, sign int) {
+	i := s.Node
+	c.freeCPU[i] += int64(sign) * s.CPUMilli
+	c.freeMem[i] += int64(sign) * s.MemoryMiB
+	base := c.gpuBase[i]
+	for m := s.GPUs; m != 0; m &= m - 1 {
+		g := base + bits.TrailingZeros64(m)
+		if c.gpuFree[g] == MilliPerGPU {
+			c.wholeFree[i]--
+			c.wholeByModel[c.nodes[i].Model]--
+		}
+		c.gpuFree[g] += int32(sign) * s.Milli
+		if c.gpuFree[g] == MilliPerGPU {
+			c.wholeFree[i]++
+			c.wholeByModel[c.nodes[i].Model]++
+		}
+		c.allocatedMilli -= int64(sign) * int64(s.Milli)
+	}
+	if c.freeCPU[i] > c.nodes[i].CPUMilli || c.freeMem[i] > c.nodes[i].MemoryMiB {
+		panic(fmt.Sprintf("hwmodel: release of node %q returned more CPU or memory than it has", c.nodes[i].Name))
+	}
+	for g := base; g < base+c.nodes[i].GPUs; g++ {
+		if c.gpuFree[g] > MilliPerGPU || c.gpuFree[g] < 0 {
+			panic(fmt.Sprintf("hwmodel: node %q GPU %d free share %d outside 0..1000", c.nodes[i].Name, g-base, c.gpuFree[g]))
+		}
+	}
+}
+
+// CheckInvariants recomputes the derived counters from the per-GPU state and
+// reports the first disagreement or out-of-range value. Tests call it after
+// every event.
+func (c *Cluster) CheckInvariants() error {
+	var alloc int64
+	var wholeByModel [64]int
+	for i, n := range c.nodes {
+		if c.freeCPU[i] < 0 || c.freeCPU[i] > n.CPUMilli {
+			return fmt.Errorf("node %q: free CPU %d outside 0..%d", n.Name, c.freeCPU[i], n.CPUMilli)
+		}
+		if c.freeMem[i] < 0 || c.freeMem[i] > n.MemoryMiB {
+			return fmt.Errorf("node %q: free memory %d outside 0..%d", n.Name, c.freeMem[i], n.MemoryMiB)
+		}
+		whole := 0
+		for g := 0; g < n.GPUs; g++ {
+			f := c.gpuFree[c.gpuBase[i]+g]
+			if f < 0 || f > MilliPerGPU {
+				return fmt.Errorf("node %q GPU %d: free share %d outside 0..1000", n.Name, g, f)
+			}
+			if f == MilliPerGPU {
+				whole++
+			}
+			alloc += int64(MilliPerGPU - f)
+		}
+		wholeByModel[n.Model] += whole
+		if whole != c.wholeFree[i] {
+			return fmt.Errorf("node %q: counted %d idle GPUs, books say %d", n.Name, whole, c.wholeFree[i])
+		}
+	}
+	if wholeByModel != c.wholeByModel {
+		return fmt.Errorf("idle GPUs per model %v, books say %v", wholeByModel[:len(catalogue)], c.wholeByModel[:len(catalogue)])
+	}
+	if alloc != c.allocatedMilli {
+		return fmt.Errorf("allocated %d milli-GPU by GPU, books say %d", alloc, c.allocatedMilli)
+	}
+	return nil
+}

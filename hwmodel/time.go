@@ -1,0 +1,54 @@
+package hwmodel
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Time is microseconds since the start of a run: integer, so that event
+// order and arithmetic are exact and identical on every machine.
+type Time int64
+
+// Common durations in Time units.
+const (
+	Microsecond Time = 1
+	Millisecond      = 1000 * Microsecond
+	Second           = 1000 * Millisecond
+	Minute           = 60 * Second
+	Hour             = 60 * Minute
+	Day              = 24 * Hour
+)
+
+// Seconds converts t to float seconds, for reports.
+func (t Time) Seconds() float64 { return float64(t) / float64(Second) }
+
+// FromSeconds converts float seconds to Time, rounding to the microsecond.
+func FromSeconds(s float64) Time {
+	if s >= 0 {
+		return Time(s*1e6 + 0.5)
+	}
+	return Time(s*1e6 - 0.5)
+}
+
+// ParseDuration reads a duration such as "90s", "2h", "1h30m" or "7d".
+// A bare number is seconds.
+func ParseDuration(s string) (Time, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return FromSeconds(f), nil
+	}
+	if strings.HasSuffix(s, "d") {
+		f, err := strconv.ParseFloat(strings.TrimSuffix(s, "d"), 64)
+		if err != nil {
+			return 0, fmt.Errorf("duration %q: want a number of days such as 7d", s)
+		}
+		return FromSeconds(f * 86400), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: want e.g. 90s, 30m, 2h, 7d or plain seconds", s)
+	}
+	return Time(d / time.Microsecond), nil
+}

@@ -1,0 +1,122 @@
+package policies
+
+import (
+	"fmt"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Time is microseconds since the start of a run (see hwmodel.Time). Drivers
+// convert their own clocks to Time at their edge; policies never read a wall
+// clock.
+type Time = hwmodel.Time
+
+// JobID names a schedulable unit (a job, or one task of a DAG job). IDs are
+// dense from 0 in submission order, so they double as slice indices and as
+// the final tie-breaker of every order.
+type JobID int32
+
+// Job is what a policy knows about one schedulable unit. The driver owns it;
+// policies must treat it as read-only.
+type Job struct {
+	ID       JobID
+	Name     string
+	Tenant   int // index into View.Tenants()
+	Priority int
+	Submit   Time // when the job was submitted
+	Queued   Time // when it last entered the queue (ready, or back from a failure)
+	Start    Time // when the current attempt started; valid while running
+	Estimate Time // the user's runtime estimate; never 0 (drivers default it)
+	// Oracle is the true duration when the driver was asked to reveal it
+	// (SJF with --oracle); zero otherwise.
+	Oracle  Time
+	Attempt int // 0 for the first attempt
+	Req     hwmodel.Request
+}
+
+// Tenant is one group of jobs that fair share treats as a unit.
+type Tenant struct {
+	Name   string
+	Weight float64
+	// Allocated is what the tenant's running jobs hold now, in milli-GPU,
+	// milli-CPU and MiB; fair share reads it.
+	AllocatedMilliGPU int64
+	AllocatedCPUMilli int64
+	AllocatedMemMiB   int64
+}
+
+// DecisionKind tells what a Decision asks the driver to do.
+type DecisionKind uint8
+
+const (
+	// Start runs a queued job on a placement.
+	Start DecisionKind = iota + 1
+	// Preempt stops a running job and returns it to the queue.
+	Preempt
+)
+
+func (k DecisionKind) String() string {
+	switch k {
+	case Start:
+		return "start"
+	case Preempt:
+		return "preempt"
+	}
+	return fmt.Sprintf("DecisionKind(%d)", uint8(k))
+}
+
+// Decision is one thing a policy asks its driver to do.
+type Decision struct {
+	Kind      DecisionKind
+	Job       JobID
+	Placement hwmodel.Placement // for Start
+}
+
+// Rejection is a decision the driver refused, with the reason.
+type Rejection struct {
+	Decision Decision
+	Reason   string
+}
+
+// Events is what happened since the policy's previous call. Every job that
+// enters the queue appears in Queued exactly once per entry; a job leaves the
+// queue only through Started (the driver accepted a Start). Rejected Starts
+// leave the job queued, so the policy must keep it.
+type Events struct {
+	Queued   []JobID // became ready, or returned after a failure or preemption
+	Started  []JobID // Start decisions the driver applied
+	Ended    []JobID // left running: succeeded, failed, or preempted
+	Rejected []Rejection
+}
+
+// Reset empties the slices, keeping their storage.
+func (e *Events) Reset() {
+	e.Queued = e.Queued[:0]
+	e.Started = e.Started[:0]
+	e.Ended = e.Ended[:0]
+	e.Rejected = e.Rejected[:0]
+}
+
+// View is the read-only window a policy schedules through. The cluster it
+// returns shows the free capacity now, minus whatever the policy has already
+// reserved in this call; a policy must not modify it except through Reserve.
+type View interface {
+	Now() Time
+	Cluster() *hwmodel.Cluster
+	Job(id JobID) *Job
+	Tenants() []Tenant
+	Events() *Events
+	// Reserve tentatively takes p's capacity for the rest of this call, so
+	// later placements in the same call see it as used. The driver drops all
+	// reservations when the call returns and then applies the decisions.
+	Reserve(p hwmodel.Placement) error
+}
+
+// Policy orders the queue and places jobs. It is a pure state machine over
+// the events the View reports: it must be deterministic (ties broken by
+// JobID, randomness only from a stream its constructor was given), must not
+// read the wall clock, start goroutines or do I/O.
+type Policy interface {
+	Name() string
+	Schedule(v View) []Decision
+}

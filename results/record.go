@@ -1,0 +1,35 @@
+package results
+
+import "github.com/brigadesim/brigade/hwmodel"
+
+// JobState is a job's terminal state.
+type JobState string
+
+const (
+	Succeeded JobState = "succeeded"
+	Failed    JobState = "failed"
+)
+
+// JobRecord is the outcome of one job in one run. Times are run time in
+// microseconds; a job that never ran (its dependency failed) has Start and
+// End equal to the moment it was failed and Attempts == 0.
+type JobRecord struct {
+	ID       int32
+	Name     string
+	DAG      string
+	Tenant   string
+	Priority int
+	Submit   hwmodel.Time // when the job was submitted
+	Ready    hwmodel.Time // when its dependencies were all done (== Submit without deps)
+	Start    hwmodel.Time // start of the first attempt
+	End      hwmodel.Time // end of the last attempt
+	// Wait is the total time the job spent ready but not running, over all
+	// attempts; Run is the total time it ran, over all attempts.
+	Wait     hwmodel.Time
+	Run      hwmodel.Time
+	GPUs     int
+	GPUMilli int32
+	Nodes    string // node names of the last attempt, joined by "+"
+	Attempts int
+	State    JobState
+}

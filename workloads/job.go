@@ -1,0 +1,70 @@
+package workloads
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Job is one schedulable unit read from a trace or generated: a plain job,
+// or one task of a DAG job (tasks share a DAG name and name their
+// dependencies).
+type Job struct {
+	Name     string // unique within the workload
+	DAG      string // the DAG job this task belongs to; empty for a plain job
+	Tenant   string
+	Priority int
+	Submit   hwmodel.Time
+	Duration hwmodel.Time // true running time of one attempt, > 0
+	Estimate hwmodel.Time // user's runtime estimate; 0 when the trace has none
+	Req      hwmodel.Request
+	Deps     []int // indices into Workload.Jobs of the jobs this one waits for
+	// FailedAttempts is how many attempts end in failure (each after running
+	// for Duration) before one succeeds; MaxRetries is how many retries the
+	// job is allowed after a failure. A job with FailedAttempts > MaxRetries
+	// ends Failed, and so do the tasks that depend on it.
+	FailedAttempts int
+	MaxRetries     int
+	// Source is where the job was read from, for error messages
+	// ("file.csv:12"); empty for generated jobs.
+	Source string
+}
+
+// Tenant is a group of jobs with a fair-share weight.
+type Tenant struct {
+	Name   string
+	Weight float64
+}
+
+// Workload is a validated set of jobs in submission order: Jobs is sorted by
+// Submit, ties kept in input order, and a job's index is its ID in a run.
+// Every tenant named by a job appears in Tenants exactly once, in order of
+// first appearance; every dependency points to another job in Jobs and the
+// dependency graph has no cycle.
+type Workload struct {
+	Jobs    []Job
+	Tenants []Tenant
+}
+
+// ParseError locates a bad value in an input file.
+type ParseError struct {
+	File  string
+	Line  int // 1-based; 0 when the problem is not on one line
+	Field string
+	Msg   string // what was expected, and what was found
+}
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": field %q", e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
