@@ -1,0 +1,397 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// JobState is where a job is in its life. Every job is in exactly one.
+type JobState uint8
+
+const (
+	// Pending: submitted (or not yet), waiting for its dependencies.
+	Pending JobState = iota
+	// Ready: queued, waiting for the policy to start it.
+	Ready
+	// Running: an attempt is in progress.
+	Running
+	// Succeeded and Failed are terminal.
+	Succeeded
+	Failed
+)
+
+var stateNames = [...]string{"pending", "ready", "running", "succeeded", "failed"}
+
+func (s JobState) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("JobState(%d)", uint8(s))
+}
+
+// Terminal reports whether s is Succeeded or Failed.
+func (s JobState) Terminal() bool { return s == Succeeded || s == Failed }
+
+// Outcome is what happened to one job in a run.
+type Outcome struct {
+	State    JobState
+	Submit   hwmodel.Time
+	Ready    hwmodel.Time // when its dependencies were all done
+	Start    hwmodel.Time // first attempt's start; == End when it never ran
+	End      hwmodel.Time
+	Wait     hwmodel.Time // total time ready but not running
+	Run      hwmodel.Time // total running time over all attempts
+	Attempts int
+	Nodes    []int // nodes of the last attempt, in placement order
+	// Reason says why a job failed ("attempt failed, no retries left",
+	// "dependency x failed", "unsatisfiable: ...").
+	Reason string
+}
+
+// Observation is the cluster state after a batch of simultaneous events.
+type Observation struct {
+	Queued, Running, InSystem int
+	AllocatedMilli            int64
+}
+
+// Config describes one run. The engine takes ownership of Cluster (it must
+// be idle) and never modifies Workload.
+type Config struct {
+	Cluster  *hwmodel.Cluster
+	Workload *workloads.Workload
+	Policy   policies.Policy
+	// RevealOracle lets policies see each job's true duration (Job.Oracle).
+	RevealOracle bool
+	// DefaultEstimate is the runtime estimate of jobs whose trace has none
+	// (after workloads.FillEstimates, normally none); default 1 h.
+	DefaultEstimate hwmodel.Time
+	// CheckInvariants re-verifies the engine's books after every event.
+	// It costs O(cluster + jobs) per event: meant for tests.
+	CheckInvariants bool
+	// Observe, if set, is called after every batch of simultaneous events
+	// with the state that holds until the next batch.
+	Observe func(now hwmodel.Time, o Observation)
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Jobs       []Outcome // indexed by job ID (the workload's order)
+	Events     int64     // events processed (arrivals, finishes)
+	Calls      int64     // policy calls
+	Rejections int64     // decisions the engine refused
+	End        hwmodel.Time
+}
+
+// InvariantError reports a broken engine invariant: a bug, never bad input.
+type InvariantError struct {
+	At  hwmodel.Time
+	Msg string
+}
+
+func (e *InvariantError) Error() string {
+	return fmt.Sprintf("invariant broken at t=%.6fs: %s", e.At.Seconds(), e.Msg)
+}
+
+type jobRun struct {
+	state      JobState
+	arrived    bool
+	depsLeft   int32
+	attempt    int32 // attempts started so far
+	readyAt    hwmodel.Time
+	queuedAt   hwmodel.Time
+	placement  hwmodel.Placement
+	firstStart hwmodel.Time
+	started    bool
+}
+
+// maxIdleCalls bounds the extra scheduling points the engine makes at the
+// end of a run when a policy still has news to hear, so a policy that keeps
+// proposing rejected decisions cannot loop forever.
+const maxIdleCalls = 3
+
+// Engine runs one workload under one policy. It is single-threaded and
+// deterministic: events are ordered by (time, sequence), arrivals by their
+// position in the workload, and every tie in between is broken the same way
+// on every run.
+type Engine struct {
+	cfg     Config
+	cluster *hwmodel.Cluster
+	w       *workloads.Workload
+	policy  policies.Policy
+
+	now     hwmodel.Time
+	heap    eventHeap
+	next    int // next arrival in w.Jobs
+	jobs    []policies.Job
+	runs    []jobRun
+	out     []Outcome
+	tenants []policies.Tenant
+
+	dependants    [][]int32
+	events        policies.Events
+	reserved      []hwmodel.Placement
+	inCall        bool
+	queued        int
+	running       int
+	inSystem      int
+	terminal      int
+	pendingChange bool
+
+	res Result
+}
+
+// New prepares a run. It fails if the cluster is not idle or a job refers
+// to a tenant the workload does not list.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Cluster == nil || cfg.Workload == nil || cfg.Policy == nil {
+		return nil, errors.New("sim: Config needs Cluster, Workload and Policy")
+	}
+	if cfg.Cluster.AllocatedMilli() != 0 {
+		return nil, errors.New("sim: the cluster must be idle at the start of a run")
+	}
+	if cfg.DefaultEstimate <= 0 {
+		cfg.DefaultEstimate = hwmodel.Hour
+	}
+	w := cfg.Workload
+	e := &Engine{cfg: cfg, cluster: cfg.Cluster, w: w, policy: cfg.Policy}
+	tenantIdx := make(map[string]int, len(w.Tenants))
+	for i, t := range w.Tenants {
+		tenantIdx[t.Name] = i
+		e.tenants = append(e.tenants, policies.Tenant{Name: t.Name, Weight: t.Weight})
+	}
+	n := len(w.Jobs)
+	e.jobs = make([]policies.Job, n)
+	e.runs = make([]jobRun, n)
+	e.out = make([]Outcome, n)
+	e.dependants = make([][]int32, n)
+	for i := range w.Jobs {
+		j := &w.Jobs[i]
+		ti, ok := tenantIdx[j.Tenant]
+		if !ok {
+			return nil, fmt.Errorf("sim: job %q names tenant %q that the workload does not list", j.Name, j.Tenant)
+		}
+		est := j.Estimate
+		if est <= 0 {
+			est = cfg.DefaultEstimate
+		}
+		e.jobs[i] = policies.Job{
+			ID: policies.JobID(i), Name: j.Name, Tenant: ti, Priority: j.Priority,
+			Submit: j.Submit, Estimate: est, Req: j.Req,
+		}
+		if cfg.RevealOracle {
+			e.jobs[i].Oracle = j.Duration
+		}
+		e.runs[i].depsLeft = int32(len(j.Deps))
+		e.out[i].Submit = j.Submit
+		for _, d := range j.Deps {
+			if d < 0 || d >= n || d == i {
+				return nil, fmt.Errorf("sim: job %q has dependency index %d out of range", j.Name, d)
+			}
+			e.dependants[d] = append(e.dependants[d], int32(i))
+		}
+	}
+	return e, nil
+}
+
+// Run executes the whole workload and returns every job's outcome.
+func (e *Engine) Run() (*Result, error) {
+	idleCalls := 0
+	for {
+		t, ok := e.nextTime()
+		if !ok {
+			// Nothing left to happen, but the policy has not yet heard of a
+			// rejection or a preemption: give it a few more calls now.
+			if !e.pendingChange || idleCalls == maxIdleCalls {
+				break
+			}
+			idleCalls++
+			t = e.now
+		}
+		if t < e.now {
+			return nil, &InvariantError{At: e.now, Msg: fmt.Sprintf("time went backwards to %d", t)}
+		}
+		e.now = t
+		// Apply every event at this instant before asking the policy, so
+		// one scheduling point sees all simultaneous arrivals and finishes.
+		for e.heap.Len() > 0 && e.heap.peek().at == t {
+			ev := e.heap.pop()
+			e.res.Events++
+			if err := e.finish(ev); err != nil {
+				return nil, err
+			}
+			if err := e.check(); err != nil {
+				return nil, err
+			}
+		}
+		for e.next < len(e.w.Jobs) && e.w.Jobs[e.next].Submit == t {
+			e.arrive(e.next)
+			e.next++
+			e.res.Events++
+			if err := e.check(); err != nil {
+				return nil, err
+			}
+		}
+		if e.pendingChange {
+			if err := e.schedule(); err != nil {
+				return nil, err
+			}
+			if err := e.check(); err != nil {
+				return nil, err
+			}
+		}
+		if e.cfg.Observe != nil {
+			e.cfg.Observe(e.now, Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem, AllocatedMilli: e.cluster.AllocatedMilli()})
+		}
+	}
+	if e.terminal != len(e.jobs) {
+		return nil, e.stranded()
+	}
+	e.res.Jobs = e.out
+	e.res.End = e.now
+	return &e.res, nil
+}
+
+func (e *Engine) nextTime() (hwmodel.Time, bool) {
+	hasArrival := e.next < len(e.w.Jobs)
+	switch {
+	case e.heap.Len() > 0 && hasArrival:
+		return min(e.heap.peek().at, e.w.Jobs[e.next].Submit), true
+	case e.heap.Len() > 0:
+		return e.heap.peek().at, true
+	case hasArrival:
+		return e.w.Jobs[e.next].Submit, true
+	}
+	return 0, false
+}
+
+// stranded explains why a run ended with jobs that never finished.
+func (e *Engine) stranded() error {
+	var names []string
+	for i := range e.runs {
+		if !e.runs[i].state.Terminal() {
+			if len(names) < 5 {
+				names = append(names, fmt.Sprintf("%s (%s)", e.jobs[i].Name, e.runs[i].state))
+			}
+		}
+	}
+	return fmt.Errorf("sim: policy %s left %d jobs unfinished with no event pending, e.g. %s",
+		e.policy.Name(), len(e.jobs)-e.terminal, strings.Join(names, ", "))
+}
+
+func (e *Engine) arrive(i int) {
+	r := &e.runs[i]
+	r.arrived = true
+	e.inSystem++
+	if err := e.cluster.Satisfiable(e.jobs[i].Req); err != nil {
+		e.failForGood(i, "unsatisfiable: "+err.Error())
+		return
+	}
+	for _, d := range e.w.Jobs[i].Deps {
+		if e.runs[d].state == Failed {
+			e.failForGood(i, "dependency "+e.jobs[d].Name+" failed")
+			return
+		}
+	}
+	if r.depsLeft == 0 {
+		e.makeReady(i)
+	}
+}
+
+func (e *Engine) makeReady(i int) {
+	r := &e.runs[i]
+	r.state = Ready
+	r.readyAt = e.now
+	e.out[i].Ready = e.now
+	e.enqueue(i)
+}
+
+func (e *Engine) enqueue(i int) {
+	r := &e.runs[i]
+	r.state = Ready
+	r.queuedAt = e.now
+	e.jobs[i].Queued = e.now
+	e.queued++
+	e.events.Queued = append(e.events.Queued, policies.JobID(i))
+	e.pendingChange = true
+}
+
+func (e *Engine) finish(ev event) error {
+	i := int(ev.job)
+	r := &e.runs[i]
+	if r.state != Running || r.attempt != ev.attempt {
+		return nil // the attempt was preempted; this finish is stale
+	}
+	e.stopRunning(i)
+	j := &e.w.Jobs[i]
+	if int(r.attempt) <= j.FailedAttempts {
+		// This attempt fails. Retries left: attempts so far minus one.
+		if int(r.attempt)-1 < j.MaxRetries {
+			e.enqueue(i)
+			return nil
+		}
+		e.failForGood(i, fmt.Sprintf("attempt %d failed, no retries left", r.attempt))
+		return nil
+	}
+	e.setTerminal(i, Succeeded, "")
+	for _, d := range e.dependants[i] {
+		dr := &e.runs[d]
+		dr.depsLeft--
+		if dr.depsLeft == 0 && dr.arrived && dr.state == Pending {
+			e.makeReady(int(d))
+		}
+	}
+	return nil
+}
+
+// stopRunning releases a running job's capacity and books its run time.
+func (e *Engine) stopRunning(i int) {
+	r := &e.runs[i]
+	e.cluster.Release(r.placement)
+	t := &e.tenants[e.jobs[i].Tenant]
+	req := e.jobs[i].Req
+	t.AllocatedMilliGPU -= req.TotalMilli()
+	t.AllocatedCPUMilli -= req.CPUMilli
+	t.AllocatedMemMiB -= req.MemoryMiB
+	e.out[i].Run += e.now - e.jobs[i].Start
+	e.out[i].End = e.now
+	e.running--
+	r.state = Pending // transient; the caller sets the next state
+	e.events.Ended = append(e.events.Ended, policies.JobID(i))
+	e.pendingChange = true
+}
+
+func (e *Engine) setTerminal(i int, s JobState, reason string) {
+	r := &e.runs[i]
+	r.state = s
+	o := &e.out[i]
+	o.State = s
+	o.Reason = reason
+	o.End = e.now
+	if !r.started {
+		o.Start = e.now
+	}
+	o.Attempts = int(r.attempt)
+	e.inSystem--
+	e.terminal++
+}
+
+// failForGood fails job i and, transitively, every job that depends on it.
+func (e *Engine) failForGood(i int, reason string) {
+	// Only pending jobs get here (a queued job's dependencies have all
+	// succeeded), so the policy never holds a job that this fails.
+	if !e.runs[i].arrived {
+		// A dependant that has not arrived yet fails when it arrives.
+		return
+	}
+	e.setTerminal(i, Failed, reason)
+	for _, d := range e.dependants[i] {
+		if !e.runs[d].state.Terminal() && e.runs[d].arrived {
+			e.failForGood(int(d), "dependency "+e.jobs[i].Name+" failed")
+		}
+	}
+}

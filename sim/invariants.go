@@ -1,0 +1,62 @@
+package sim
+
+import "fmt"
+
+// check re-verifies the books when Config.CheckInvariants is set: the
+// cluster's capacity red line, that every job is in exactly one state and
+// the state counters agree with a recount, that no task runs before its
+// dependencies succeeded, and that terminal jobs stay terminal.
+func (e *Engine) check() error {
+	if !e.cfg.CheckInvariants {
+		return nil
+	}
+	fail := func(format string, args ...any) error {
+		return &InvariantError{At: e.now, Msg: fmt.Sprintf(format, args...)}
+	}
+	if err := e.cluster.CheckInvariants(); err != nil {
+		return fail("cluster: %v", err)
+	}
+	var queued, running, inSystem, terminal int
+	for i := range e.runs {
+		r := &e.runs[i]
+		switch r.state {
+		case Pending:
+			if r.arrived {
+				inSystem++
+			}
+		case Ready:
+			queued++
+			inSystem++
+			if !r.arrived {
+				return fail("job %s is ready before it was submitted", e.jobs[i].Name)
+			}
+		case Running:
+			running++
+			inSystem++
+			for _, d := range e.w.Jobs[i].Deps {
+				if e.runs[d].state != Succeeded {
+					return fail("job %s runs while its dependency %s is %s", e.jobs[i].Name, e.jobs[d].Name, e.runs[d].state)
+				}
+			}
+		case Succeeded, Failed:
+			terminal++
+			if e.out[i].State != r.state {
+				return fail("job %s is %s but its outcome says %s", e.jobs[i].Name, r.state, e.out[i].State)
+			}
+		default:
+			return fail("job %s in unknown state %d", e.jobs[i].Name, r.state)
+		}
+	}
+	if queued != e.queued || running != e.running || inSystem != e.inSystem || terminal != e.terminal {
+		return fail("counted queued=%d running=%d in-system=%d terminal=%d, books say %d %d %d %d",
+			queued, running, inSystem, terminal, e.queued, e.running, e.inSystem, e.terminal)
+	}
+	var allocated int64
+	for i := range e.tenants {
+		allocated += e.tenants[i].AllocatedMilliGPU
+	}
+	if allocated != e.cluster.AllocatedMilli() {
+		return fail("tenants hold %d milli-GPU, cluster says %d", allocated, e.cluster.AllocatedMilli())
+	}
+	return nil
+}
