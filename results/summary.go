@@ -1,0 +1,421 @@
+package results
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+)
+
+// Defaults for RunInput's zero values.
+const (
+	// DefaultSlowdownBound is τ in bounded slowdown when RunInput.SlowdownBound is 0.
+	DefaultSlowdownBound = 10 * hwmodel.Second
+	// MinStarvationThreshold is the floor of the default starvation
+	// threshold, max(StarvationMedianFactor × median wait, 1 h).
+	MinStarvationThreshold = hwmodel.Hour
+	// StarvationMedianFactor multiplies the median wait in the default
+	// starvation threshold.
+	StarvationMedianFactor = 10
+)
+
+// RunInput is everything Summarize reads about one policy's run.
+type RunInput struct {
+	Policy   string
+	Seed     uint64
+	Cluster  string
+	Workload string
+	// TotalGPUs is the cluster's GPU count; capacity is TotalGPUs × 1000 milli-GPU.
+	TotalGPUs int
+	// Tenants gives the tenants' names and weights, in report order; the usage
+	// fields are ignored.
+	Tenants []policies.Tenant
+	// Jobs is every submitted job, in ID order.
+	Jobs []JobRecord
+	// Timeline is the run's closed Timeline; nil gives zero for every
+	// timeline-derived metric (utilisation, GPU hours, queue length, L).
+	Timeline *Timeline
+	// StarvationThreshold is the wait beyond which a job counts as starved;
+	// 0 means max(10 × median wait, 1 h).
+	StarvationThreshold hwmodel.Time
+	// SlowdownBound is τ in bounded slowdown; 0 means DefaultSlowdownBound.
+	SlowdownBound hwmodel.Time
+	// Events is the number of events the engine processed; copied as is.
+	Events int64
+}
+
+// Dist summarises a sample. Percentiles use gonum's stat.Quantile with
+// stat.Empirical on the sorted sample: the p-quantile is the smallest sample
+// value x[i] (0-based, ascending) with i+1 >= p·n, so it is always an
+// observed value and never an interpolation. An empty sample gives zeros.
+type Dist struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// QueueLength is the number of queued (ready, not running) jobs.
+type QueueLength struct {
+	// Mean is ∫Queued dt from the Timeline divided by the makespan.
+	Mean float64 `json:"mean"`
+	// Max is the largest queue that held for a positive length of time.
+	Max int `json:"max"`
+}
+
+// Starvation reports jobs that waited too long.
+type Starvation struct {
+	// ThresholdS is the threshold used, in seconds (given, or the default).
+	ThresholdS float64 `json:"threshold_s"`
+	// StarvedJobs counts submitted jobs (any state) whose Wait exceeds the
+	// threshold strictly.
+	StarvedJobs int `json:"starved_jobs"`
+	// LongestWaitS is the largest Wait over all submitted jobs.
+	LongestWaitS float64 `json:"longest_wait_s"`
+	// LongestWaitJob is that job's ID (the lowest ID on a tie), or -1 when
+	// no job waited at all.
+	LongestWaitJob int32 `json:"longest_wait_job"`
+}
+
+// TenantSummary is one tenant's line of the fairness report.
+type TenantSummary struct {
+	Tenant string `json:"tenant"`
+	// Weight is the tenant's weight; a tenant that submitted jobs but is not
+	// in RunInput.Tenants, and any non-finite or negative weight, reads 0.
+	Weight float64 `json:"weight"`
+	// Jobs counts the tenant's submitted jobs, in any state.
+	Jobs int `json:"jobs"`
+	// GPUHours is Σ GPUs × GPUMilli/1000 × Run over the tenant's jobs, in
+	// GPU-hours (from the job records, not the Timeline).
+	GPUHours float64 `json:"gpu_hours"`
+	// Share is GPUHours over all tenants' GPUHours; 0 when nobody ran.
+	Share float64 `json:"share"`
+	// FairShare is Weight over the sum of the weights of tenants that
+	// submitted at least one job; 0 for a tenant that submitted none.
+	FairShare float64 `json:"fair_share"`
+	// ShareOverFair is Share / FairShare; 0 when FairShare is 0.
+	ShareOverFair float64 `json:"share_over_fair"`
+	// MeanWaitS and MaxWaitS cover the tenant's jobs that ran at least once.
+	MeanWaitS float64 `json:"mean_wait_s"`
+	MaxWaitS  float64 `json:"max_wait_s"`
+}
+
+// LittlesLaw compares the two sides of L = λW, each from its own books.
+type LittlesLaw struct {
+	// MeanInSystem is L: the Timeline's ∫InSystem dt divided by the makespan.
+	MeanInSystem float64 `json:"mean_in_system"`
+	// ThroughputPerS is λ: finished (succeeded or failed) jobs per second of
+	// makespan, from the job records.
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	// MeanTimeInSystemS is W: mean End − Submit over finished jobs,
+	// including failed jobs that never ran, from the job records.
+	MeanTimeInSystemS float64 `json:"mean_time_in_system_s"`
+	// RelError is |L − λW| / max(L, λW); 0 when both sides are 0. It lies in
+	// [0, 1]; a run whose Timeline and records agree gives ~1e-15.
+	RelError float64 `json:"rel_error"`
+}
+
+// Summary is one policy's run, reduced. Its JSON form is the stable results
+// format: keys are snake_case with the unit in the name, and the struct's
+// field order is the key order. Every float is finite: a quantity whose
+// denominator is zero (no jobs, zero makespan, zero capacity) reads 0.
+//
+// Coverage: "finished" jobs are those in state succeeded or failed; jobs
+// that "ran" are finished jobs with Attempts > 0 (failed jobs that ran count;
+// jobs failed before ever starting, e.g. by a failed DAG dependency, do not).
+type Summary struct {
+	Policy   string `json:"policy"`
+	Seed     uint64 `json:"seed"`
+	Cluster  string `json:"cluster"`
+	Workload string `json:"workload"`
+
+	JobsSubmitted int `json:"jobs_submitted"` // len(Jobs)
+	JobsSucceeded int `json:"jobs_succeeded"`
+	JobsFailed    int `json:"jobs_failed"` // whether or not they ran
+
+	// MakespanS is from the earliest Submit of any job to the latest End of
+	// any finished job; 0 if nothing finished.
+	MakespanS float64 `json:"makespan_s"`
+
+	// WaitS (JobRecord.Wait), JCTS (End − Submit) and BoundedSlowdown
+	// (max(1, JCT / max(Run, τ))) cover jobs that ran.
+	WaitS           Dist `json:"wait_s"`
+	JCTS            Dist `json:"jct_s"`
+	BoundedSlowdown Dist `json:"bounded_slowdown"`
+
+	// ThroughputJobsPerH is succeeded jobs per hour of makespan.
+	ThroughputJobsPerH float64 `json:"throughput_jobs_per_h"`
+	// GPUUtilisation is the Timeline's ∫AllocatedMilli dt over
+	// (TotalGPUs × 1000 × makespan).
+	GPUUtilisation float64 `json:"gpu_utilisation"`
+	// GPUHoursAllocated is the Timeline's ∫AllocatedMilli dt in GPU-hours.
+	GPUHoursAllocated float64 `json:"gpu_hours_allocated"`
+
+	QueueLength QueueLength     `json:"queue_length"`
+	Starvation  Starvation      `json:"starvation"`
+	Tenants     []TenantSummary `json:"tenants"`
+	// JainIndex is Jain's fairness index (Σx)² / (n Σx²) over x = ShareOverFair
+	// of the tenants with at least one job and a positive weight. It lies in
+	// [1/n, 1]; 0 means undefined (no such tenant, or none used any GPU time).
+	JainIndex  float64    `json:"jain_index"`
+	LittlesLaw LittlesLaw `json:"littles_law"`
+	Events     int64      `json:"events"`
+}
+
+func isFinished(j *JobRecord) bool { return j.State == Succeeded || j.State == Failed }
+
+func hasRun(j *JobRecord) bool { return isFinished(j) && j.Attempts > 0 }
+
+// BoundedSlowdown returns max(1, (End − Submit) / max(Run, tau)) for j;
+// tau <= 0 means DefaultSlowdownBound.
+func BoundedSlowdown(j JobRecord, tau hwmodel.Time) float64 {
+	if tau <= 0 {
+		tau = DefaultSlowdownBound
+	}
+	return max(1, float64(j.End-j.Submit)/float64(max(j.Run, tau)))
+}
+
+// Summarize reduces one run. It reads in.Jobs in order and in.Tenants in
+// order and iterates no map, so equal inputs give equal Summaries.
+func Summarize(in RunInput) Summary {
+	s := Summary{
+		Policy:        in.Policy,
+		Seed:          in.Seed,
+		Cluster:       in.Cluster,
+		Workload:      in.Workload,
+		JobsSubmitted: len(in.Jobs),
+		Tenants:       []TenantSummary{},
+	}
+	tau := in.SlowdownBound
+	if tau <= 0 {
+		tau = DefaultSlowdownBound
+	}
+
+	// Makespan and the record side of Little's law.
+	var (
+		firstSubmit, lastEnd hwmodel.Time
+		finished             int
+		sojourn              acc // Σ End − Submit over finished jobs, µs
+	)
+	for i := range in.Jobs {
+		j := &in.Jobs[i]
+		if i == 0 || j.Submit < firstSubmit {
+			firstSubmit = j.Submit
+		}
+		switch j.State {
+		case Succeeded:
+			s.JobsSucceeded++
+		case Failed:
+			s.JobsFailed++
+		}
+		if !isFinished(j) {
+			continue
+		}
+		if finished == 0 || j.End > lastEnd {
+			lastEnd = j.End
+		}
+		finished++
+		sojourn.addMul(max(int64(j.End-j.Submit), 0), 1)
+	}
+	var makespan hwmodel.Time // µs
+	if finished > 0 && lastEnd > firstSubmit {
+		makespan = lastEnd - firstSubmit
+	}
+	s.MakespanS = makespan.Seconds()
+
+	// Distributions over jobs that ran, computed in µs (exact integers in
+	// float64) and converted to seconds at the end.
+	var waits, jcts, slows []float64
+	for i := range in.Jobs {
+		j := &in.Jobs[i]
+		if !hasRun(j) {
+			continue
+		}
+		waits = append(waits, float64(j.Wait))
+		jcts = append(jcts, float64(j.End-j.Submit))
+		slows = append(slows, BoundedSlowdown(*j, tau))
+	}
+	s.WaitS = distribution(waits, 1/float64(hwmodel.Second))
+	s.JCTS = distribution(jcts, 1/float64(hwmodel.Second))
+	s.BoundedSlowdown = distribution(slows, 1)
+
+	hours := makespan.Seconds() / 3600
+	s.ThroughputJobsPerH = ratio(float64(s.JobsSucceeded), hours)
+
+	// Timeline side.
+	var ig Integrals
+	var tmax State
+	if in.Timeline != nil {
+		ig = in.Timeline.Integrals()
+		tmax = in.Timeline.Max()
+	}
+	capacityMilli := float64(in.TotalGPUs) * hwmodel.MilliPerGPU
+	s.GPUUtilisation = ratio(ig.AllocatedMilliGPUSeconds, capacityMilli*makespan.Seconds())
+	s.GPUHoursAllocated = ig.AllocatedMilliGPUSeconds / hwmodel.MilliPerGPU / 3600
+	s.QueueLength = QueueLength{Mean: ratio(ig.QueuedJobSeconds, makespan.Seconds()), Max: tmax.Queued}
+
+	// Little's law: L from the Timeline, λ and W from the records.
+	ll := LittlesLaw{
+		MeanInSystem:      ratio(ig.InSystemJobSeconds, makespan.Seconds()),
+		ThroughputPerS:    ratio(float64(finished), makespan.Seconds()),
+		MeanTimeInSystemS: ratio(sojourn.float(), float64(finished)) / float64(hwmodel.Second),
+	}
+	lw := ll.ThroughputPerS * ll.MeanTimeInSystemS
+	ll.RelError = ratio(math.Abs(ll.MeanInSystem-lw), max(ll.MeanInSystem, lw))
+	s.LittlesLaw = ll
+
+	s.Starvation = starvation(in.Jobs, in.StarvationThreshold, waits)
+	s.Tenants, s.JainIndex = tenants(in.Tenants, in.Jobs)
+	s.Events = in.Events
+	return s
+}
+
+// ratio is a / b, or 0 when b is 0 or the result is not finite.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return finite(a / b)
+}
+
+// finite maps NaN and ±Inf to 0, so that JSON encoding cannot fail.
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
+// distribution sorts x in place and summarises it, scaling every statistic
+// by scale.
+func distribution(x []float64, scale float64) Dist {
+	if len(x) == 0 {
+		return Dist{}
+	}
+	slices.Sort(x)
+	return Dist{
+		Mean: finite(stat.Mean(x, nil) * scale),
+		P50:  finite(quantile(0.50, x) * scale),
+		P95:  finite(quantile(0.95, x) * scale),
+		P99:  finite(quantile(0.99, x) * scale),
+		Max:  finite(x[len(x)-1] * scale),
+	}
+}
+
+// quantile is the estimator every percentile in this package uses; x must
+// be sorted and non-empty.
+func quantile(p float64, sorted []float64) float64 {
+	return stat.Quantile(p, stat.Empirical, sorted, nil)
+}
+
+// starvation computes the starvation report. sortedWaits holds the waits of
+// the jobs that ran, in µs, sorted (the default threshold reads its median).
+func starvation(jobs []JobRecord, threshold hwmodel.Time, sortedWaits []float64) Starvation {
+	if threshold <= 0 {
+		threshold = MinStarvationThreshold
+		if len(sortedWaits) > 0 {
+			threshold = max(threshold, StarvationMedianFactor*hwmodel.Time(quantile(0.5, sortedWaits)))
+		}
+	}
+	st := Starvation{ThresholdS: threshold.Seconds(), LongestWaitJob: -1}
+	var longest hwmodel.Time
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Wait > threshold {
+			st.StarvedJobs++
+		}
+		if j.Wait > longest {
+			longest = j.Wait
+			st.LongestWaitJob = j.ID
+		}
+	}
+	st.LongestWaitS = longest.Seconds()
+	return st
+}
+
+// tenants builds the per-tenant lines, in the order of given, followed by
+// tenants that appear only in jobs, in order of their first job.
+func tenants(given []policies.Tenant, jobs []JobRecord) ([]TenantSummary, float64) {
+	type agg struct {
+		jobs    int
+		gpuTime acc // Σ GPUs × GPUMilli × Run, milli-GPU·µs
+		waitSum acc // over jobs that ran, µs
+		waitMax hwmodel.Time
+		ran     int
+		weight  float64
+		name    string
+	}
+	rows := make([]agg, 0, len(given))
+	index := make(map[string]int, len(given)) // lookups only; never iterated
+	for _, t := range given {
+		if _, dup := index[t.Name]; dup {
+			continue // a repeated name is reported once, with its first weight
+		}
+		w := t.Weight
+		if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+			w = 0
+		}
+		index[t.Name] = len(rows)
+		rows = append(rows, agg{name: t.Name, weight: w})
+	}
+	var total acc
+	for i := range jobs {
+		j := &jobs[i]
+		k, ok := index[j.Tenant]
+		if !ok {
+			k = len(rows)
+			index[j.Tenant] = k
+			rows = append(rows, agg{name: j.Tenant})
+		}
+		r := &rows[k]
+		r.jobs++
+		if j.GPUs > 0 && j.GPUMilli > 0 && j.Run > 0 {
+			r.gpuTime.addMul(int64(j.GPUs)*int64(j.GPUMilli), int64(j.Run))
+			total.addMul(int64(j.GPUs)*int64(j.GPUMilli), int64(j.Run))
+		}
+		if hasRun(j) {
+			r.ran++
+			r.waitSum.addMul(max(int64(j.Wait), 0), 1)
+			r.waitMax = max(r.waitMax, j.Wait)
+		}
+	}
+
+	var weightSum float64
+	for i := range rows {
+		if rows[i].jobs > 0 {
+			weightSum += rows[i].weight
+		}
+	}
+	out := make([]TenantSummary, len(rows))
+	var sx, sxx float64
+	var n int
+	for i := range rows {
+		r := &rows[i]
+		ts := TenantSummary{
+			Tenant:   r.name,
+			Weight:   r.weight,
+			Jobs:     r.jobs,
+			GPUHours: r.gpuTime.float() / hwmodel.MilliPerGPU / float64(hwmodel.Hour),
+			Share:    ratio(r.gpuTime.float(), total.float()),
+			MaxWaitS: r.waitMax.Seconds(),
+		}
+		ts.MeanWaitS = ratio(r.waitSum.float(), float64(r.ran)) / float64(hwmodel.Second)
+		if r.jobs > 0 {
+			ts.FairShare = ratio(r.weight, weightSum)
+		}
+		ts.ShareOverFair = ratio(ts.Share, ts.FairShare)
+		if r.jobs > 0 && r.weight > 0 {
+			x := ts.ShareOverFair
+			sx += x
+			sxx += x * x
+			n++
+		}
+		out[i] = ts
+	}
+	jain := ratio(sx*sx, float64(n)*sxx)
+	return out, jain
+}

@@ -1,0 +1,277 @@
+package results
+
+import (
+	"fmt"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// State is the cluster's instantaneous state as the engine sees it. The
+// Timeline treats it as piecewise constant: a State observed at time t holds
+// until the next Observe (or Close).
+type State struct {
+	Queued   int // jobs ready and waiting for capacity
+	Running  int // jobs holding a placement
+	InSystem int // jobs submitted and not yet terminal, including jobs waiting on DAG dependencies
+	// AllocatedMilli is the GPU capacity held by running jobs, in milli-GPU.
+	AllocatedMilli int64
+}
+
+// MaxBuckets bounds the number of time-series buckets a Timeline keeps. When a
+// run outgrows it, adjacent buckets are merged pairwise and the bucket width
+// doubles, so a Timeline's memory is fixed at construction whatever the run's
+// length, and the series keeps between MaxBuckets/2 and MaxBuckets buckets.
+const MaxBuckets = 2000
+
+// DefaultBucket is the bucket width NewTimeline uses when given a width <= 0.
+const DefaultBucket = hwmodel.Minute
+
+// Integrals are the exact time integrals of a Timeline's State over
+// [Start, End], converted to seconds: QueuedJobSeconds is ∫Queued dt in
+// job-seconds, and so on. AllocatedMilliGPUSeconds is in milli-GPU-seconds.
+type Integrals struct {
+	QueuedJobSeconds         float64
+	RunningJobSeconds        float64
+	InSystemJobSeconds       float64
+	AllocatedMilliGPUSeconds float64
+}
+
+// Bucket is one point of the time series: time-weighted means of the State
+// over the part of [Start, Start+Width) that the Timeline covers.
+type Bucket struct {
+	Start hwmodel.Time // multiple of Width
+	Width hwmodel.Time // nominal width (the Timeline's width at the time of the call)
+	// Covered is the part of the bucket inside the Timeline's [Start, End]
+	// window; the means below divide by it, so the first and last buckets of
+	// a run are not diluted by time the run did not cover.
+	Covered        hwmodel.Time
+	QueueLength    float64 // mean Queued
+	RunningJobs    float64 // mean Running
+	GPUUtilisation float64 // mean AllocatedMilli / capacity; 0 when capacity is 0
+}
+
+// bucketAcc holds one bucket's integrals in count × µs.
+type bucketAcc struct {
+	queued, running, alloc acc
+}
+
+// Timeline integrates the cluster's piecewise-constant State over simulated
+// time. It keeps exact integrals (128-bit count × microsecond sums) of every
+// State field over [first Observe, Close], the per-field maxima, and
+// fixed-width buckets from time 0 for the time series.
+//
+// Observe is on the engine's hot path: it does not allocate (the bucket
+// storage is allocated once, by NewTimeline), and costs O(1) plus one step per
+// bucket boundary the elapsed segment crosses while the state is non-zero.
+//
+// Misuse panics rather than returning an error, because each case is a
+// broken engine invariant that would otherwise silently corrupt every metric:
+// a time before 0 or before the previous Observe, a negative State field, or
+// an Observe after Close. A Timeline is not safe for concurrent use.
+type Timeline struct {
+	width      hwmodel.Time
+	capacity   int64
+	maxBuckets int
+
+	started, closed bool
+	start, last     hwmodel.Time // first Observe; start of the current segment
+	cur             State        // state holding since last
+	max             State
+
+	queued, running, inSystem, alloc acc
+
+	buckets []bucketAcc // index i covers [i×width, (i+1)×width); cap = maxBuckets
+}
+
+// NewTimeline returns an empty Timeline with the given initial bucket width
+// (DefaultBucket if bucket <= 0) and GPU capacity in milli-GPU, which is the
+// denominator of the per-bucket utilisation.
+func NewTimeline(bucket hwmodel.Time, capacityMilli int64) *Timeline {
+	return newTimeline(bucket, capacityMilli, MaxBuckets)
+}
+
+func newTimeline(bucket hwmodel.Time, capacityMilli int64, maxBuckets int) *Timeline {
+	if bucket <= 0 {
+		bucket = DefaultBucket
+	}
+	if maxBuckets < 2 {
+		maxBuckets = 2
+	}
+	return &Timeline{
+		width:      bucket,
+		capacity:   capacityMilli,
+		maxBuckets: maxBuckets,
+		buckets:    make([]bucketAcc, 0, maxBuckets),
+	}
+}
+
+// Observe records that the cluster is in state s from now until the next
+// Observe or Close. Several Observes at the same instant are allowed; only
+// the last one holds for any length of time (and only states that hold for a
+// positive length of time count towards the maxima). now must be >= 0 and
+// never decrease; the engine guarantees this, and Observe panics otherwise.
+func (t *Timeline) Observe(now hwmodel.Time, s State) {
+	if t.closed {
+		panic("results: Timeline.Observe after Close")
+	}
+	if s.Queued < 0 || s.Running < 0 || s.InSystem < 0 || s.AllocatedMilli < 0 {
+		panic(fmt.Sprintf("results: Timeline.Observe: negative state %+v at %d µs", s, now))
+	}
+	if !t.started {
+		if now < 0 {
+			panic(fmt.Sprintf("results: Timeline.Observe: negative time %d µs", now))
+		}
+		t.started = true
+		t.start, t.last, t.cur = now, now, s
+		return
+	}
+	t.advance(now)
+	t.cur = s
+}
+
+// Close ends the timeline at end: the last observed state holds until end.
+// After Close the Timeline is read-only. Closing twice at the same end is a
+// no-op; end before the last Observe, or a second Close at another time,
+// panics. Closing a Timeline that was never observed gives an empty window
+// [end, end].
+func (t *Timeline) Close(end hwmodel.Time) {
+	if t.closed {
+		if end != t.last {
+			panic(fmt.Sprintf("results: Timeline closed at %d µs, then again at %d µs", t.last, end))
+		}
+		return
+	}
+	if !t.started {
+		if end < 0 {
+			panic(fmt.Sprintf("results: Timeline.Close: negative time %d µs", end))
+		}
+		t.started = true
+		t.start, t.last = end, end
+	} else {
+		t.advance(end)
+	}
+	t.closed = true
+}
+
+// advance integrates the current state over [t.last, now) and moves t.last.
+func (t *Timeline) advance(now hwmodel.Time) {
+	if now < t.last {
+		panic(fmt.Sprintf("results: Timeline time went backwards: %d µs after %d µs", now, t.last))
+	}
+	dt := int64(now - t.last)
+	if dt == 0 {
+		return
+	}
+	s := t.cur
+	t.queued.addMul(int64(s.Queued), dt)
+	t.running.addMul(int64(s.Running), dt)
+	t.inSystem.addMul(int64(s.InSystem), dt)
+	t.alloc.addMul(s.AllocatedMilli, dt)
+	t.max.Queued = max(t.max.Queued, s.Queued)
+	t.max.Running = max(t.max.Running, s.Running)
+	t.max.InSystem = max(t.max.InSystem, s.InSystem)
+	t.max.AllocatedMilli = max(t.max.AllocatedMilli, s.AllocatedMilli)
+
+	// Make room for the bucket holding the segment's last instant.
+	for int((now-1)/t.width) >= t.maxBuckets {
+		t.merge()
+	}
+	need := int((now-1)/t.width) + 1
+	if need > len(t.buckets) {
+		t.buckets = t.buckets[:need] // within capacity; merge zeroes what it frees
+	}
+	if s.Queued == 0 && s.Running == 0 && s.AllocatedMilli == 0 {
+		t.last = now
+		return
+	}
+	for a := t.last; a < now; {
+		i := a / t.width
+		e := min(now, (i+1)*t.width)
+		d := int64(e - a)
+		b := &t.buckets[i]
+		b.queued.addMul(int64(s.Queued), d)
+		b.running.addMul(int64(s.Running), d)
+		b.alloc.addMul(s.AllocatedMilli, d)
+		a = e
+	}
+	t.last = now
+}
+
+// merge halves the bucket count by summing adjacent pairs and doubles the
+// width. Buckets start at time 0, so pairs stay aligned.
+func (t *Timeline) merge() {
+	n := len(t.buckets)
+	h := (n + 1) / 2
+	for i := 0; i < h; i++ {
+		b := t.buckets[2*i]
+		if 2*i+1 < n {
+			o := t.buckets[2*i+1]
+			b.queued.add(o.queued)
+			b.running.add(o.running)
+			b.alloc.add(o.alloc)
+		}
+		t.buckets[i] = b
+	}
+	clear(t.buckets[h:n])
+	t.buckets = t.buckets[:h]
+	t.width *= 2
+}
+
+// Start is the time of the first Observe (or of Close, if never observed).
+func (t *Timeline) Start() hwmodel.Time { return t.start }
+
+// End is the Close time once closed, else the time of the last Observe.
+func (t *Timeline) End() hwmodel.Time { return t.last }
+
+// Closed reports whether Close has been called.
+func (t *Timeline) Closed() bool { return t.closed }
+
+// CapacityMilli is the GPU capacity given to NewTimeline.
+func (t *Timeline) CapacityMilli() int64 { return t.capacity }
+
+// BucketWidth is the current bucket width: the initial width times 2^k after
+// k merges.
+func (t *Timeline) BucketWidth() hwmodel.Time { return t.width }
+
+// Max returns the per-field maxima over states that held for a positive
+// length of time. The fields need not have peaked at the same moment.
+func (t *Timeline) Max() State { return t.max }
+
+// Integrals returns the exact integrals over [Start, End], in seconds.
+func (t *Timeline) Integrals() Integrals {
+	return Integrals{
+		QueuedJobSeconds:         t.queued.float() / float64(hwmodel.Second),
+		RunningJobSeconds:        t.running.float() / float64(hwmodel.Second),
+		InSystemJobSeconds:       t.inSystem.float() / float64(hwmodel.Second),
+		AllocatedMilliGPUSeconds: t.alloc.float() / float64(hwmodel.Second),
+	}
+}
+
+// Buckets returns the time series: one Bucket for each bucket that overlaps
+// [Start, End) by a positive length, in time order. It allocates the result
+// and is meant for reporting, not for the hot path. An empty window gives no
+// buckets.
+func (t *Timeline) Buckets() []Bucket {
+	if t.last <= t.start {
+		return nil
+	}
+	first := int(t.start / t.width)
+	last := int((t.last - 1) / t.width)
+	out := make([]Bucket, 0, last-first+1)
+	for i := first; i <= last; i++ {
+		bs := hwmodel.Time(i) * t.width
+		cov := min(bs+t.width, t.last) - max(bs, t.start)
+		b := Bucket{Start: bs, Width: t.width, Covered: cov}
+		if i < len(t.buckets) {
+			c := float64(cov)
+			a := &t.buckets[i]
+			b.QueueLength = a.queued.float() / c
+			b.RunningJobs = a.running.float() / c
+			if t.capacity > 0 {
+				b.GPUUtilisation = a.alloc.float() / (c * float64(t.capacity))
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
