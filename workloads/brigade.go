@@ -1,0 +1,151 @@
+package workloads
+
+import (
+	"io"
+	"strings"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+var brigadeColumns = []column{
+	{"name", true},
+	{"submit_s", true},
+	{"duration_s", true},
+	{"gpus", true},
+	{"tenant", false},
+	{"priority", false},
+	{"estimate_s", false},
+	{"gpu_milli", false},
+	{"cpu_milli", false},
+	{"memory_mib", false},
+	{"gpu_models", false},
+	{"deps", false},
+	{"dag", false},
+	{"retries", false},
+	{"failed_attempts", false},
+}
+
+// DefaultTenant is the tenant of a job in a Brigade CSV file without one.
+const DefaultTenant = "default"
+
+// ReadBrigade reads Brigade's own CSV trace format, documented in
+// docs/trace-format.md: a header naming the columns in any order, then one
+// job per line. Required columns: name, submit_s, duration_s, gpus.
+// Optional: tenant, priority, estimate_s, gpu_milli, cpu_milli,
+// memory_mib, gpu_models, deps, dag, retries, failed_attempts. An empty
+// cell in an optional column takes its default. Lines starting with '#'
+// are comments; an unknown column is an error. Submit times are used as
+// written (not shifted). file names the input in errors and in Job.Source.
+func ReadBrigade(r io.Reader, file string) (*Workload, error) {
+	t, err := openTable(r, file, brigadeColumns, true, true)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []Job
+	var deps [][]string
+	anyDeps := false
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		j, d, err := brigadeRow(t)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+		deps = append(deps, d)
+		anyDeps = anyDeps || len(d) > 0
+	}
+	if !anyDeps {
+		deps = nil
+	}
+	return Build(jobs, deps, nil, file)
+}
+
+func brigadeRow(t *table) (Job, []string, error) {
+	j := Job{Name: t.get("name"), Source: t.source(), Tenant: t.get("tenant"), DAG: t.get("dag")}
+	if j.Name == "" {
+		return j, nil, t.errorf("name", "want a job name, found an empty cell")
+	}
+	if strings.ContainsAny(j.Name, ";") {
+		return j, nil, t.errorf("name", "want a name without ';' (it separates names in deps), found %q", j.Name)
+	}
+	if j.Tenant == "" {
+		j.Tenant = DefaultTenant
+	}
+	submit, err := t.seconds("submit_s", 0)
+	if err != nil {
+		return j, nil, err
+	}
+	j.Submit = hwmodel.FromSeconds(submit)
+	if j.Duration, err = t.positiveSeconds("duration_s"); err != nil {
+		return j, nil, err
+	}
+	if t.get("estimate_s") != "" {
+		e, err := t.seconds("estimate_s", 0)
+		if err != nil {
+			return j, nil, err
+		}
+		j.Estimate = hwmodel.FromSeconds(e)
+	}
+	prio, err := t.optInteger("priority", -1<<31, 1<<31-1, 0)
+	if err != nil {
+		return j, nil, err
+	}
+	j.Priority = int(prio)
+
+	gpus, err := t.integer("gpus", 0, maxGPUs)
+	if err != nil {
+		return j, nil, err
+	}
+	j.Req.GPUs = int(gpus)
+	switch {
+	case gpus == 0:
+		if _, err := t.optInteger("gpu_milli", 0, 0, 0); err != nil {
+			return j, nil, t.errorf("gpu_milli", "want 0 or empty for a job with 0 GPUs, found %q", t.get("gpu_milli"))
+		}
+	case gpus == 1:
+		m, err := t.optInteger("gpu_milli", 1, hwmodel.MilliPerGPU, hwmodel.MilliPerGPU)
+		if err != nil {
+			return j, nil, err
+		}
+		j.Req.GPUMilli = int32(m)
+	default:
+		if _, err := t.optInteger("gpu_milli", hwmodel.MilliPerGPU, hwmodel.MilliPerGPU, hwmodel.MilliPerGPU); err != nil {
+			return j, nil, t.errorf("gpu_milli", "want 1000 or empty for a job with %d GPUs (only a 1-GPU job may share a GPU), found %q", gpus, t.get("gpu_milli"))
+		}
+		j.Req.GPUMilli = hwmodel.MilliPerGPU
+	}
+	if j.Req.CPUMilli, err = t.optInteger("cpu_milli", 0, maxResource, 0); err != nil {
+		return j, nil, err
+	}
+	if j.Req.MemoryMiB, err = t.optInteger("memory_mib", 0, maxResource, 0); err != nil {
+		return j, nil, err
+	}
+	if s := t.get("gpu_models"); s != "" {
+		if j.Req.Models, err = hwmodel.ParseModelSet(s); err != nil {
+			return j, nil, t.errorf("gpu_models", "want GPU model names separated by '|': %v", err)
+		}
+	}
+	n, err := t.optInteger("retries", 0, maxCount, 0)
+	if err != nil {
+		return j, nil, err
+	}
+	j.MaxRetries = int(n)
+	if n, err = t.optInteger("failed_attempts", 0, maxCount, 0); err != nil {
+		return j, nil, err
+	}
+	j.FailedAttempts = int(n)
+
+	var deps []string
+	for _, d := range strings.Split(t.get("deps"), ";") {
+		if d = strings.TrimSpace(d); d != "" {
+			deps = append(deps, d)
+		}
+	}
+	return j, deps, nil
+}

@@ -1,0 +1,210 @@
+package workloads
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Limits that keep every parsed value far from int64 overflow, so that the
+// engine may add a submit time, waits and several attempts' durations.
+const (
+	// maxSeconds bounds any time or duration read from a file: about
+	// 31,700 years, or 1e18 microseconds.
+	maxSeconds = 1e12
+	maxTime    = hwmodel.Time(maxSeconds) * hwmodel.Second
+	// maxGPUs bounds a job's GPU count.
+	maxGPUs = 1 << 20
+	// maxCount bounds retries and failed attempts.
+	maxCount = 1 << 20
+	// maxResource bounds cpu_milli and memory_mib (2^50 is about a
+	// thousand terabytes of memory).
+	maxResource = 1 << 50
+)
+
+// table reads a CSV file whose first non-comment record is a header, and
+// hands out the remaining records with their line numbers and cells looked
+// up by column name.
+type table struct {
+	file   string
+	r      *csv.Reader
+	header []string
+	hline  int         // line of the header
+	col    map[string]int
+	rec    []string // current record
+	line   int      // line of the current record
+}
+
+// column describes one column a reader understands.
+type column struct {
+	name     string
+	required bool
+}
+
+// openTable reads the header. cols lists the columns the format knows;
+// strict makes any other column an error (otherwise extra columns are
+// ignored). comments enables '#' comment lines.
+func openTable(rd io.Reader, file string, cols []column, strict, comments bool) (*table, error) {
+	r := csv.NewReader(rd)
+	r.FieldsPerRecord = -1 // checked here, with a better message
+	r.ReuseRecord = true
+	if comments {
+		r.Comment = '#'
+	}
+	t := &table{file: file, r: r}
+	rec, err := r.Read()
+	if err == io.EOF {
+		return nil, &ParseError{File: file, Line: 1, Msg: fmt.Sprintf("want a header line naming the columns (%s), found an empty file", columnNames(cols, true))}
+	}
+	if err != nil {
+		return nil, t.readError(err)
+	}
+	t.hline, _ = r.FieldPos(0)
+	t.header = make([]string, len(rec))
+	t.col = make(map[string]int, len(rec))
+	for i, h := range rec {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff") // a byte-order mark
+		}
+		t.header[i] = h
+		if j, dup := t.col[h]; dup {
+			return nil, &ParseError{File: file, Line: t.hline, Field: h, Msg: fmt.Sprintf("column %q appears twice in the header (columns %d and %d)", h, j+1, i+1)}
+		}
+		t.col[h] = i
+	}
+	known := make(map[string]bool, len(cols))
+	for _, c := range cols {
+		known[c.name] = true
+	}
+	if strict {
+		for _, h := range t.header {
+			if !known[h] {
+				return nil, &ParseError{File: file, Line: t.hline, Field: h, Msg: fmt.Sprintf("unknown column %q; known columns are %s", h, columnNames(cols, false))}
+			}
+		}
+	}
+	for _, c := range cols {
+		if _, ok := t.col[c.name]; c.required && !ok {
+			return nil, &ParseError{File: file, Line: t.hline, Field: c.name, Msg: fmt.Sprintf("required column %q is missing from the header %q (required: %s)", c.name, strings.Join(rec, ","), columnNames(cols, true))}
+		}
+	}
+	return t, nil
+}
+
+func columnNames(cols []column, requiredOnly bool) string {
+	var names []string
+	for _, c := range cols {
+		if c.required || !requiredOnly {
+			names = append(names, c.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// next advances to the next record; it returns false at the end of input
+// or on an error, which it returns.
+func (t *table) next() (bool, error) {
+	rec, err := t.r.Read()
+	if err == io.EOF {
+		return false, nil
+	}
+	if err != nil {
+		return false, t.readError(err)
+	}
+	t.rec = rec
+	t.line, _ = t.r.FieldPos(0)
+	if len(rec) != len(t.header) {
+		return false, &ParseError{File: t.file, Line: t.line, Msg: fmt.Sprintf("want %d fields as in the header on line %d, found %d", len(t.header), t.hline, len(rec))}
+	}
+	return true, nil
+}
+
+func (t *table) readError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &ParseError{File: t.file, Line: pe.Line, Msg: "malformed CSV: " + pe.Err.Error()}
+	}
+	// Not a CSV syntax error: the underlying reader failed (for example a
+	// corrupt gzip stream), somewhere after the last good record.
+	return &ParseError{File: t.file, Msg: fmt.Sprintf("reading the input after line %d: %v", t.line, err)}
+}
+
+// has reports whether the header has the column.
+func (t *table) has(name string) bool {
+	_, ok := t.col[name]
+	return ok
+}
+
+// get returns the trimmed cell of a column, or "" if the header lacks it.
+func (t *table) get(name string) string {
+	i, ok := t.col[name]
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(t.rec[i])
+}
+
+func (t *table) errorf(field, format string, args ...any) *ParseError {
+	return &ParseError{File: t.file, Line: t.line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// source is the current record's location for Job.Source.
+func (t *table) source() string { return t.file + ":" + strconv.Itoa(t.line) }
+
+// seconds parses a cell holding seconds as a finite number in [lo, maxSeconds].
+func (t *table) seconds(field string, lo float64) (float64, error) {
+	s := t.get(field)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, t.errorf(field, "want a number of seconds, found %q", s)
+	}
+	if f < lo || f > maxSeconds {
+		return 0, t.errorf(field, "want seconds in [%g, %g], found %s", lo, float64(maxSeconds), s)
+	}
+	return f, nil
+}
+
+// positiveSeconds parses a duration that must be > 0.
+func (t *table) positiveSeconds(field string) (hwmodel.Time, error) {
+	s := t.get(field)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, t.errorf(field, "want a number of seconds, found %q", s)
+	}
+	if f <= 0 || f > maxSeconds {
+		return 0, t.errorf(field, "want a duration in seconds > 0 and <= %g, found %s", float64(maxSeconds), s)
+	}
+	d := hwmodel.FromSeconds(f)
+	if d <= 0 {
+		return 0, t.errorf(field, "want a duration of at least one microsecond, found %s s", s)
+	}
+	return d, nil
+}
+
+// integer parses a cell as an integer in [lo, hi].
+func (t *table) integer(field string, lo, hi int64) (int64, error) {
+	s := t.get(field)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, t.errorf(field, "want an integer in %d..%d, found %q", lo, hi, s)
+	}
+	if n < lo || n > hi {
+		return 0, t.errorf(field, "want an integer in %d..%d, found %d", lo, hi, n)
+	}
+	return n, nil
+}
+
+// optInteger is integer with a default for an empty cell or a missing column.
+func (t *table) optInteger(field string, lo, hi, def int64) (int64, error) {
+	if t.get(field) == "" {
+		return def, nil
+	}
+	return t.integer(field, lo, hi)
+}
