@@ -1,0 +1,38 @@
+// Package hwmodel is Brigade's model of the hardware: the GPU catalogue
+// (gpu.go), nodes and the cluster's capacity books (cluster.go), simulated
+// time (time.go), and cluster specs and presets that describe a cluster as
+// data (spec.go, presets.go; the schema is in docs/cluster.md).
+//
+// # Invariants
+//
+// The capacity red line. A Cluster's free capacity always lies within its
+// capacity: for every node, free CPU in 0..CPUMilli and free memory in
+// 0..MemoryMiB; for every GPU, free share in 0..1000 milli (MilliPerGPU).
+// The derived counters (idle GPUs per node and per model, allocated milli)
+// always equal what the per-GPU state implies. Cluster.Allocate is the only
+// way to take capacity and refuses, changing nothing, anything that would
+// cross the line (the error wraps ErrCapacity); Cluster.Release panics
+// rather than return more than was taken, because that means the caller's
+// books are wrong. Cluster.CheckInvariants recomputes everything and is
+// called by tests after every event.
+//
+// Pure data. Nothing in this package reads the clock (Time is simulated
+// microseconds, handed in by the driver), starts a goroutine, or uses the
+// global random source. Functions that read files (LoadClusterSpec,
+// ResolveCluster) do only that, and are not used on the event path. The
+// catalogue and presets are fixed tables: lookups return copies, so no
+// caller can change what another sees.
+//
+// Determinism. Model IDs are catalogue positions (append only); node
+// indexes follow a spec's order (node_groups, then nodes); error messages
+// list things in fixed order.
+//
+// # CPU and memory that a spec does not model
+//
+// A cluster spec may leave a node's cpu_milli or memory_mib out. That node
+// then gets UnlimitedCapacity (2^40) of that resource, meaning "not
+// modelled": traces without CPU or memory requests ask for 0, which always
+// fits, and traces with them never run out. An explicit 0 is a real zero
+// capacity (only requests for 0 fit). Reports that compute CPU or memory
+// utilisation should skip nodes whose capacity is >= UnlimitedCapacity.
+package hwmodel
