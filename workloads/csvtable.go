@@ -35,7 +35,7 @@ type table struct {
 	file   string
 	r      *csv.Reader
 	header []string
-	hline  int         // line of the header
+	hline  int // line of the header
 	col    map[string]int
 	rec    []string // current record
 	line   int      // line of the current record

@@ -1,0 +1,40 @@
+// Package workloads holds the jobs a run replays: plain jobs and the tasks
+// of DAG jobs, read from traces (Microsoft Philly as prepared by Pollux,
+// Alibaba's 2023 "openb" GPU pod lists, and Brigade's own CSV format, see
+// docs/trace-format.md) or made by a seeded synthetic generator.
+//
+// # Invariants
+//
+// Every *Workload that Build, the readers, Default and Generate return
+// satisfies these, and Workload.Validate checks them:
+//
+//   - Jobs are sorted by Submit (ties keep input order); a job's index in
+//     Jobs is its ID in a run. Submit >= 0. The trace readers shift submit
+//     times so that the earliest is 0; ReadBrigade keeps them as written.
+//   - Names are non-empty and unique.
+//   - Duration > 0; Estimate >= 0 (0 means none; FillEstimates fills it);
+//     MaxRetries >= 0 and FailedAttempts >= 0; Req passes
+//     hwmodel.Request.Validate. Times stay below 1e12 s and counts below
+//     2^20, so the engine's sums cannot overflow.
+//   - Each entry of Deps is the index of another job, listed once, whose
+//     Submit is not after the job's own, and the dependency graph has no
+//     cycle. (Deps may point forward among jobs with equal Submit.)
+//   - Every job's tenant is non-empty and appears exactly once in Tenants;
+//     Tenants lists the tenants with jobs in order of first appearance,
+//     then any tenant given a weight that has no jobs. Weights are finite
+//     and > 0 (DefaultTenantWeight unless a weights list says otherwise).
+//
+// # Errors
+//
+// Problems with a file's content are *ParseError values with the file, the
+// 1-based line, the field (column) and what was expected and found. Errors
+// that Build finds after parsing (duplicate names, unknown or cyclic
+// dependencies) are located at the job's Source. No input makes a reader
+// panic; the fuzz tests hold them to that.
+//
+// # Randomness
+//
+// Generate draws from its own PCG source seeded by its seed argument; the
+// package never uses the global random source, the wall clock or
+// goroutines.
+package workloads
