@@ -178,6 +178,12 @@ func ParseClusterSpec(data []byte, file string) (*ClusterSpec, error) {
 		return nil, p.err()
 	}
 	s.Source = file
+	if len(s.NodeGroups) == 0 {
+		s.NodeGroups = nil // "node_groups: []" and no node_groups read the same
+	}
+	if len(s.Nodes) == 0 {
+		s.Nodes = nil
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
