@@ -1,0 +1,409 @@
+package policies
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Placer chooses where a request runs on a cluster's free capacity, or
+// reports that it cannot run now. It never changes the cluster.
+//
+// Place appends the placement's shares to dst and returns the extended
+// slice (the strconv.Append style), so the caller decides where the result
+// lives: the live driver passes nil and gets a fresh slice; the schedulers
+// here pass room in a slab that they never reuse, so a placement handed to a
+// driver stays valid for as long as the driver keeps it. On failure Place
+// returns dst unchanged (it may have scribbled in dst's spare capacity).
+//
+// A Placer keeps scratch space between calls and is therefore not safe for
+// concurrent use; give each goroutine (or each Policy) its own.
+type Placer interface {
+	Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool)
+}
+
+// Placement rules shared by FirstFit and BestFit:
+//
+//   - A request for GPUs <= the GPU count of the largest node whose model it
+//     accepts goes on ONE node; it waits rather than being split.
+//   - A request for more GPUs than that is a gang: whole GPUs on several
+//     nodes, all of ONE GPU model, all or nothing, on as few nodes as
+//     possible (nodes with the most idle GPUs first). CPU and memory are
+//     split across the gang's shares in proportion to their GPUs, rounded
+//     down, and the rounding remainder goes to the first share (the one with
+//     the most GPUs).
+//   - A CPU-only request (GPUs == 0) ignores the accepted models, as
+//     hwmodel.Cluster.Satisfiable does.
+//   - Within a node the lowest-numbered suitable GPUs are taken.
+//
+// FirstFit takes the lowest-numbered feasible node (fractional requests: the
+// lowest-numbered GPU with enough free share on it). For a gang, nodes with
+// equal idle counts are taken in index order, and when several GPU models
+// could host the gang, the one needing the fewest nodes wins, then the one
+// whose chosen nodes include the lowest node index.
+//
+// BestFit takes the feasible node that leaves the fewest idle whole GPUs
+// (ties by node index); a fractional request goes to the GPU, over all
+// feasible nodes, whose free share is the smallest that suffices, which
+// favours GPUs already shared (ties by node, then GPU index); a CPU-only
+// request goes to the node with the fewest idle GPUs, keeping GPU nodes'
+// CPU for GPU jobs. For a gang, the last node is the smallest one (fewest
+// idle GPUs) that completes it; between GPU models, the fewest nodes win,
+// then the fewest idle GPUs left on the chosen nodes, then the lowest node
+// index.
+//
+// Cheap early exits: a whole-GPU request gives up at once when the
+// cluster-wide idle GPU count of its accepted models is too small
+// (Cluster.FreeWholeGPUsAccepted), a fractional one when the cluster's
+// total free GPU share is too small, a gang per model likewise. Otherwise
+// the cost is one pass over the nodes (fractional: over the GPUs of the
+// feasible nodes).
+
+// FirstFit places on the lowest-numbered node that fits. The zero value is
+// ready to use; use it through a pointer.
+type FirstFit struct{ s placeScratch }
+
+// BestFit places on the node that leaves the least idle capacity. The zero
+// value is ready to use; use it through a pointer.
+type BestFit struct{ s placeScratch }
+
+// Place implements Placer.
+func (f *FirstFit) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+	return f.s.place(dst, c, r, false)
+}
+
+// Place implements Placer.
+func (b *BestFit) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+	return b.s.place(dst, c, r, true)
+}
+
+// placerEntry is one named placement in the registry.
+type placerEntry struct {
+	name string
+	desc string
+	make func() Placer
+}
+
+// placers lists the placements by name; the first is the default. Add new
+// placements (fragmentation-aware, dot-product, packing, ...) here.
+var placers = []placerEntry{
+	{"firstfit", "lowest-numbered node that fits", func() Placer { return new(FirstFit) }},
+	{"bestfit", "node (or shared GPU) left with the least idle capacity", func() Placer { return new(BestFit) }},
+}
+
+// DefaultPlacement is the placement used when Options.Placement is empty.
+const DefaultPlacement = "firstfit"
+
+// PlacementNames lists the known placement names, sorted.
+func PlacementNames() []string {
+	out := make([]string, len(placers))
+	for i, p := range placers {
+		out[i] = p.name
+	}
+	slices.Sort(out)
+	return out
+}
+
+// NewPlacer returns a fresh Placer by name ("" means DefaultPlacement). The
+// live driver uses it to place exactly as the simulated policy does.
+func NewPlacer(name string) (Placer, error) {
+	if name == "" {
+		name = DefaultPlacement
+	}
+	for _, p := range placers {
+		if p.name == name {
+			return p.make(), nil
+		}
+	}
+	return nil, fmt.Errorf("unknown placement %q (known: %s)", name, strings.Join(PlacementNames(), ", "))
+}
+
+// numModels is the size of the GPU catalogue, read once.
+var numModels = len(hwmodel.Models())
+
+// gangNode is one candidate node of a gang and the GPUs taken from it.
+type gangNode struct {
+	node int32
+	idle int32
+	take int32
+}
+
+// placeScratch is the reusable working memory of a placer.
+type placeScratch struct {
+	cand  []gangNode // nodes of one model with idle GPUs, in index order
+	order []gangNode // cand by idle count, most first, then index
+	cur   []gangNode // the selection being built
+	best  []gangNode // the best selection so far
+}
+
+// validRequest is Request.Validate without building errors, so a bad job
+// at the head of a queue costs nothing per call; such a job never places.
+func validRequest(r hwmodel.Request) bool {
+	switch {
+	case r.GPUs < 0 || r.CPUMilli < 0 || r.MemoryMiB < 0:
+		return false
+	case r.GPUs == 0:
+		return r.GPUMilli == 0
+	case r.GPUMilli <= 0 || r.GPUMilli > hwmodel.MilliPerGPU:
+		return false
+	case r.GPUs > 1 && r.GPUMilli != hwmodel.MilliPerGPU:
+		return false
+	}
+	return true
+}
+
+func (s *placeScratch) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+	if !validRequest(r) {
+		return dst, false
+	}
+	switch {
+	case r.GPUs == 0:
+		return placeCPUOnly(dst, c, r, best)
+	case r.Fractional():
+		return placeFractional(dst, c, r, best)
+	}
+	maxNode := c.MaxNodeGPUs(r.Models)
+	if maxNode == 0 {
+		return dst, false
+	}
+	if r.GPUs > maxNode {
+		return s.placeGang(dst, c, r, best)
+	}
+	return placeWhole(dst, c, r, best)
+}
+
+// nodeFits reports whether node i has the CPU and memory for r.
+func nodeFits(c *hwmodel.Cluster, i int, cpu, mem int64) bool {
+	return c.FreeCPU(i) >= cpu && c.FreeMemory(i) >= mem
+}
+
+// idleMask selects the k lowest-numbered idle GPUs of node i; the caller
+// has checked that the node has k idle GPUs.
+func idleMask(c *hwmodel.Cluster, i, k int) uint64 {
+	var m uint64
+	n := c.Node(i).GPUs
+	for g := 0; g < n && k > 0; g++ {
+		if c.FreeMilli(i, g) == hwmodel.MilliPerGPU {
+			m |= 1 << uint(g)
+			k--
+		}
+	}
+	return m
+}
+
+func placeCPUOnly(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+	pick, left := -1, math.MaxInt
+	for i := 0; i < c.NumNodes(); i++ {
+		if !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
+			continue
+		}
+		if !best {
+			pick = i
+			break
+		}
+		if l := c.FreeWholeGPUs(i); l < left {
+			pick, left = i, l
+			if l == 0 {
+				break
+			}
+		}
+	}
+	if pick < 0 {
+		return dst, false
+	}
+	return append(dst, hwmodel.Share{Node: pick, CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB}), true
+}
+
+func placeWhole(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+	if c.FreeWholeGPUsAccepted(r.Models) < r.GPUs {
+		return dst, false
+	}
+	pick, left := -1, math.MaxInt
+	for i := 0; i < c.NumNodes(); i++ {
+		free := c.FreeWholeGPUs(i)
+		if free < r.GPUs || free-r.GPUs >= left {
+			continue
+		}
+		if !r.Models.Accepts(c.Node(i).Model) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
+			continue
+		}
+		pick, left = i, free-r.GPUs
+		if !best || left == 0 {
+			break
+		}
+	}
+	if pick < 0 {
+		return dst, false
+	}
+	return append(dst, hwmodel.Share{
+		Node: pick, GPUs: idleMask(c, pick, r.GPUs), Milli: hwmodel.MilliPerGPU,
+		CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
+	}), true
+}
+
+func placeFractional(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+	need := r.GPUMilli
+	if int64(c.TotalGPUs())*hwmodel.MilliPerGPU-c.AllocatedMilli() < int64(need) {
+		return dst, false
+	}
+	pickNode, pickGPU, pickFree := -1, -1, int32(hwmodel.MilliPerGPU+1)
+scan:
+	for i := 0; i < c.NumNodes(); i++ {
+		n := c.Node(i)
+		if n.GPUs == 0 || !r.Models.Accepts(n.Model) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
+			continue
+		}
+		for g := 0; g < n.GPUs; g++ {
+			f := c.FreeMilli(i, g)
+			if f < need || f >= pickFree {
+				continue
+			}
+			pickNode, pickGPU, pickFree = i, g, f
+			if !best || f == need {
+				break scan
+			}
+		}
+	}
+	if pickNode < 0 {
+		return dst, false
+	}
+	return append(dst, hwmodel.Share{
+		Node: pickNode, GPUs: 1 << uint(pickGPU), Milli: need,
+		CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
+	}), true
+}
+
+// placeGang places a whole-GPU request too big for any accepted node.
+func (s *placeScratch) placeGang(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+	g := r.GPUs
+	found := false
+	var bCount, bWaste, bFirst int
+	for m := 0; m < numModels; m++ {
+		id := hwmodel.ModelID(m)
+		if !r.Models.Accepts(id) || c.GPUsOfModel(id) < g || c.FreeWholeGPUsAccepted(hwmodel.Of(id)) < g {
+			continue
+		}
+		s.collect(c, id)
+		waste, first, ok := s.selectGang(c, r, best)
+		if !ok {
+			continue
+		}
+		count := len(s.cur)
+		better := !found || count < bCount
+		if found && count == bCount {
+			if best && waste != bWaste {
+				better = waste < bWaste
+			} else {
+				better = first < bFirst
+			}
+		}
+		if better {
+			found, bCount, bWaste, bFirst = true, count, waste, first
+			s.cur, s.best = s.best, s.cur
+		}
+	}
+	if !found {
+		return dst, false
+	}
+	var cpu, mem int64
+	base := len(dst)
+	for _, n := range s.best {
+		sh := hwmodel.Share{
+			Node: int(n.node), GPUs: idleMask(c, int(n.node), int(n.take)), Milli: hwmodel.MilliPerGPU,
+			CPUMilli: r.CPUMilli * int64(n.take) / int64(g), MemoryMiB: r.MemoryMiB * int64(n.take) / int64(g),
+		}
+		cpu += sh.CPUMilli
+		mem += sh.MemoryMiB
+		dst = append(dst, sh)
+	}
+	dst[base].CPUMilli += r.CPUMilli - cpu
+	dst[base].MemoryMiB += r.MemoryMiB - mem
+	return dst, true
+}
+
+// collect fills s.order with the nodes of model id that have idle GPUs,
+// most idle first, ties by node index (a stable counting sort: idle counts
+// are at most MaxGPUsPerNode).
+func (s *placeScratch) collect(c *hwmodel.Cluster, id hwmodel.ModelID) {
+	s.cand = s.cand[:0]
+	var cnt [hwmodel.MaxGPUsPerNode + 2]int
+	for i := 0; i < c.NumNodes(); i++ {
+		if f := c.FreeWholeGPUs(i); f > 0 && c.Node(i).Model == id {
+			s.cand = append(s.cand, gangNode{node: int32(i), idle: int32(f)})
+			cnt[f]++
+		}
+	}
+	pos := 0
+	for k := hwmodel.MaxGPUsPerNode; k >= 1; k-- {
+		n := cnt[k]
+		cnt[k] = pos
+		pos += n
+	}
+	s.order = slices.Grow(s.order[:0], len(s.cand))[:len(s.cand)]
+	for _, n := range s.cand {
+		s.order[cnt[n.idle]] = n
+		cnt[n.idle]++
+	}
+}
+
+// selectGang chooses nodes from s.order into s.cur. It reports the idle
+// GPUs the gang leaves on its nodes, the lowest node index it uses, and
+// whether it succeeded.
+func (s *placeScratch) selectGang(c *hwmodel.Cluster, r hwmodel.Request, best bool) (waste, first int, ok bool) {
+	g := int64(r.GPUs)
+	fits := func(n gangNode, t int32) bool {
+		return nodeFits(c, int(n.node), r.CPUMilli*int64(t)/g, r.MemoryMiB*int64(t)/g)
+	}
+	s.cur = s.cur[:0]
+	rem := int32(r.GPUs)
+	for k := 0; k < len(s.order) && rem > 0; k++ {
+		n := s.order[k]
+		if best && n.idle >= rem {
+			// The order is by idle count, descending: nodes that can
+			// complete the gang are a prefix from k; the last group of
+			// that prefix holds the smallest ones.
+			pick, q := -1, k
+			for ; q < len(s.order) && s.order[q].idle >= rem; q++ {
+				if (pick < 0 || s.order[q].idle < s.order[pick].idle) && fits(s.order[q], rem) {
+					pick = q
+				}
+			}
+			if pick >= 0 {
+				p := s.order[pick]
+				p.take = rem
+				s.cur = append(s.cur, p)
+				rem = 0
+				break
+			}
+			k = q - 1 // none of them fits rem GPUs' share; go on with smaller nodes
+			continue
+		}
+		t := min(n.idle, rem)
+		if !fits(n, t) {
+			continue
+		}
+		n.take = t
+		s.cur = append(s.cur, n)
+		rem -= t
+	}
+	if rem > 0 || len(s.cur) == 0 {
+		return 0, 0, false
+	}
+	// The first share also takes the rounding remainders; check it has room.
+	var cpu, mem int64
+	first = math.MaxInt
+	for _, n := range s.cur {
+		cpu += r.CPUMilli * int64(n.take) / g
+		mem += r.MemoryMiB * int64(n.take) / g
+		waste += int(n.idle - n.take)
+		first = min(first, int(n.node))
+	}
+	h := s.cur[0]
+	if !nodeFits(c, int(h.node), r.CPUMilli*int64(h.take)/g+r.CPUMilli-cpu, r.MemoryMiB*int64(h.take)/g+r.MemoryMiB-mem) {
+		return 0, 0, false
+	}
+	return waste, first, true
+}

@@ -1,0 +1,137 @@
+package policies
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// DefaultBackfillDepth is how many queued jobs behind the blocked one EASY
+// backfill looks at per call when Options.BackfillDepth is 0.
+const DefaultBackfillDepth = 1000
+
+// Options configures a named policy. The zero value gives the defaults.
+type Options struct {
+	// Placement names the placer: "firstfit" (default, also "") or
+	// "bestfit"; see PlacementNames.
+	Placement string
+	// Backfill turns on EASY backfilling: the first job that cannot start
+	// gets a reservation, and jobs behind it start only if they cannot
+	// delay it. Without it the order is strict: the first job that cannot
+	// start blocks all behind it.
+	Backfill bool
+	// BackfillDepth bounds how many jobs behind the blocked one a call
+	// examines; 0 means DefaultBackfillDepth, negative is an error.
+	BackfillDepth int
+	// PriorityWeight and WaitWeightPerHour weigh the "priority" order's
+	// score, WPriority·priority + WWait·(hours waited). 0 means the default,
+	// 1 (so one priority level is worth one hour of waiting); a negative
+	// value switches that term off.
+	PriorityWeight    float64
+	WaitWeightPerHour float64
+	// UseOracle makes duration-based decisions (SJF's order, backfill's
+	// estimated ends) use Job.Oracle, the true duration, when the driver
+	// reveals it (> 0), instead of the user's estimate.
+	UseOracle bool
+}
+
+// orderEntry is one named queue order in the registry.
+type orderEntry struct {
+	name string
+	desc string
+	make func(o Options, s *scheduler) queue
+}
+
+func weight(w float64) float64 {
+	switch {
+	case w == 0:
+		return 1
+	case w < 0:
+		return 0
+	}
+	return w
+}
+
+// orders lists the queue orders by name. Add new orders here.
+var orders = []orderEntry{
+	{"fcfs", "first come, first served: submit time, then job ID",
+		func(Options, *scheduler) queue {
+			return newTreeQueue(lessFCFS, func(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} })
+		}},
+	{"sjf", "shortest job first: estimated (or, with the oracle, true) duration, then submit time, then job ID",
+		func(_ Options, s *scheduler) queue {
+			return newTreeQueue(lessSJF, func(j *Job) qitem {
+				return qitem{a: int64(s.duration(j)), b: int64(j.Submit), id: j.ID}
+			})
+		}},
+	{"priority", "highest priority·w_p + hours waited·w_wait first, then job ID (aging)",
+		func(o Options, _ *scheduler) queue {
+			wp, ww := weight(o.PriorityWeight), weight(o.WaitWeightPerHour)
+			// score(now) = wp·p + ww·(now-Queued)/h, and now is common to
+			// all jobs: wp·p - ww·Queued/h orders them the same, statically.
+			return newTreeQueue(lessPriority, func(j *Job) qitem {
+				return qitem{f: -(wp*float64(j.Priority) - ww*float64(j.Queued)/float64(hwmodel.Hour)), id: j.ID}
+			})
+		}},
+	{"fair", "weighted dominant-resource fair share across tenants, FCFS within a tenant",
+		func(Options, *scheduler) queue { return newFairQueue() }},
+}
+
+// Names lists the known policy names, sorted.
+func Names() []string {
+	out := make([]string, len(orders))
+	for i, o := range orders {
+		out[i] = o.name
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Describe returns a one-line description of a policy name for --help, or
+// "" for an unknown name.
+func Describe(name string) string {
+	for _, o := range orders {
+		if o.name == name {
+			return o.desc
+		}
+	}
+	return ""
+}
+
+// New builds the named policy. Its Name() is the label for result tables:
+// the base name, plus "+bf" when backfilling and "/<placement>" when the
+// placement is not the default, e.g. "fcfs", "sjf+bf", "fair/bestfit".
+func New(name string, opt Options) (Policy, error) {
+	k := slices.IndexFunc(orders, func(o orderEntry) bool { return o.name == name })
+	if k < 0 {
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	placer, err := NewPlacer(opt.Placement)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range []float64{opt.PriorityWeight, opt.WaitWeightPerHour} {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return nil, fmt.Errorf("priority and wait weights must be finite, got %v", w)
+		}
+	}
+	switch {
+	case opt.BackfillDepth < 0:
+		return nil, fmt.Errorf("backfill depth must be >= 0, got %d", opt.BackfillDepth)
+	case opt.BackfillDepth == 0:
+		opt.BackfillDepth = DefaultBackfillDepth
+	}
+	label := name
+	if opt.Backfill {
+		label += "+bf"
+	}
+	if opt.Placement != "" && opt.Placement != DefaultPlacement {
+		label += "/" + opt.Placement
+	}
+	s := newScheduler(label, nil, placer, opt)
+	s.q = orders[k].make(opt, s)
+	return s, nil
+}

@@ -1,0 +1,394 @@
+package policies
+
+import (
+	"github.com/google/btree"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// slabShares is how many shares one placement slab holds. Placements handed
+// to the driver are cut from a slab and never reused, so the driver may keep
+// them; a new slab is allocated when one runs out.
+const slabShares = 512
+
+// Where a job is, as far as the policy knows.
+const (
+	stNone     uint8 = iota // not queued, not running (new, ended, or unknown)
+	stQueued                // in the queue index
+	stStarting              // Start decided; waiting for Started or Rejected
+	stRunning               // the driver confirmed the start
+)
+
+// runItem is a running (or starting) job in the estimated-end index.
+type runItem struct {
+	end   Time // start + duration; may lie in the past for an overdue job
+	id    JobID
+	model int16 // GPU model of its placement, -1 for none or unknown
+	milli int64 // GPU milli it holds
+	cpu   int64
+	mem   int64
+}
+
+func lessRun(x, y runItem) bool {
+	if x.end != y.end {
+		return x.end < y.end
+	}
+	return x.id < y.id
+}
+
+type jobState struct {
+	where uint8
+	qk    qitem   // its queue key while queued
+	run   runItem // its running-index key while starting or running
+}
+
+// reservation is the EASY backfill reservation of the first blocked job.
+type reservation struct {
+	gpu    bool             // counted in GPU milli (a GPU job) or CPU and memory (a CPU-only job)
+	models hwmodel.ModelSet // the blocked job's accepted models (gpu mode)
+	now    Time
+	shadow Time
+	avail  int64 // gpu mode: idle accepted milli at shadow; else CPU
+	need   int64
+	availM int64 // memory (cpu mode)
+	needM  int64
+	done   bool
+}
+
+func (r *reservation) satisfied() bool {
+	if r.gpu {
+		return r.avail >= r.need
+	}
+	return r.avail >= r.need && r.availM >= r.needM
+}
+
+// scheduler combines a queue order, a placer and the backfill option.
+type scheduler struct {
+	name     string
+	q        queue
+	placer   Placer
+	backfill bool
+	depth    int
+	oracle   bool
+
+	running *btree.BTreeG[runItem]
+	jobs    []jobState
+	cpuOnly int // queued jobs with GPUs == 0
+
+	out  []Decision
+	slab hwmodel.Placement
+	tot  clusterTotals
+	res  reservation
+	step func(runItem) bool // s.walkStep, bound once
+}
+
+func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
+	s := &scheduler{
+		name: name, q: q, placer: p,
+		backfill: o.Backfill, depth: o.BackfillDepth, oracle: o.UseOracle,
+		running: btree.NewG(btreeDegree, lessRun),
+	}
+	s.step = s.walkStep
+	return s
+}
+
+func (s *scheduler) Name() string { return s.name }
+
+// duration is the job's expected run time: its oracle duration when
+// UseOracle is set and one is revealed, otherwise its estimate.
+func (s *scheduler) duration(j *Job) Time {
+	d := j.Estimate
+	if s.oracle && j.Oracle > 0 {
+		d = j.Oracle
+	}
+	return max(d, 1)
+}
+
+func (s *scheduler) state(id JobID) *jobState {
+	for int(id) >= len(s.jobs) {
+		s.jobs = append(s.jobs, jobState{})
+	}
+	return &s.jobs[id]
+}
+
+func (s *scheduler) enqueue(j *Job, st *jobState) {
+	st.where = stQueued
+	st.qk = s.q.insert(j)
+	if j.Req.GPUs == 0 {
+		s.cpuOnly++
+	}
+}
+
+func (s *scheduler) dequeued(j *Job) {
+	if j.Req.GPUs == 0 {
+		s.cpuOnly--
+	}
+}
+
+// absorb brings the indexes up to date with what happened since the
+// previous call.
+func (s *scheduler) absorb(v View) {
+	ev := v.Events()
+	for _, rj := range ev.Rejected {
+		id := rj.Decision.Job
+		if rj.Decision.Kind != Start || id < 0 {
+			continue
+		}
+		st := s.state(id)
+		j := v.Job(id)
+		if st.where != stStarting || j == nil {
+			continue
+		}
+		s.running.Delete(st.run)
+		s.enqueue(j, st)
+	}
+	for _, id := range ev.Started {
+		j := v.Job(id)
+		if id < 0 || j == nil {
+			continue
+		}
+		st := s.state(id)
+		switch st.where {
+		case stStarting:
+			if end := j.Start + s.duration(j); end != st.run.end {
+				s.running.Delete(st.run)
+				st.run.end = end
+				s.running.ReplaceOrInsert(st.run)
+			}
+		case stQueued, stNone:
+			// Started without this policy deciding it (a driver restoring
+			// state, say). Its placement is unknown, so backfill never
+			// counts its GPUs as released: pessimistic, never optimistic.
+			if st.where == stQueued {
+				s.q.remove(st.qk, j)
+				s.dequeued(j)
+			}
+			st.run = runItem{end: j.Start + s.duration(j), id: id, model: -1, cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB}
+			s.running.ReplaceOrInsert(st.run)
+		}
+		st.where = stRunning
+	}
+	for _, id := range ev.Ended {
+		if id < 0 {
+			continue
+		}
+		st := s.state(id)
+		if st.where == stRunning || st.where == stStarting {
+			s.running.Delete(st.run)
+			st.where = stNone
+		}
+	}
+	for _, id := range ev.Queued {
+		j := v.Job(id)
+		if id < 0 || j == nil {
+			continue
+		}
+		st := s.state(id)
+		switch st.where {
+		case stQueued:
+			continue
+		case stRunning, stStarting: // its Ended was not reported; trust Queued
+			s.running.Delete(st.run)
+		}
+		s.enqueue(j, st)
+	}
+}
+
+// Schedule implements Policy. The returned slice is reused by the next
+// call: the driver must consume it before calling Schedule again. The
+// placements inside it are never reused and may be kept.
+func (s *scheduler) Schedule(v View) []Decision {
+	s.out = s.out[:0]
+	s.absorb(v)
+	if s.q.len() == 0 {
+		return s.out
+	}
+	c := v.Cluster()
+	now := v.Now()
+	s.tot.update(c)
+	s.q.begin(v, &s.tot)
+	blocked := false
+	visited := 0
+	for {
+		it, ok := s.q.next()
+		if !ok {
+			break
+		}
+		j := v.Job(it.id)
+		if j == nil {
+			continue
+		}
+		if !blocked {
+			if p, ok := s.place(c, j.Req); ok && s.commit(v, it, j, p) {
+				continue
+			}
+			if !s.backfill {
+				break // strict order: the head blocks everything behind it
+			}
+			blocked = true
+			s.reserveFor(v, j)
+			continue
+		}
+		// EASY backfill behind the reservation.
+		if visited++; visited > s.depth {
+			break
+		}
+		if int64(c.TotalGPUs())*hwmodel.MilliPerGPU == c.AllocatedMilli() {
+			if s.cpuOnly == 0 {
+				break // nothing left that any queued job could use
+			}
+			if j.Req.GPUs > 0 {
+				continue
+			}
+		}
+		s.backfillOne(v, c, now, it, j)
+	}
+	return s.out
+}
+
+// place asks the placer for room in the current slab.
+func (s *scheduler) place(c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+	need := 1
+	if r.GPUs > 1 {
+		need = min(r.GPUs, max(c.NumNodes(), 1))
+	}
+	if cap(s.slab)-len(s.slab) < need {
+		s.slab = make(hwmodel.Placement, 0, max(slabShares, need))
+	}
+	return s.placer.Place(s.slab[len(s.slab):len(s.slab)], c, r)
+}
+
+// commit reserves p for j, records the Start decision and moves j from the
+// queue to the running index. It returns false, changing nothing, if the
+// view refuses the reservation (a placer disagreeing with the cluster).
+func (s *scheduler) commit(v View, it qitem, j *Job, p hwmodel.Placement) bool {
+	if len(p) == 0 || v.Reserve(p) != nil {
+		return false
+	}
+	n := len(p)
+	if spare := s.slab[len(s.slab):cap(s.slab)]; len(spare) >= n && &spare[0] == &p[0] {
+		s.slab = s.slab[:len(s.slab)+n]
+	}
+	p = p[:n:n] // a driver appending to it cannot reach the slab
+	s.out = append(s.out, Decision{Kind: Start, Job: j.ID, Placement: p})
+	s.q.take(it, j)
+	s.dequeued(j)
+	st := s.state(j.ID)
+	st.where = stStarting
+	st.run = runItem{
+		end: v.Now() + s.duration(j), id: j.ID, model: placementModel(v.Cluster(), p),
+		milli: j.Req.TotalMilli(), cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB,
+	}
+	s.running.ReplaceOrInsert(st.run)
+	return true
+}
+
+// placementModel is the GPU model a placement uses (gangs use one), or -1.
+func placementModel(c *hwmodel.Cluster, p hwmodel.Placement) int16 {
+	for _, sh := range p {
+		if sh.GPUs != 0 {
+			return int16(c.Node(sh.Node).Model)
+		}
+	}
+	return -1
+}
+
+// reserveFor computes the EASY reservation of the first blocked job j.
+//
+// It is count-based, the usual approximation: walking running jobs in
+// order of estimated end (overdue ones count as ending now), it adds up
+// what each releases until the blocked job's need is met cluster-wide. A
+// GPU job counts GPU milli on the models it accepts (idle whole GPUs now
+// plus the GPUs released); a CPU-only job counts CPU and memory, since that
+// is what blocks it. The time the need is met is the shadow time, and what
+// is left over then is the extra. It ignores which node frees what, so the
+// blocked job may still not fit at the shadow time (fragmentation, or a
+// node short of CPU), and it never moves the shadow later once computed. If
+// the running jobs never free enough (capacity held outside this policy's
+// knowledge), the shadow is the last estimated end and the extra is zero.
+func (s *scheduler) reserveFor(v View, j *Job) {
+	c := v.Cluster()
+	r := &s.res
+	*r = reservation{now: v.Now(), shadow: v.Now()}
+	if j.Req.GPUs > 0 {
+		r.gpu, r.models = true, j.Req.Models
+		r.avail = int64(c.FreeWholeGPUsAccepted(j.Req.Models)) * hwmodel.MilliPerGPU
+		r.need = j.Req.TotalMilli()
+	} else {
+		for i := 0; i < c.NumNodes(); i++ {
+			r.avail += c.FreeCPU(i)
+			r.availM += c.FreeMemory(i)
+		}
+		r.need, r.needM = j.Req.CPUMilli, j.Req.MemoryMiB
+	}
+	r.done = r.satisfied()
+	if !r.done {
+		s.running.Ascend(s.step)
+	}
+	if !r.done {
+		if last, ok := s.running.Max(); ok {
+			r.shadow = max(r.now, last.end)
+		}
+		r.avail, r.availM = r.need, r.needM // extra zero
+	}
+}
+
+func (s *scheduler) walkStep(it runItem) bool {
+	r := &s.res
+	r.shadow = max(r.now, it.end)
+	if r.gpu {
+		if it.model >= 0 && r.models.Accepts(hwmodel.ModelID(it.model)) {
+			r.avail += it.milli
+		}
+	} else {
+		r.avail += it.cpu
+		r.availM += it.mem
+	}
+	r.done = r.satisfied()
+	return !r.done
+}
+
+// within reports whether every model a accepts is accepted by b.
+func within(a, b hwmodel.ModelSet) bool {
+	return b == hwmodel.AnyModel || (a != hwmodel.AnyModel && a&^b == 0)
+}
+
+// backfillOne starts j if it fits now and cannot delay the reservation:
+// it ends by the shadow time, or it uses only the reservation's extra.
+func (s *scheduler) backfillOne(v View, c *hwmodel.Cluster, now Time, it qitem, j *Job) {
+	r := &s.res
+	if now+s.duration(j) <= r.shadow {
+		if p, ok := s.place(c, j.Req); ok {
+			s.commit(v, it, j, p)
+		}
+		return
+	}
+	if !r.gpu {
+		if j.Req.CPUMilli > r.avail-r.need || j.Req.MemoryMiB > r.availM-r.needM {
+			return
+		}
+		if p, ok := s.place(c, j.Req); ok && s.commit(v, it, j, p) {
+			r.avail -= j.Req.CPUMilli
+			r.availM -= j.Req.MemoryMiB
+		}
+		return
+	}
+	milli := j.Req.TotalMilli()
+	if milli > r.avail-r.need && j.Req.GPUs > 0 && within(j.Req.Models, r.models) {
+		return // wherever it lands it would eat into the reservation
+	}
+	p, ok := s.place(c, j.Req)
+	if !ok {
+		return
+	}
+	counts := false
+	if m := placementModel(c, p); m >= 0 && r.models.Accepts(hwmodel.ModelID(m)) {
+		if milli > r.avail-r.need {
+			return
+		}
+		counts = true
+	}
+	if s.commit(v, it, j, p) && counts {
+		r.avail -= milli
+	}
+}
