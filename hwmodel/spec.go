@@ -299,44 +299,68 @@ func checkObject(v any, path string, defs []fieldDef, p *problems) {
 	slices.Sort(unknown)
 	for _, k := range unknown {
 		hint := ""
-		for _, d := range defs {
-			if closeTo(k, d.name) {
-				hint = fmt.Sprintf("; did you mean %q?", d.name)
-				break
-			}
+		if m := suggest(k, defs); m != "" {
+			hint = fmt.Sprintf("; did you mean %q?", m)
 		}
 		p.add(joinPath(path, k), "unknown field (known fields: %s)%s", fieldNames(defs), hint)
 	}
 }
 
-// closeTo reports whether an unknown key looks like a misspelling of name:
-// equal ignoring case and "-" for "_", or within two edits of it.
-func closeTo(key, name string) bool {
+// suggest returns the known field an unknown key most likely misspells, or
+// "": the field it equals ignoring case and "-" for "_"; else the one it
+// shares the longest prefix with (3 bytes at least); else one within two
+// edits of a key of 6 bytes or more.
+func suggest(key string, defs []fieldDef) string {
 	k := strings.ToLower(strings.ReplaceAll(key, "-", "_"))
-	if k == name {
-		return true
+	best, bestPrefix, bestDist := "", 2, 0
+	for _, d := range defs {
+		if k == d.name {
+			return d.name
+		}
+		n := 0
+		for n < len(k) && n < len(d.name) && k[n] == d.name[n] {
+			n++
+		}
+		dist := editDistance(k, d.name)
+		if n > bestPrefix || (n == bestPrefix && best != "" && dist < bestDist) {
+			best, bestPrefix, bestDist = d.name, n, dist
+		}
 	}
-	if len(k) > 64 || len(k) < 3 {
-		return false
+	if best != "" {
+		return best
 	}
-	// Levenshtein distance, one row at a time.
-	prev := make([]int, len(name)+1)
-	cur := make([]int, len(name)+1)
+	if len(k) >= 6 {
+		for _, d := range defs {
+			if editDistance(k, d.name) <= 2 {
+				return d.name
+			}
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance, capped for long inputs.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
 	}
-	for i := 1; i <= len(k); i++ {
+	for i := 1; i <= len(a); i++ {
 		cur[0] = i
-		for j := 1; j <= len(name); j++ {
+		for j := 1; j <= len(b); j++ {
 			cost := 1
-			if k[i-1] == name[j-1] {
+			if a[i-1] == b[j-1] {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
 		}
 		prev, cur = cur, prev
 	}
-	return prev[len(name)] <= 2
+	return prev[len(b)]
 }
 
 func checkInt(v any, path string, p *problems) {
