@@ -8,46 +8,61 @@ import (
 	"text/tabwriter"
 )
 
-// tableHeader names FormatTable's columns.
-const tableHeader = "policy\tdone\twait\twait50\twait99\tjct\tjct99\tbsld\tutil\tstarved\tjain\tlittle"
+// tableHeader is FormatTable's two header rows: groups, then columns.
+// The first row ends at its last label, so no line has trailing spaces.
+const tableHeader = "policy\tjobs\twait\t\t\tjct\n" +
+	"\tdone\tmean\tp50\tp99\tmean\tp99\tbsld\tutil\tstarved\tjain\tlittle\n"
 
-// FormatTable writes the terminal comparison table: a header and one row
-// per run, in the order given. Columns:
+// FormatTable writes the terminal comparison table: two header rows and one
+// row per run, in the order given. Columns:
 //
 //	policy   the policy name
-//	done     jobs succeeded / jobs submitted
-//	wait     mean wait; wait50 and wait99 its p50 and p99
-//	jct      mean job completion time; jct99 its p99
+//	jobs     done: jobs succeeded / jobs submitted
+//	wait     mean, p50 and p99 wait
+//	jct      mean and p99 job completion time
 //	bsld     mean bounded slowdown
 //	util     GPU utilisation, %
 //	starved  jobs over the starvation threshold
 //	jain     Jain's fairness index ("-" when undefined)
 //	little   Little's-law relative error, %
 //
-// Durations use one human unit (see HumanDuration). With policy names of up
-// to 14 characters a row fits in 100 columns.
+// Durations use one human unit (see HumanDuration). A row fits in 100
+// columns for policy names of up to 12 characters and fewer than 100,000
+// jobs; longer names or counts widen the table rather than being cut.
 func FormatTable(w io.Writer, runs []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, tableHeader)
+	io.WriteString(tw, tableHeader)
 	for i := range runs {
 		s := &runs[i]
 		jain := "-"
 		if s.JainIndex > 0 {
 			jain = strconv.FormatFloat(s.JainIndex, 'f', 3, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.1f%%\t%d\t%s\t%.2f%%\n",
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%d\t%s\t%s\n",
 			s.Policy,
 			s.JobsSucceeded, s.JobsSubmitted,
 			HumanDuration(s.WaitS.Mean), HumanDuration(s.WaitS.P50), HumanDuration(s.WaitS.P99),
 			HumanDuration(s.JCTS.Mean), HumanDuration(s.JCTS.P99),
-			s.BoundedSlowdown.Mean,
+			compact(s.BoundedSlowdown.Mean, 2),
 			100*s.GPUUtilisation,
 			s.Starvation.StarvedJobs,
 			jain,
-			100*s.LittlesLaw.RelError,
+			compact(100*s.LittlesLaw.RelError, 2)+"%",
 		)
 	}
 	return tw.Flush()
+}
+
+// compact prints v with prec decimals below 10, one decimal below 100 and
+// none above, so that a column stays narrow whatever the magnitude.
+func compact(v float64, prec int) string {
+	switch {
+	case v >= 100:
+		prec = 0
+	case v >= 10:
+		prec = min(prec, 1)
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
 // HumanDuration formats seconds in the largest fitting unit of s, m, h or d,
