@@ -132,13 +132,17 @@ func TestValidateCatchesBrokenWorkloads(t *testing.T) {
 		"dep out of range": func(w *Workload) { w.Jobs[1].Deps = []int{7} },
 		"negative dep":     func(w *Workload) { w.Jobs[1].Deps = []int{-1} },
 		"self dep":         func(w *Workload) { w.Jobs[1].Deps = []int{1} },
-		"forward cycle":    func(w *Workload) { w.Jobs[0].Deps = []int{2}; w.Jobs[0].Submit = 2 * hwmodel.Second; w.Jobs[1].Submit = 2 * hwmodel.Second },
-		"dup name":         func(w *Workload) { w.Jobs[2].Name = "a" },
-		"missing tenant":   func(w *Workload) { w.Tenants = w.Tenants[:1] },
-		"tenant order":     func(w *Workload) { w.Tenants[0], w.Tenants[1] = w.Tenants[1], w.Tenants[0] },
-		"tenant twice":     func(w *Workload) { w.Tenants = append(w.Tenants, w.Tenants[0]) },
-		"zero weight":      func(w *Workload) { w.Tenants[1].Weight = 0 },
-		"bad request":      func(w *Workload) { w.Jobs[2].Req.GPUMilli = 0 },
+		"forward cycle": func(w *Workload) {
+			w.Jobs[0].Deps = []int{2}
+			w.Jobs[0].Submit = 2 * hwmodel.Second
+			w.Jobs[1].Submit = 2 * hwmodel.Second
+		},
+		"dup name":       func(w *Workload) { w.Jobs[2].Name = "a" },
+		"missing tenant": func(w *Workload) { w.Tenants = w.Tenants[:1] },
+		"tenant order":   func(w *Workload) { w.Tenants[0], w.Tenants[1] = w.Tenants[1], w.Tenants[0] },
+		"tenant twice":   func(w *Workload) { w.Tenants = append(w.Tenants, w.Tenants[0]) },
+		"zero weight":    func(w *Workload) { w.Tenants[1].Weight = 0 },
+		"bad request":    func(w *Workload) { w.Jobs[2].Req.GPUMilli = 0 },
 	}
 	for name, br := range breakers {
 		w := good()
@@ -152,7 +156,7 @@ func TestValidateCatchesBrokenWorkloads(t *testing.T) {
 func TestFillEstimates(t *testing.T) {
 	jobs := []Job{
 		job("a1", "A", 0, 10, ""), job("a2", "A", 0, 20, ""), job("a3", "A", 0, 30, ""), job("a4", "A", 0, 40, ""),
-		job("b1", "B", 0, 100, ""), // alone in (B, 1 GPU): median of the other 1-GPU jobs
+		job("b1", "B", 0, 100, ""),  // alone in (B, 1 GPU): median of the other 1-GPU jobs
 		job("a8", "A", 0, 1000, ""), // alone with 8 GPUs: median of all the others
 		job("kept", "A", 0, 5, ""),
 	}
