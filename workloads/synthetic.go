@@ -367,10 +367,11 @@ func Generate(cfg SyntheticConfig, seed uint64) (*Workload, error) {
 	names := newNameSeq(n)
 	var depBuf []int // chunk that DAG tasks' Deps are cut from
 	for i := 0; i < n; {
-		at := hwmodel.FromSeconds(g.nextArrival())
-		if at > maxTime {
+		sec := g.nextArrival()
+		if !(sec <= maxSeconds) { // compare before converting: no overflow
 			return nil, fmt.Errorf("synthetic workload: job %d would arrive after %g s; raise the arrival rate or lower Jobs", i, float64(maxSeconds))
 		}
+		at := hwmodel.FromSeconds(sec)
 		tenant := g.pickTenant()
 		prio := g.pickPriority()
 		tasks := 1
