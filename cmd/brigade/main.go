@@ -1,0 +1,120 @@
+// Command brigade simulates GPU-cluster scheduling policies on real and
+// synthetic workload traces and compares what users care about: waits,
+// completion times, utilisation, starvation and fairness.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes: 0 success, 1 the run failed (bad input, failed write), 2 the
+// command line was wrong.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"sim", "replay a trace on a cluster under one or more policies and compare them", runSim},
+		{"bench", "measure the engine's speed in events per second", runBench},
+	}
+}
+
+// usageError marks errors that come from the command line itself.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func main() {
+	os.Exit(mainWithArgs(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func mainWithArgs(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		topUsage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return exitOK
+			case errors.Is(err, pflag.ErrHelp):
+				return exitOK
+			case errors.As(err, new(usageError)):
+				fmt.Fprintf(stderr, "brigade %s: %v\nRun 'brigade %s --help' for the flags.\n", c.name, err, c.name)
+				return exitUsage
+			default:
+				fmt.Fprintf(stderr, "brigade %s: %v\n", c.name, err)
+				return exitError
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "brigade: unknown command %q\n\n", args[0])
+	topUsage(stderr)
+	return exitUsage
+}
+
+func topUsage(w io.Writer) {
+	fmt.Fprint(w, `Brigade: a deterministic simulator and policy benchmark for GPU clusters.
+
+Usage:
+  brigade <command> [flags]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'brigade <command> --help' for a command's flags and examples.
+`)
+}
+
+// flagSet is a command's flags plus the text its --help prints.
+type flagSet struct {
+	*pflag.FlagSet
+	usage, examples string
+}
+
+func newFlagSet(name, usage, examples string) *flagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported once, by mainWithArgs
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	return &flagSet{FlagSet: fs, usage: usage, examples: examples}
+}
+
+// parse reads args; on --help it prints the usage to stdout and returns
+// pflag.ErrHelp.
+func (fs *flagSet) parse(args []string, stdout io.Writer) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "%s\n\nFlags:\n%s\nExamples:\n%s", fs.usage, fs.FlagUsages(), fs.examples)
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}

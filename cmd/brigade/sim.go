@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/runner"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+const simUsage = `Usage: brigade sim [flags]
+
+Replays a workload trace on a modelled cluster under each named policy and
+prints a comparison table. Results go to --out: summary.json (one object per
+policy), jobs.csv (one row per job and policy) and timeseries.csv.
+
+With no --trace, it replays the embedded default: a two-day cut of the
+Microsoft Philly trace (virtual clusters as tenants) on the philly-sample
+cluster, under every built-in policy.`
+
+const simExamples = `  brigade sim
+  brigade sim --trace philly.csv --format philly --cluster philly-like --policy fcfs,fair
+  brigade sim --trace jobs.csv --cluster examples/cluster.yaml --policy sjf --backfill --seed 7 --out runs/sjf
+  brigade sim --policy priority --priority-weight 2 --wait-weight 0.5
+`
+
+type simFlags struct {
+	trace, format, cluster, tenantWeights, out string
+	policies                                   []string
+	placement                                  string
+	backfill                                   bool
+	backfillDepth                              int
+	priorityWeight, waitWeight                 float64
+	oracle                                     bool
+	seed                                       uint64
+	bucket, starvation                         string
+	checkInvariants, quiet                     bool
+}
+
+func runSim(args []string, stdout, stderr io.Writer) error {
+	var f simFlags
+	fs := newFlagSet("sim", simUsage, simExamples)
+	fs.StringVar(&f.trace, "trace", "", "workload trace `file` (.gz is read transparently); default: the embedded Philly sample")
+	fs.StringVar(&f.format, "format", "auto", "trace format: philly, openb, brigade (see docs/trace-format.md), or auto to tell by the header")
+	fs.StringVar(&f.cluster, "cluster", "", "cluster preset name or YAML/JSON `spec` file (docs/cluster.md); default philly-sample for the embedded trace, philly-like otherwise")
+	fs.StringSliceVar(&f.policies, "policy", nil, "comma-separated policies to compare (default: all of "+strings.Join(policies.Names(), ",")+")")
+	fs.StringVar(&f.placement, "placement", "firstfit", "GPU placement: firstfit or bestfit")
+	fs.BoolVar(&f.backfill, "backfill", false, "EASY backfill: let later jobs start if they do not delay the first blocked job's reservation")
+	fs.IntVar(&f.backfillDepth, "backfill-depth", 1000, "most queued jobs backfill examines per scheduling point")
+	fs.Float64Var(&f.priorityWeight, "priority-weight", 1, "priority policy: weight of the job's priority in its score")
+	fs.Float64Var(&f.waitWeight, "wait-weight", 1, "priority policy: score gained per hour of waiting (aging)")
+	fs.BoolVar(&f.oracle, "oracle", false, "let SJF and backfill use true job durations instead of runtime estimates")
+	fs.StringVar(&f.tenantWeights, "tenant-weights", "", "CSV `file` of tenant,weight for fair share (default: every tenant weighs 1)")
+	fs.Uint64Var(&f.seed, "seed", 1, "root seed of the run, recorded in the results (policies and generators draw from streams derived from it)")
+	fs.StringVar(&f.out, "out", "brigade-out", "results `directory` (created if missing)")
+	fs.StringVar(&f.bucket, "bucket", "1h", "time-series bucket width, e.g. 10m, 1h")
+	fs.StringVar(&f.starvation, "starvation-threshold", "", "wait above which a job counts as starved (default: max(10 × median wait, 1h))")
+	fs.BoolVar(&f.checkInvariants, "check-invariants", false, "re-check every engine invariant after every event (slow; for debugging)")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table")
+	if err := fs.parse(args, stdout); err != nil {
+		return err
+	}
+	return simulate(f, stdout, stderr)
+}
+
+func simulate(f simFlags, stdout, stderr io.Writer) error {
+	bucket, err := hwmodel.ParseDuration(f.bucket)
+	if err != nil || bucket <= 0 {
+		return usageError{fmt.Errorf("--bucket: %v", orPositive(err))}
+	}
+	var starvation hwmodel.Time
+	if f.starvation != "" {
+		if starvation, err = hwmodel.ParseDuration(f.starvation); err != nil || starvation <= 0 {
+			return usageError{fmt.Errorf("--starvation-threshold: %v", orPositive(err))}
+		}
+	}
+	var (
+		w            *workloads.Workload
+		workloadName string
+	)
+	if f.trace == "" {
+		w, err = workloads.Default()
+		workloadName = workloads.DefaultName
+		if f.cluster == "" {
+			f.cluster = "philly-sample"
+		}
+	} else {
+		format := f.format
+		if format == "auto" {
+			if format, err = detectFormat(f.trace); err != nil {
+				return err
+			}
+		}
+		w, err = workloads.ReadFile(f.trace, format)
+		workloadName = filepath.Base(f.trace)
+		if f.cluster == "" {
+			f.cluster = "philly-like"
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if f.tenantWeights != "" {
+		weights, err := workloads.ReadTenantWeights(f.tenantWeights)
+		if err != nil {
+			return err
+		}
+		if err := applyTenantWeights(w, weights, f.tenantWeights, stderr); err != nil {
+			return err
+		}
+	}
+	w.FillEstimates()
+	spec, err := hwmodel.ResolveCluster(f.cluster)
+	if err != nil {
+		return err
+	}
+	names := f.policies
+	if len(names) == 0 {
+		names = defaultPolicies()
+	}
+	opts := policies.Options{
+		Placement: f.placement, Backfill: f.backfill, BackfillDepth: f.backfillDepth,
+		PriorityWeight: f.priorityWeight, WaitWeightPerHour: f.waitWeight, UseOracle: f.oracle,
+	}
+	if !f.quiet {
+		fmt.Fprintf(stderr, "brigade: %d jobs from %s on %s, policies %s\n", len(w.Jobs), workloadName, spec.Name, strings.Join(names, ","))
+	}
+	runs, err := runner.Run(runner.Spec{
+		Workload: w, WorkloadName: workloadName,
+		NewCluster: spec.Build, ClusterName: spec.Name,
+		Policies: names, Options: opts, Seed: f.seed,
+		Bucket: bucket, StarvationThreshold: starvation,
+		CheckInvariants: f.checkInvariants,
+		Parallel:        runtime.GOMAXPROCS(0),
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown policy") || strings.Contains(err.Error(), "placement") {
+			return usageError{err}
+		}
+		return err
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	if err := runner.Write(f.out, runs); err != nil {
+		return err
+	}
+	sums := make([]results.Summary, len(runs))
+	for i, r := range runs {
+		sums[i] = r.Summary
+	}
+	if err := results.FormatTable(stdout, sums); err != nil {
+		return err
+	}
+	if !f.quiet {
+		fmt.Fprintf(stderr, "brigade: wrote summary.json, jobs.csv and timeseries.csv to %s\n", f.out)
+	}
+	return nil
+}
+
+// defaultPolicies lists every built-in policy, the classic ones first in
+// the order people compare them.
+func defaultPolicies() []string {
+	first := []string{"fcfs", "sjf", "priority", "fair"}
+	out := append([]string(nil), first...)
+	for _, n := range policies.Names() {
+		if !slices.Contains(first, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func orPositive(err error) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("must be positive")
+}
+
+// detectFormat tells a trace's format from its header line.
+func detectFormat(path string) (string, error) {
+	if strings.HasSuffix(path, ".gz") {
+		return "", usageError{fmt.Errorf("--format auto cannot look inside %s; name the format with --format", path)}
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "timestamp,duration,num_gpus"):
+			return "philly", nil
+		case strings.HasPrefix(line, "name,cpu_milli,memory_mib,num_gpu"):
+			return "openb", nil
+		case strings.Contains(line, "submit_s"):
+			return "brigade", nil
+		}
+		return "", usageError{fmt.Errorf("%s:1: cannot tell the trace format from header %q; name it with --format philly|openb|brigade", path, line)}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("%s: the file is empty", path)
+}
+
+// applyTenantWeights sets fair-share weights by tenant name. A tenant the
+// file names but the workload lacks is reported, since it is most likely a
+// typo; tenants the file omits keep their weight.
+func applyTenantWeights(w *workloads.Workload, weights []workloads.Tenant, file string, stderr io.Writer) error {
+	index := make(map[string]int, len(w.Tenants))
+	for i, t := range w.Tenants {
+		index[t.Name] = i
+	}
+	for _, t := range weights {
+		i, ok := index[t.Name]
+		if !ok {
+			fmt.Fprintf(stderr, "brigade: warning: %s names tenant %q, which has no jobs in the trace\n", file, t.Name)
+			continue
+		}
+		w.Tenants[i].Weight = t.Weight
+	}
+	return nil
+}

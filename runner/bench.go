@@ -1,0 +1,119 @@
+package runner
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/sim"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// BenchCase is one engine benchmark: a synthetic workload of Jobs jobs
+// offered at Load times the capacity of a cluster of GPUs H100s (8 per
+// node), scheduled by Policy. Load well above 1 builds a long queue: the
+// overloaded case.
+type BenchCase struct {
+	Jobs   int
+	GPUs   int
+	Policy string
+	Load   float64
+	Seed   uint64
+}
+
+func (c BenchCase) String() string {
+	return fmt.Sprintf("%s/jobs=%d/gpus=%d/load=%g", c.Policy, c.Jobs, c.GPUs, c.Load)
+}
+
+// BenchCluster is an all-H100 cluster of gpus GPUs, 8 per node, with CPU
+// and memory to spare (synthetic jobs ask for 8 cores and 64 GiB per GPU).
+func BenchCluster(gpus int) (*hwmodel.Cluster, error) {
+	if gpus <= 0 || gpus%8 != 0 {
+		return nil, fmt.Errorf("bench cluster: GPU count %d must be a positive multiple of 8", gpus)
+	}
+	h100, _ := hwmodel.LookupModel("H100")
+	nodes := make([]hwmodel.Node, gpus/8)
+	for i := range nodes {
+		nodes[i] = hwmodel.Node{Name: fmt.Sprintf("h100-%05d", i), Model: h100.ID, GPUs: 8, CPUMilli: 224000, MemoryMiB: 2 << 20}
+	}
+	return hwmodel.NewCluster(nodes)
+}
+
+// BenchWorkload generates the case's workload: DefaultSyntheticConfig with
+// the arrival rate scaled so that offered GPU demand is Load × GPUs.
+func (c BenchCase) BenchWorkload() (*workloads.Workload, error) {
+	cfg := workloads.DefaultSyntheticConfig()
+	cfg.Jobs = c.Jobs
+	cfg.Arrival.Process = "poisson"
+	cfg.Arrival.RatePerHour = 1
+	cfg.Arrival.RatePerHour = c.Load * float64(c.GPUs) / cfg.MeanGPUDemand()
+	w, err := workloads.Generate(cfg, c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	w.FillEstimates()
+	return w, nil
+}
+
+// Prepare builds the engine for one measured run; the returned timeline is
+// fed as in a real run so its cost is counted.
+func (c BenchCase) Prepare(w *workloads.Workload) (*sim.Engine, *results.Timeline, error) {
+	cluster, err := BenchCluster(c.GPUs)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := policies.New(c.Policy, policies.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return PrepareWith(cluster, w, p)
+}
+
+// PrepareWith builds an engine for w on an idle cluster c under p, with a
+// timeline fed as in a real run.
+func PrepareWith(c *hwmodel.Cluster, w *workloads.Workload, p policies.Policy) (*sim.Engine, *results.Timeline, error) {
+	tl := results.NewTimeline(hwmodel.Hour, int64(c.TotalGPUs())*hwmodel.MilliPerGPU)
+	eng, err := sim.New(sim.Config{Cluster: c, Workload: w, Policy: p,
+		Observe: func(now hwmodel.Time, o sim.Observation) {
+			tl.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
+		}})
+	return eng, tl, err
+}
+
+// BenchResult is what one measured run cost.
+type BenchResult struct {
+	Events         int64
+	Calls          int64
+	MaxQueued      int
+	Wall           time.Duration
+	Allocs         uint64
+	EventsPerSec   float64
+	AllocsPerEvent float64
+}
+
+// Measure runs the engine once and reports its speed. Only Run is timed:
+// generating the workload and building the engine are not.
+func Measure(eng *sim.Engine, tl *results.Timeline) (BenchResult, error) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	t0 := time.Now()
+	res, err := eng.Run()
+	wall := time.Since(t0)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	tl.Close(res.End)
+	r := BenchResult{Events: res.Events, Calls: res.Calls, MaxQueued: tl.Max().Queued, Wall: wall, Allocs: after.Mallocs - before.Mallocs}
+	if s := wall.Seconds(); s > 0 {
+		r.EventsPerSec = float64(res.Events) / s
+	}
+	if res.Events > 0 {
+		r.AllocsPerEvent = float64(r.Allocs) / float64(res.Events)
+	}
+	return r, nil
+}

@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/sim"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// Spec is one comparison: a workload, a cluster, and the policies to run.
+type Spec struct {
+	Workload     *workloads.Workload
+	WorkloadName string
+	// NewCluster builds a fresh idle cluster; it is called once per policy.
+	NewCluster  func() (*hwmodel.Cluster, error)
+	ClusterName string
+	Policies    []string
+	Options     policies.Options
+	Seed        uint64
+	// Bucket is the time-series resolution; 0 picks one hour.
+	Bucket              hwmodel.Time
+	StarvationThreshold hwmodel.Time
+	CheckInvariants     bool
+	// Parallel is how many policies run at once; 0 or 1 runs them in turn.
+	Parallel int
+}
+
+// PolicyRun is one policy's results.
+type PolicyRun struct {
+	Policy    string // the policy's label, e.g. "sjf+bf"
+	TotalGPUs int
+	Summary   results.Summary
+	Jobs      []results.JobRecord
+	Timeline  *results.Timeline
+	Engine    *sim.Result
+}
+
+// Run runs every policy in spec and returns their results in the order the
+// policies were named. Policy names are checked before any run starts.
+func Run(spec Spec) ([]PolicyRun, error) {
+	if len(spec.Policies) == 0 {
+		return nil, fmt.Errorf("no policy named (known: %s)", strings.Join(policies.Names(), ", "))
+	}
+	for _, name := range spec.Policies {
+		if _, err := policies.New(name, spec.Options); err != nil {
+			return nil, err
+		}
+	}
+	runs := make([]PolicyRun, len(spec.Policies))
+	errs := make([]error, len(spec.Policies))
+	parallel := max(1, spec.Parallel)
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for k, name := range spec.Policies {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			runs[k], errs[k] = runOne(spec, name)
+		}()
+	}
+	wg.Wait()
+	for k, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", spec.Policies[k], err)
+		}
+	}
+	threshold := spec.StarvationThreshold
+	if threshold <= 0 {
+		threshold = SharedStarvationThreshold(runs)
+	}
+	tenants := make([]policies.Tenant, len(spec.Workload.Tenants))
+	for i, t := range spec.Workload.Tenants {
+		tenants[i] = policies.Tenant{Name: t.Name, Weight: t.Weight}
+	}
+	for k := range runs {
+		r := &runs[k]
+		r.Summary = results.Summarize(results.RunInput{
+			Policy:              r.Policy,
+			Seed:                spec.Seed,
+			Cluster:             spec.ClusterName,
+			Workload:            spec.WorkloadName,
+			TotalGPUs:           r.TotalGPUs,
+			Tenants:             tenants,
+			Jobs:                r.Jobs,
+			Timeline:            r.Timeline,
+			StarvationThreshold: threshold,
+			Events:              r.Engine.Events,
+		})
+	}
+	return runs, nil
+}
+
+// SharedStarvationThreshold is the default starvation threshold of a
+// comparison: max(10 × median wait, 1 h), the median taken over the jobs of
+// every policy together, so that "starved" means the same wait for every
+// policy compared.
+func SharedStarvationThreshold(runs []PolicyRun) hwmodel.Time {
+	var waits []hwmodel.Time
+	for _, r := range runs {
+		for _, j := range r.Jobs {
+			if j.Attempts > 0 {
+				waits = append(waits, j.Wait)
+			}
+		}
+	}
+	threshold := results.MinStarvationThreshold
+	if len(waits) > 0 {
+		slices.Sort(waits)
+		median := waits[(len(waits)+1)/2-1] // the lower median, as results' quantiles
+		threshold = max(threshold, results.StarvationMedianFactor*median)
+	}
+	return threshold
+}
+
+func runOne(spec Spec, name string) (PolicyRun, error) {
+	policy, err := policies.New(name, spec.Options)
+	if err != nil {
+		return PolicyRun{}, err
+	}
+	cluster, err := spec.NewCluster()
+	if err != nil {
+		return PolicyRun{}, err
+	}
+	bucket := spec.Bucket
+	if bucket <= 0 {
+		bucket = hwmodel.Hour
+	}
+	tl := results.NewTimeline(bucket, int64(cluster.TotalGPUs())*hwmodel.MilliPerGPU)
+	eng, err := sim.New(sim.Config{
+		Cluster:         cluster,
+		Workload:        spec.Workload,
+		Policy:          policy,
+		RevealOracle:    spec.Options.UseOracle,
+		CheckInvariants: spec.CheckInvariants,
+		Observe: func(now hwmodel.Time, o sim.Observation) {
+			tl.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
+		},
+	})
+	if err != nil {
+		return PolicyRun{}, err
+	}
+	res, err := eng.Run()
+	if err != nil {
+		return PolicyRun{}, err
+	}
+	tl.Close(res.End)
+	return PolicyRun{
+		Policy: policy.Name(), TotalGPUs: cluster.TotalGPUs(),
+		Jobs: Records(spec.Workload, cluster, res), Timeline: tl, Engine: res,
+	}, nil
+}
+
+// Records converts the engine's outcomes into result records.
+func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []results.JobRecord {
+	out := make([]results.JobRecord, len(res.Jobs))
+	var names strings.Builder
+	for i, o := range res.Jobs {
+		j := &w.Jobs[i]
+		names.Reset()
+		for k, n := range o.Nodes {
+			if k > 0 {
+				names.WriteByte('+')
+			}
+			names.WriteString(c.Node(n).Name)
+		}
+		state := results.Succeeded
+		if o.State == sim.Failed {
+			state = results.Failed
+		}
+		out[i] = results.JobRecord{
+			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
+			Submit: o.Submit, Ready: o.Ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
+			GPUs: j.Req.GPUs, GPUMilli: j.Req.GPUMilli, Nodes: names.String(), Attempts: o.Attempts, State: state,
+		}
+	}
+	return out
+}
+
+// Write stores a comparison's results in dir: summary.json, jobs.csv and
+// timeseries.csv, each written atomically.
+func Write(dir string, runs []PolicyRun) error {
+	sums := make([]results.Summary, len(runs))
+	jobs := make([]results.PolicyJobs, len(runs))
+	series := make([]results.PolicyTimeline, len(runs))
+	for i, r := range runs {
+		sums[i] = r.Summary
+		jobs[i] = results.PolicyJobs{Policy: r.Summary.Policy, Jobs: r.Jobs}
+		series[i] = results.PolicyTimeline{Policy: r.Summary.Policy, Timeline: r.Timeline}
+	}
+	if err := results.WriteSummaryJSON(filepath.Join(dir, "summary.json"), sums); err != nil {
+		return err
+	}
+	if err := results.WriteJobsCSV(filepath.Join(dir, "jobs.csv"), jobs); err != nil {
+		return err
+	}
+	return results.WriteTimeseriesCSV(filepath.Join(dir, "timeseries.csv"), series)
+}
