@@ -457,10 +457,22 @@ func checkModel(model string, gpus int, field string, p *problems) ModelID {
 	return m.ID
 }
 
-// groupNodeName is the name of node i of a group of count nodes.
-func groupNodeName(prefix string, i, count int) string {
-	width := max(3, len(strconv.Itoa(count-1)))
-	return fmt.Sprintf("%s-%0*d", prefix, width, i)
+// groupNodeName is the name of node i of a group whose indexes are written
+// with width digits.
+func groupNodeName(prefix string, i, width int) string {
+	digits := strconv.Itoa(i)
+	return prefix + "-" + strings.Repeat("0", max(width-len(digits), 0)) + digits
+}
+
+// nodeOrigin says which spec entry a node came from, for error messages:
+// node index of node_groups[group], or nodes[index] when group is -1.
+type nodeOrigin struct{ group, index int }
+
+func (o nodeOrigin) String() string {
+	if o.group < 0 {
+		return fmt.Sprintf("nodes[%d]", o.index)
+	}
+	return fmt.Sprintf("node_groups[%d] node %d", o.group, o.index)
 }
 
 // Validate reports every problem with the spec (up to ten), each as a
@@ -538,17 +550,17 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 
 	// Every value is in range: name the nodes and look for repeats.
 	nodes := make([]Node, 0, totalNodes)
-	origin := make(map[string]string, totalNodes)
+	origin := make(map[string]nodeOrigin, totalNodes)
 	for i, g := range s.NodeGroups {
-		path := fmt.Sprintf("node_groups[%d]", i)
 		model := checkModel(g.GPUModel, g.GPUsPerNode, "", p)
 		cpu := checkCapacity(g.CPUMilli, "", p)
 		mem := checkCapacity(g.MemoryMiB, "", p)
+		width := max(3, len(strconv.Itoa(g.Count-1)))
 		for k := 0; k < g.Count; k++ {
-			name := groupNodeName(g.NamePrefix, k, g.Count)
-			here := fmt.Sprintf("%s node %d", path, k)
+			name := groupNodeName(g.NamePrefix, k, width)
+			here := nodeOrigin{group: i, index: k}
 			if prev, dup := origin[name]; dup {
-				p.add(path+".name_prefix", "node name %q (%s) repeats %s", name, here, prev)
+				p.add(fmt.Sprintf("node_groups[%d].name_prefix", i), "node name %q (%s) repeats %s", name, here, prev)
 				break // one report per group is enough
 			}
 			origin[name] = here
@@ -556,12 +568,11 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 		}
 	}
 	for i, n := range s.Nodes {
-		path := fmt.Sprintf("nodes[%d]", i)
 		if prev, dup := origin[n.Name]; dup {
-			p.add(path+".name", "node name %q repeats %s", n.Name, prev)
+			p.add(fmt.Sprintf("nodes[%d].name", i), "node name %q repeats %s", n.Name, prev)
 			continue
 		}
-		origin[n.Name] = path
+		origin[n.Name] = nodeOrigin{group: -1, index: i}
 		nodes = append(nodes, Node{
 			Name:      n.Name,
 			Model:     checkModel(n.GPUModel, n.GPUs, "", p),
