@@ -1,0 +1,92 @@
+package policies
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// overloaded is a steady-state harness: a 512-GPU cluster kept full by a
+// queue of about n jobs. Each step ends the oldest running job, queues it
+// again as a new arrival, and runs one scheduling point, so the queue
+// length stays near n while jobs keep flowing.
+type overloaded struct {
+	v    *fakeView
+	p    Policy
+	ring []JobID // running jobs, oldest first
+	head int
+	size int
+}
+
+func newOverloaded(tb testing.TB, name string, opt Options, n int) *overloaded {
+	nodes := make([]hwmodel.Node, 64)
+	for i := range nodes {
+		nodes[i] = node(model(tb, "V100-32GB"), 8, 64000, 512<<10)
+	}
+	tenants := make([]Tenant, 15)
+	for i := range tenants {
+		tenants[i] = Tenant{Name: fmt.Sprint("t", i), Weight: float64(1 + i%3)}
+	}
+	o := &overloaded{v: newFakeView(tb, newCluster(tb, nodes...), tenants...), p: mustNew(tb, name, opt)}
+	sizes := [...]int{1, 2, 1, 4, 1, 8, 2, 1, 16}
+	for i := 0; i < n+512; i++ {
+		o.v.add(Job{
+			Submit: Time(i), Tenant: i % 15, Priority: i % 5,
+			Estimate: Time(1+i%13) * hwmodel.Hour, Req: whole(sizes[i%len(sizes)]),
+		})
+	}
+	o.ring = make([]JobID, 1024)
+	o.v.now = hwmodel.Hour
+	o.record(o.v.callNoCopy(o.p))
+	if o.size == 0 {
+		tb.Fatal("nothing started")
+	}
+	return o
+}
+
+func (o *overloaded) record(ds []Decision) {
+	for _, d := range ds {
+		if o.v.running[d.Job] {
+			o.ring[(o.head+o.size)%len(o.ring)] = d.Job
+			o.size++
+		}
+	}
+}
+
+func (o *overloaded) step() {
+	id := o.ring[o.head]
+	o.head = (o.head + 1) % len(o.ring)
+	o.size--
+	o.v.now += hwmodel.Second
+	o.v.end(id)
+	o.v.requeue(id)
+	o.record(o.v.callNoCopy(o.p))
+}
+
+// BenchmarkScheduleOverloaded measures one scheduling point on a full
+// cluster with ~n queued jobs: the cost should not grow with n.
+//
+//	go test -run '^$' -bench ScheduleOverloaded -benchmem ./policies
+func BenchmarkScheduleOverloaded(b *testing.B) {
+	for _, name := range Names() {
+		for _, bf := range []bool{false, true} {
+			for _, n := range []int{10_000, 100_000} {
+				opt := Options{Backfill: bf}
+				label := mustNew(b, name, opt).Name()
+				b.Run(fmt.Sprintf("%s/queued=%d", label, n), func(b *testing.B) {
+					o := newOverloaded(b, name, opt, n)
+					started := 0
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						before := o.size
+						o.step()
+						started += o.size - before + 1
+					}
+					b.ReportMetric(float64(started)/float64(b.N), "starts/call")
+				})
+			}
+		}
+	}
+}
