@@ -65,6 +65,6 @@ func ExampleSummarize() {
 	// Output:
 	// policy  jobs  wait            jct
 	//         done  mean  p50  p99  mean  p99   bsld  util   starved  jain   little
-	// fcfs    3/3   3.3m  0s   10m  50m   2.0h  1.33  58.3%  0        0.662  0.00%
-	// sjf     3/3   3.3m  0s   10m  50m   2.2h  1.03  53.8%  0        0.662  0.00%
+	// fcfs    3/3   3.3m  0s   10m  50m   2.0h  1.33  58.3%  0        0.962  0.00%
+	// sjf     3/3   3.3m  0s   10m  50m   2.2h  1.03  53.8%  0        0.998  0.00%
 }

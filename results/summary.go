@@ -102,6 +102,8 @@ type TenantSummary struct {
 	// MeanWaitS and MaxWaitS cover the tenant's jobs that ran at least once.
 	MeanWaitS float64 `json:"mean_wait_s"`
 	MaxWaitS  float64 `json:"max_wait_s"`
+	// MeanBoundedSlowdown is over the tenant's jobs that ran.
+	MeanBoundedSlowdown float64 `json:"mean_bounded_slowdown"`
 }
 
 // LittlesLaw compares the two sides of L = λW, each from its own books.
@@ -161,9 +163,16 @@ type Summary struct {
 	// JainIndex is Jain's fairness index (Σx)² / (n Σx²) over x = ShareOverFair
 	// of the tenants with at least one job and a positive weight. It lies in
 	// [1/n, 1]; 0 means undefined (no such tenant, or none used any GPU time).
-	JainIndex  float64    `json:"jain_index"`
-	LittlesLaw LittlesLaw `json:"littles_law"`
-	Events     int64      `json:"events"`
+	JainIndex float64 `json:"jain_index"`
+	// JainIndexSlowdown is Jain's index over the tenants' mean bounded
+	// slowdown (tenants with at least one job that ran): 1 when every tenant
+	// is slowed down alike. Once every job has finished, each tenant's
+	// GPU-time is what it asked for whatever the policy, so JainIndex
+	// measures the demand mix more than the policy; this one separates
+	// policies by how evenly they spread waiting across tenants.
+	JainIndexSlowdown float64    `json:"jain_index_slowdown"`
+	LittlesLaw        LittlesLaw `json:"littles_law"`
+	Events            int64      `json:"events"`
 }
 
 func isFinished(j *JobRecord) bool { return j.State == Succeeded || j.State == Failed }
@@ -269,7 +278,7 @@ func Summarize(in RunInput) Summary {
 	s.LittlesLaw = ll
 
 	s.Starvation = starvation(in.Jobs, in.StarvationThreshold, waits)
-	s.Tenants, s.JainIndex = tenants(in.Tenants, in.Jobs)
+	s.Tenants, s.JainIndex, s.JainIndexSlowdown = tenants(in.Tenants, in.Jobs, in.SlowdownBound)
 	s.Events = in.Events
 	return s
 }
@@ -339,15 +348,16 @@ func starvation(jobs []JobRecord, threshold hwmodel.Time, sortedWaits []float64)
 
 // tenants builds the per-tenant lines, in the order of given, followed by
 // tenants that appear only in jobs, in order of their first job.
-func tenants(given []policies.Tenant, jobs []JobRecord) ([]TenantSummary, float64) {
+func tenants(given []policies.Tenant, jobs []JobRecord, tau hwmodel.Time) ([]TenantSummary, float64, float64) {
 	type agg struct {
-		jobs    int
-		gpuTime acc // Σ GPUs × GPUMilli × Run, milli-GPU·µs
-		waitSum acc // over jobs that ran, µs
-		waitMax hwmodel.Time
-		ran     int
-		weight  float64
-		name    string
+		slowdownSum float64 // bounded slowdown over jobs that ran
+		jobs        int
+		gpuTime     acc // Σ GPUs × GPUMilli × Run, milli-GPU·µs
+		waitSum     acc // over jobs that ran, µs
+		waitMax     hwmodel.Time
+		ran         int
+		weight      float64
+		name        string
 	}
 	rows := make([]agg, 0, len(given))
 	index := make(map[string]int, len(given)) // lookups only; never iterated
@@ -381,6 +391,7 @@ func tenants(given []policies.Tenant, jobs []JobRecord) ([]TenantSummary, float6
 			r.ran++
 			r.waitSum.addMul(max(int64(j.Wait), 0), 1)
 			r.waitMax = max(r.waitMax, j.Wait)
+			r.slowdownSum += BoundedSlowdown(*j, tau)
 		}
 	}
 
@@ -391,8 +402,8 @@ func tenants(given []policies.Tenant, jobs []JobRecord) ([]TenantSummary, float6
 		}
 	}
 	out := make([]TenantSummary, len(rows))
-	var sx, sxx float64
-	var n int
+	var sx, sxx, sy, syy float64
+	var n, ny int
 	for i := range rows {
 		r := &rows[i]
 		ts := TenantSummary{
@@ -404,6 +415,12 @@ func tenants(given []policies.Tenant, jobs []JobRecord) ([]TenantSummary, float6
 			MaxWaitS: r.waitMax.Seconds(),
 		}
 		ts.MeanWaitS = ratio(r.waitSum.float(), float64(r.ran)) / float64(hwmodel.Second)
+		ts.MeanBoundedSlowdown = ratio(r.slowdownSum, float64(r.ran))
+		if r.ran > 0 {
+			sy += ts.MeanBoundedSlowdown
+			syy += ts.MeanBoundedSlowdown * ts.MeanBoundedSlowdown
+			ny++
+		}
 		if r.jobs > 0 {
 			ts.FairShare = ratio(r.weight, weightSum)
 		}
@@ -417,5 +434,6 @@ func tenants(given []policies.Tenant, jobs []JobRecord) ([]TenantSummary, float6
 		out[i] = ts
 	}
 	jain := ratio(sx*sx, float64(n)*sxx)
-	return out, jain
+	jainSlowdown := ratio(sy*sy, float64(ny)*syy)
+	return out, jain, jainSlowdown
 }

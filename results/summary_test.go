@@ -349,3 +349,21 @@ func TestSummarizeEmptyIsFiniteJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestJainIndexSlowdownHandWorked(t *testing.T) {
+	s := hwmodel.Second
+	jobs := []JobRecord{
+		// Slowdown 1: ran at once.
+		{ID: 0, Tenant: "a", Submit: 0, Ready: 0, Start: 0, End: 10 * s, Run: 10 * s, GPUs: 1, GPUMilli: 1000, Attempts: 1, State: Succeeded},
+		// Slowdown 4: waited 30 s, ran 10 s.
+		{ID: 1, Tenant: "b", Submit: 0, Ready: 0, Start: 30 * s, End: 40 * s, Wait: 30 * s, Run: 10 * s, GPUs: 1, GPUMilli: 1000, Attempts: 1, State: Succeeded},
+	}
+	sum := Summarize(RunInput{Policy: "p", TotalGPUs: 1, Jobs: jobs,
+		Tenants: []policies.Tenant{{Name: "a", Weight: 1}, {Name: "b", Weight: 1}}})
+	if got, want := sum.JainIndexSlowdown, 25.0/34; math.Abs(got-want) > 1e-12 {
+		t.Errorf("jain_index_slowdown = %v, want (1+4)²/(2·(1²+4²)) = %v", got, want)
+	}
+	if sum.Tenants[1].MeanBoundedSlowdown != 4 {
+		t.Errorf("tenant b mean bounded slowdown = %v, want 4", sum.Tenants[1].MeanBoundedSlowdown)
+	}
+}

@@ -23,7 +23,9 @@ const tableHeader = "policy\tjobs\twait\t\t\tjct\n" +
 //	bsld     mean bounded slowdown
 //	util     GPU utilisation, %
 //	starved  jobs over the starvation threshold
-//	jain     Jain's fairness index ("-" when undefined)
+//	jain     Jain's index over tenants' mean bounded slowdown
+//	         (JainIndexSlowdown; "-" when undefined): 1 = every tenant
+//	         slowed alike
 //	little   Little's-law relative error, %
 //
 // Durations use one human unit (see HumanDuration). A row fits in 100
@@ -35,8 +37,8 @@ func FormatTable(w io.Writer, runs []Summary) error {
 	for i := range runs {
 		s := &runs[i]
 		jain := "-"
-		if s.JainIndex > 0 {
-			jain = strconv.FormatFloat(s.JainIndex, 'f', 3, 64)
+		if s.JainIndexSlowdown > 0 {
+			jain = strconv.FormatFloat(s.JainIndexSlowdown, 'f', 3, 64)
 		}
 		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%d\t%s\t%s\n",
 			s.Policy,

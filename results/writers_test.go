@@ -86,7 +86,7 @@ var summaryKeys = []string{
 	"jobs_submitted", "jobs_succeeded", "jobs_failed", "makespan_s",
 	"wait_s", "jct_s", "bounded_slowdown",
 	"throughput_jobs_per_h", "gpu_utilisation", "gpu_hours_allocated",
-	"queue_length", "starvation", "tenants", "jain_index", "littles_law", "events",
+	"queue_length", "starvation", "tenants", "jain_index", "jain_index_slowdown", "littles_law", "events",
 }
 
 var nestedKeys = map[string][]string{
@@ -96,7 +96,7 @@ var nestedKeys = map[string][]string{
 	"queue_length":     {"mean", "max"},
 	"starvation":       {"threshold_s", "starved_jobs", "longest_wait_s", "longest_wait_job"},
 	"littles_law":      {"mean_in_system", "throughput_per_s", "mean_time_in_system_s", "rel_error"},
-	"tenants":          {"tenant", "weight", "jobs", "gpu_hours", "share", "fair_share", "share_over_fair", "mean_wait_s", "max_wait_s"},
+	"tenants":          {"tenant", "weight", "jobs", "gpu_hours", "share", "fair_share", "share_over_fair", "mean_wait_s", "max_wait_s", "mean_bounded_slowdown"},
 }
 
 // objectKeys returns the keys of the JSON object in raw, in document order.
