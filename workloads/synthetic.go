@@ -161,7 +161,7 @@ func DefaultSyntheticConfig() SyntheticConfig {
 }
 
 // Validate reports the first problem with the configuration.
-func (c *SyntheticConfig) Validate() error {
+func (c SyntheticConfig) Validate() error {
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	weights := func(name string, w []float64, n int) error {
 		if len(w) != n {
@@ -280,7 +280,7 @@ func (c *SyntheticConfig) Validate() error {
 
 // MeanArrivalsPerHour is the long-run arrival rate of the arrival process
 // (DAGs count once).
-func (c *SyntheticConfig) MeanArrivalsPerHour() float64 {
+func (c SyntheticConfig) MeanArrivalsPerHour() float64 {
 	a := c.Arrival
 	if a.Process == "bursty" {
 		b, q := a.BurstLength.Seconds(), a.QuietLength.Seconds()
@@ -291,7 +291,7 @@ func (c *SyntheticConfig) MeanArrivalsPerHour() float64 {
 
 // MeanDuration is the expected job duration in seconds under the
 // configured distribution, clamping or bounds included.
-func (c *SyntheticConfig) MeanDuration() float64 {
+func (c SyntheticConfig) MeanDuration() float64 {
 	d := c.Duration
 	lo, hi := d.Min.Seconds(), d.Max.Seconds()
 	if d.Dist == "pareto" {
@@ -319,7 +319,7 @@ func (c *SyntheticConfig) MeanDuration() float64 {
 // enough that nothing waits: the long-run job rate times the mean GPU
 // share times the mean duration (GPU count and duration are drawn
 // independently). Use it to size a cluster for a target load.
-func (c *SyntheticConfig) MeanGPUDemand() float64 {
+func (c SyntheticConfig) MeanGPUDemand() float64 {
 	perArrival := 1.0
 	if c.DAG.Probability > 0 {
 		perArrival += c.DAG.Probability * float64(c.DAG.Tasks-1)
