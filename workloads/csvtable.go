@@ -69,10 +69,10 @@ func openTable(rd io.Reader, file string, cols []column, strict, comments bool) 
 	t.header = make([]string, len(rec))
 	t.col = make(map[string]int, len(rec))
 	for i, h := range rec {
-		h = strings.ToLower(strings.TrimSpace(h))
 		if i == 0 {
 			h = strings.TrimPrefix(h, "\ufeff") // a byte-order mark
 		}
+		h = strings.ToLower(strings.TrimSpace(h))
 		t.header[i] = h
 		if j, dup := t.col[h]; dup {
 			return nil, &ParseError{File: file, Line: t.hline, Field: h, Msg: fmt.Sprintf("column %q appears twice in the header (columns %d and %d)", h, j+1, i+1)}

@@ -301,3 +301,11 @@ func TestDefault(t *testing.T) {
 		t.Errorf("source %q", w.Jobs[0].Source)
 	}
 }
+
+// A header with a byte-order mark, odd case and spaces, and CRLF line ends.
+func TestReadBrigadeBOMAndCRLF(t *testing.T) {
+	const p = "testdata/brigade/good-bom-crlf.csv"
+	w := mustRead(t, p, "brigade")
+	compareJobs(t, w, []brief{{Name: "a", Tenant: "default", Duration: 1, Req: whole(1), Source: p + ":2"}},
+		[]Tenant{{"default", 1}})
+}
