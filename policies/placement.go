@@ -19,6 +19,11 @@ import (
 // driver stays valid for as long as the driver keeps it. On failure Place
 // returns dst unchanged (it may have scribbled in dst's spare capacity).
 //
+// A Placer must find a placement whenever its rules allow one: it may
+// prefer some nodes over others, but never refuse a request that fits. The
+// schedulers rely on this to skip, within one call, a request that needs at
+// least as much as one that already failed.
+//
 // A Placer keeps scratch space between calls and is therefore not safe for
 // concurrent use; give each goroutine (or each Policy) its own.
 type Placer interface {

@@ -62,24 +62,76 @@ type queue interface {
 // keyFunc computes a job's static order key.
 type keyFunc func(j *Job) qitem
 
+// cursorBatch bounds how many keys a cursor copies out of its tree at once.
+const cursorBatch = 128
+
+// cursor walks a tree in order, one call's walk at a time. It copies keys
+// out in batches (2, 4, ... up to cursorBatch), so a long backfill walk
+// costs one descent per batch instead of one per job, while a strict call
+// that looks at one or two jobs copies only a couple. Deleting keys it has
+// already returned is allowed during a walk; inserting is not (nothing is
+// inserted while Schedule walks).
+type cursor struct {
+	t       *btree.BTreeG[qitem]
+	buf     []qitem
+	pos     int
+	want    int
+	last    qitem
+	started bool
+	end     bool
+	fill    func(qitem) bool // c.fillOne, bound once
+}
+
+func newCursor(t *btree.BTreeG[qitem]) *cursor {
+	c := &cursor{t: t, buf: make([]qitem, 0, cursorBatch)}
+	c.fill = c.fillOne
+	return c
+}
+
+func (c *cursor) fillOne(it qitem) bool {
+	c.buf = append(c.buf, it)
+	return len(c.buf) < c.want
+}
+
+func (c *cursor) reset() {
+	c.buf, c.pos, c.want, c.started, c.end = c.buf[:0], 0, 2, false, false
+}
+
+func (c *cursor) next() (qitem, bool) {
+	if c.pos == len(c.buf) {
+		if c.end {
+			return qitem{}, false
+		}
+		c.buf, c.pos = c.buf[:0], 0
+		if c.started {
+			c.t.AscendGreaterOrEqual(c.last.after(), c.fill)
+		} else {
+			c.t.Ascend(c.fill)
+		}
+		c.started = true
+		c.end = len(c.buf) < c.want
+		c.want = min(2*c.want, cursorBatch)
+		if len(c.buf) == 0 {
+			return qitem{}, false
+		}
+	}
+	it := c.buf[c.pos]
+	c.pos++
+	c.last = it
+	return it, true
+}
+
 // treeQueue is one ordered queue (FCFS, SJF, priority).
 type treeQueue struct {
-	t       *btree.BTreeG[qitem]
-	key     keyFunc
-	cur     qitem
-	started bool
-	got     qitem
-	found   bool
-	grab    func(qitem) bool // bound once, so walking never allocates
+	t   *btree.BTreeG[qitem]
+	key keyFunc
+	cur *cursor
 }
 
 func newTreeQueue(less btree.LessFunc[qitem], key keyFunc) *treeQueue {
-	q := &treeQueue{t: btree.NewG(btreeDegree, less), key: key}
-	q.grab = q.grabOne
-	return q
+	t := btree.NewG(btreeDegree, less)
+	return &treeQueue{t: t, key: key, cur: newCursor(t)}
 }
-
-func (q *treeQueue) grabOne(it qitem) bool { q.got, q.found = it, true; return false }
 
 func (q *treeQueue) insert(j *Job) qitem {
 	it := q.key(j)
@@ -87,28 +139,11 @@ func (q *treeQueue) insert(j *Job) qitem {
 	return it
 }
 
-func (q *treeQueue) remove(it qitem, _ *Job) { q.t.Delete(it) }
-func (q *treeQueue) len() int                { return q.t.Len() }
-
-func (q *treeQueue) begin(View, *clusterTotals) { q.started = false }
-
-func (q *treeQueue) next() (qitem, bool) {
-	if !q.started {
-		q.started = true
-		it, ok := q.t.Min()
-		q.cur = it
-		return it, ok
-	}
-	q.found = false
-	q.t.AscendGreaterOrEqual(q.cur.after(), q.grab)
-	if !q.found {
-		return qitem{}, false
-	}
-	q.cur = q.got
-	return q.got, true
-}
-
-func (q *treeQueue) take(it qitem, _ *Job) { q.t.Delete(it) }
+func (q *treeQueue) remove(it qitem, _ *Job)    { q.t.Delete(it) }
+func (q *treeQueue) len() int                   { return q.t.Len() }
+func (q *treeQueue) begin(View, *clusterTotals) { q.cur.reset() }
+func (q *treeQueue) next() (qitem, bool)        { return q.cur.next() }
+func (q *treeQueue) take(it qitem, _ *Job)      { q.t.Delete(it) }
 
 // clusterTotals is a cluster's static capacity, for dominant shares.
 type clusterTotals struct {
@@ -152,8 +187,8 @@ func (t *clusterTotals) dominant(gpu, cpu, mem int64) float64 {
 // fairTenant is one tenant's FCFS queue and its state during a walk.
 type fairTenant struct {
 	t      *btree.BTreeG[qitem]
-	peek   qitem // next unvisited job in this walk
-	has    bool
+	cur    *cursor
+	live   bool // may still have unvisited jobs in this walk
 	weight float64
 	gpu    int64 // allocation, from View.Tenants plus this call's starts
 	cpu    int64
@@ -168,22 +203,15 @@ type fairTenant struct {
 // call and updated locally as the call starts jobs. A pick is O(tenants)
 // plus O(log n) to advance that tenant's queue.
 type fairQueue struct {
-	ten   []fairTenant
-	free  *btree.FreeListG[qitem]
-	n     int
-	tot   *clusterTotals
-	got   qitem
-	found bool
-	grab  func(qitem) bool
+	ten  []fairTenant
+	free *btree.FreeListG[qitem]
+	n    int
+	tot  *clusterTotals
 }
 
 func newFairQueue() *fairQueue {
-	q := &fairQueue{free: btree.NewFreeListG[qitem](btree.DefaultFreeListSize)}
-	q.grab = q.grabOne
-	return q
+	return &fairQueue{free: btree.NewFreeListG[qitem](btree.DefaultFreeListSize)}
 }
-
-func (q *fairQueue) grabOne(it qitem) bool { q.got, q.found = it, true; return false }
 
 func fairKey(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} }
 
@@ -192,7 +220,8 @@ func (q *fairQueue) tenant(i int) *fairTenant {
 		i = 0 // a driver bug; keep the job schedulable rather than lose it
 	}
 	for len(q.ten) <= i {
-		q.ten = append(q.ten, fairTenant{t: btree.NewWithFreeListG(btreeDegree, lessFCFS, q.free)})
+		t := btree.NewWithFreeListG(btreeDegree, lessFCFS, q.free)
+		q.ten = append(q.ten, fairTenant{t: t, cur: newCursor(t)})
 	}
 	return &q.ten[i]
 }
@@ -218,7 +247,8 @@ func (q *fairQueue) begin(v View, tot *clusterTotals) {
 	ts := v.Tenants()
 	for i := range q.ten {
 		t := &q.ten[i]
-		t.peek, t.has = t.t.Min()
+		t.cur.reset()
+		t.live = t.t.Len() > 0
 		t.weight, t.gpu, t.cpu, t.mem = 1, 0, 0, 0
 		if i < len(ts) {
 			if ts[i].Weight > 0 {
@@ -231,21 +261,22 @@ func (q *fairQueue) begin(v View, tot *clusterTotals) {
 }
 
 func (q *fairQueue) next() (qitem, bool) {
-	pick := -1
-	for i := range q.ten {
-		if q.ten[i].has && (pick < 0 || q.ten[i].score < q.ten[pick].score) {
-			pick = i
+	for {
+		pick := -1
+		for i := range q.ten {
+			if q.ten[i].live && (pick < 0 || q.ten[i].score < q.ten[pick].score) {
+				pick = i
+			}
 		}
+		if pick < 0 {
+			return qitem{}, false
+		}
+		t := &q.ten[pick]
+		if it, ok := t.cur.next(); ok {
+			return it, true
+		}
+		t.live = false // visited all its jobs in this walk
 	}
-	if pick < 0 {
-		return qitem{}, false
-	}
-	t := &q.ten[pick]
-	it := t.peek
-	q.found = false
-	t.t.AscendGreaterOrEqual(it.after(), q.grab)
-	t.peek, t.has = q.got, q.found
-	return it, true
 }
 
 func (q *fairQueue) take(it qitem, j *Job) {

@@ -75,11 +75,12 @@ type scheduler struct {
 	jobs    []jobState
 	cpuOnly int // queued jobs with GPUs == 0
 
-	out  []Decision
-	slab hwmodel.Placement
-	tot  clusterTotals
-	res  reservation
-	step func(runItem) bool // s.walkStep, bound once
+	out    []Decision
+	slab   hwmodel.Placement
+	failed failMemo
+	tot    clusterTotals
+	res    reservation
+	step   func(runItem) bool // s.walkStep, bound once
 }
 
 func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
@@ -207,6 +208,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 	now := v.Now()
 	s.tot.update(c)
 	s.q.begin(v, &s.tot)
+	s.failed.reset()
 	blocked := false
 	visited := 0
 	for {
@@ -246,8 +248,67 @@ func (s *scheduler) Schedule(v View) []Decision {
 	return s.out
 }
 
+// failMemo remembers a few single-node requests that found no room in
+// this call. Capacity only shrinks during a call, so a request that needs
+// at least as much of everything, on no more models, cannot fit either and
+// is skipped without a node scan. This relies on the Placer contract (a
+// placer finds a placement whenever its rules allow one). Gangs are not
+// remembered: their proportional CPU split makes "needs more" not monotone.
+type failMemo struct {
+	n, next int
+	r       [8]hwmodel.Request
+}
+
+func (m *failMemo) reset() { m.n, m.next = 0, 0 }
+
+func singleNode(c *hwmodel.Cluster, r hwmodel.Request) bool {
+	return r.GPUs == 0 || r.GPUs <= c.MaxNodeGPUs(r.Models)
+}
+
+// dooms reports whether failed request f proves that r cannot fit.
+func dooms(f, r hwmodel.Request) bool {
+	if r.CPUMilli < f.CPUMilli || r.MemoryMiB < f.MemoryMiB {
+		return false
+	}
+	if f.GPUs == 0 {
+		return true // no node has the CPU and memory, whatever else r needs
+	}
+	return r.GPUs >= f.GPUs && r.GPUMilli >= f.GPUMilli && within(r.Models, f.Models)
+}
+
+func (m *failMemo) doomed(r hwmodel.Request) bool {
+	for _, f := range m.r[:m.n] {
+		if dooms(f, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *failMemo) add(r hwmodel.Request) {
+	if m.n < len(m.r) {
+		m.r[m.n] = r
+		m.n++
+		return
+	}
+	m.r[m.next] = r
+	m.next = (m.next + 1) % len(m.r)
+}
+
 // place asks the placer for room in the current slab.
 func (s *scheduler) place(c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+	single := validRequest(r) && singleNode(c, r)
+	if single && s.failed.doomed(r) {
+		return nil, false
+	}
+	p, ok := s.placeInSlab(c, r)
+	if !ok && single {
+		s.failed.add(r)
+	}
+	return p, ok
+}
+
+func (s *scheduler) placeInSlab(c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
 	need := 1
 	if r.GPUs > 1 {
 		need = min(r.GPUs, max(c.NumNodes(), 1))
