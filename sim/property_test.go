@@ -1,0 +1,152 @@
+package sim_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/runner"
+	"github.com/brigadesim/brigade/sim"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// smallWorkload generates a contended workload with DAG tasks, shared GPUs,
+// failing attempts and retries, from one seed.
+func smallWorkload(t testing.TB, seed uint64, jobs int) *workloads.Workload {
+	t.Helper()
+	cfg := workloads.DefaultSyntheticConfig()
+	cfg.Jobs = jobs
+	cfg.Arrival.RatePerHour = 400
+	cfg.Duration.Max = 2 * hwmodel.Day
+	cfg.SharedFraction = 0.3
+	cfg.DAG = workloads.DAGConfig{Probability: 0.3, Shape: "chain", Tasks: 3}
+	if seed%2 == 1 {
+		cfg.DAG.Shape = "forkjoin"
+	}
+	w, err := workloads.Generate(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 99))
+	for i := range w.Jobs {
+		if r.IntN(5) == 0 {
+			w.Jobs[i].FailedAttempts = 1 + r.IntN(2)
+			w.Jobs[i].MaxRetries = r.IntN(3)
+		}
+	}
+	w.FillEstimates()
+	return w
+}
+
+func runChecked(t testing.TB, w *workloads.Workload, policy string, opt policies.Options, gpus int) (*sim.Result, *results.Timeline) {
+	t.Helper()
+	c, err := runner.BenchCluster(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policies.New(policy, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := results.NewTimeline(hwmodel.Hour, int64(gpus)*hwmodel.MilliPerGPU)
+	eng, err := sim.New(sim.Config{Cluster: c, Workload: w, Policy: p, CheckInvariants: true, RevealOracle: opt.UseOracle,
+		Observe: func(now hwmodel.Time, o sim.Observation) {
+			tl.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.Close(res.End)
+	return res, tl
+}
+
+// checkOutcomes asserts what must hold of any run's outcomes, whatever the
+// policy: every job terminal, times in order, run time equal to the
+// attempts' durations, dependants of failed jobs failed without running,
+// and Little's law between the timeline and the job records.
+func checkOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl *results.Timeline) {
+	t.Helper()
+	if res.Rejections != 0 {
+		t.Errorf("%d decisions rejected; built-in policies must only propose what fits", res.Rejections)
+	}
+	for i, o := range res.Jobs {
+		j := &w.Jobs[i]
+		if !o.State.Terminal() {
+			t.Fatalf("job %s ended %s", j.Name, o.State)
+		}
+		if o.Start < o.Submit || o.End < o.Start || o.Wait < 0 {
+			t.Fatalf("job %s: submit %d start %d end %d wait %d out of order", j.Name, o.Submit, o.Start, o.End, o.Wait)
+		}
+		if o.Run != hwmodel.Time(o.Attempts)*j.Duration {
+			t.Fatalf("job %s: ran %d over %d attempts of %d", j.Name, o.Run, o.Attempts, j.Duration)
+		}
+		wantOK := o.Attempts == j.FailedAttempts+1
+		if (o.State == sim.Succeeded) != wantOK {
+			t.Fatalf("job %s: %s after %d attempts with %d failing and %d retries", j.Name, o.State, o.Attempts, j.FailedAttempts, j.MaxRetries)
+		}
+		for _, d := range j.Deps {
+			dep := res.Jobs[d]
+			if dep.State == sim.Failed && (o.State != sim.Failed || o.Attempts != 0) {
+				t.Fatalf("job %s ran (%s) although dependency %s failed", j.Name, o.State, w.Jobs[d].Name)
+			}
+			if o.Attempts > 0 && o.Start < dep.End {
+				t.Fatalf("job %s started at %d before dependency %s ended at %d", j.Name, o.Start, w.Jobs[d].Name, dep.End)
+			}
+		}
+	}
+	recs := make([]results.JobRecord, len(res.Jobs))
+	for i, o := range res.Jobs {
+		recs[i] = results.JobRecord{ID: int32(i), Tenant: w.Jobs[i].Tenant, Submit: o.Submit, Start: o.Start, End: o.End,
+			Wait: o.Wait, Run: o.Run, Attempts: o.Attempts, State: results.Succeeded}
+	}
+	sum := results.Summarize(results.RunInput{Policy: "p", TotalGPUs: 1, Jobs: recs, Timeline: tl})
+	if e := sum.LittlesLaw.RelError; e > 1e-9 {
+		t.Errorf("Little's law: L=%g, λW=%g (rel error %g)", sum.LittlesLaw.MeanInSystem,
+			sum.LittlesLaw.ThroughputPerS*sum.LittlesLaw.MeanTimeInSystemS, e)
+	}
+}
+
+func TestEngineInvariantsUnderEveryPolicy(t *testing.T) {
+	for _, name := range policies.Names() {
+		for _, opt := range []policies.Options{{}, {Backfill: true, Placement: "bestfit"}} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				t.Run(fmt.Sprintf("%s/bf=%v/seed=%d", name, opt.Backfill, seed), func(t *testing.T) {
+					w := smallWorkload(t, seed, 300)
+					res, tl := runChecked(t, w, name, opt, 64)
+					checkOutcomes(t, w, res, tl)
+				})
+			}
+		}
+	}
+}
+
+func TestEngineIsDeterministic(t *testing.T) {
+	w := smallWorkload(t, 7, 400)
+	a, _ := runChecked(t, w, "fair", policies.Options{Backfill: true}, 64)
+	b, _ := runChecked(t, w, "fair", policies.Options{Backfill: true}, 64)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two runs of the same workload and policy differ")
+	}
+}
+
+// FuzzEngine drives the engine with generated workloads; every run must
+// keep the invariants (checked after every event) and the outcome rules.
+func FuzzEngine(f *testing.F) {
+	for _, s := range []uint64{1, 2, 3, 42} {
+		f.Add(s, uint8(0), uint8(40), false)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, policyIdx, jobs uint8, backfill bool) {
+		names := policies.Names()
+		w := smallWorkload(t, seed, 1+int(jobs))
+		res, tl := runChecked(t, w, names[int(policyIdx)%len(names)], policies.Options{Backfill: backfill}, 32)
+		checkOutcomes(t, w, res, tl)
+	})
+}
