@@ -158,7 +158,7 @@ func ParseClusterSpec(data []byte, file string) (*ClusterSpec, error) {
 	p := &problems{file: file}
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		p.add("", "%s", strings.ReplaceAll(err.Error(), "\n ", ""))
+		p.add("", "%s", oneLine(err.Error()))
 		return nil, p.err()
 	}
 	var tree any
@@ -188,6 +188,19 @@ func ParseClusterSpec(data []byte, file string) (*ClusterSpec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// oneLine joins the YAML library's multi-line "unmarshal errors:" list
+// into one line: "yaml: unmarshal errors: line 2: ...; line 5: ...".
+func oneLine(msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	if len(lines) > 1 && strings.HasSuffix(lines[0], ":") {
+		return lines[0] + " " + strings.Join(lines[1:], "; ")
+	}
+	return strings.Join(lines, "; ")
 }
 
 // --- structural check of the decoded tree, for errors with field paths ---

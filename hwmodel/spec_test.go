@@ -141,7 +141,7 @@ func TestParseBadSpecs(t *testing.T) {
 		{"unknown_field.json", "nodes[1].gpu_models", []string{"unknown field", `did you mean "gpu_model"`}},
 		{"syntax.yaml", "", []string{"yaml: line 4"}},
 		{"syntax.json", "", []string{"yaml: line 4"}},
-		{"duplicate_key.yaml", "", []string{"line 6", `"count" already set`}},
+		{"duplicate_key.yaml", "", []string{`yaml: unmarshal errors: line 6: key "count" already set in map; line 8: key "gpus_per_node"`}},
 		{"empty.yaml", "", []string{"empty"}},
 		{"no_nodes.yaml", "", []string{"no nodes"}},
 		{"not_a_list.yaml", "node_groups", []string{"want a list"}},
