@@ -44,22 +44,31 @@ type jobState struct {
 
 // reservation is the EASY backfill reservation of the first blocked job.
 type reservation struct {
-	gpu    bool             // counted in GPU milli (a GPU job) or CPU and memory (a CPU-only job)
-	models hwmodel.ModelSet // the blocked job's accepted models (gpu mode)
-	now    Time
-	shadow Time
-	avail  int64 // gpu mode: idle accepted milli at shadow; else CPU
-	need   int64
-	availM int64 // memory (cpu mode)
-	needM  int64
-	done   bool
+	gpu bool // counted in GPU milli (a GPU job) or CPU and memory (a CPU-only job)
+	// models is what the reservation protects: the one GPU model on which
+	// the blocked job's need is met first, or all the models it accepts if
+	// it never is. Only GPUs of these models count against the extra.
+	models   hwmodel.ModelSet
+	accepted hwmodel.ModelSet // the blocked job's models present in the cluster
+	perModel [64]int64        // gpu mode: idle milli per model at the walk's point
+	now      Time
+	shadow   Time
+	avail    int64 // gpu mode: milli of the chosen model; else CPU
+	need     int64
+	availM   int64 // memory (cpu mode)
+	needM    int64
+	done     bool
 }
 
-func (r *reservation) satisfied() bool {
+// settle checks whether the need is met; in gpu mode on one model m.
+func (r *reservation) settle(m int) {
 	if r.gpu {
-		return r.avail >= r.need
+		if m >= 0 && r.perModel[m] >= r.need {
+			r.done, r.models, r.avail = true, hwmodel.Of(hwmodel.ModelID(m)), r.perModel[m]
+		}
+		return
 	}
-	return r.avail >= r.need && r.availM >= r.needM
+	r.done = r.avail >= r.need && r.availM >= r.needM
 }
 
 // scheduler combines a queue order, a placer and the backfill option.
@@ -358,31 +367,44 @@ func placementModel(c *hwmodel.Cluster, p hwmodel.Placement) int16 {
 //
 // It is count-based, the usual approximation: walking running jobs in
 // order of estimated end (overdue ones count as ending now), it adds up
-// what each releases until the blocked job's need is met cluster-wide. A
-// GPU job counts GPU milli on the models it accepts (idle whole GPUs now
-// plus the GPUs released); a CPU-only job counts CPU and memory, since that
-// is what blocks it. The time the need is met is the shadow time, and what
-// is left over then is the extra. It ignores which node frees what, so the
-// blocked job may still not fit at the shadow time (fragmentation, or a
-// node short of CPU), and it never moves the shadow later once computed. If
-// the running jobs never free enough (capacity held outside this policy's
-// knowledge), the shadow is the last estimated end and the extra is zero.
+// what each releases until the blocked job's need is met. A GPU job counts
+// GPU milli per model, since a placement never mixes models (idle whole
+// GPUs now, plus what running jobs on that model release), and the need is
+// met on the first model that reaches it (lowest model ID on a tie); a
+// CPU-only job counts CPU and memory cluster-wide, since that is what
+// blocks it. The time the need is met is the shadow time, and what is left
+// over on that model then is the extra. It ignores which node frees what,
+// so the blocked job may still not fit at the shadow time (fragmentation,
+// a node short of CPU), and a fractional job's need is its share but only
+// whole idle GPUs count as available. If the running jobs never free
+// enough (capacity held outside this policy's knowledge), the shadow is the
+// last estimated end and the extra is zero.
 func (s *scheduler) reserveFor(v View, j *Job) {
 	c := v.Cluster()
 	r := &s.res
 	*r = reservation{now: v.Now(), shadow: v.Now()}
 	if j.Req.GPUs > 0 {
-		r.gpu, r.models = true, j.Req.Models
-		r.avail = int64(c.FreeWholeGPUsAccepted(j.Req.Models)) * hwmodel.MilliPerGPU
-		r.need = j.Req.TotalMilli()
+		r.gpu, r.need = true, j.Req.TotalMilli()
+		for m := 0; m < numModels; m++ {
+			id := hwmodel.ModelID(m)
+			if j.Req.Models.Accepts(id) && c.GPUsOfModel(id) > 0 {
+				r.accepted |= hwmodel.Of(id)
+				r.perModel[m] = int64(c.FreeWholeGPUsAccepted(hwmodel.Of(id))) * hwmodel.MilliPerGPU
+			}
+		}
+		for m := 0; m < numModels && !r.done; m++ {
+			if r.accepted&hwmodel.Of(hwmodel.ModelID(m)) != 0 {
+				r.settle(m)
+			}
+		}
 	} else {
 		for i := 0; i < c.NumNodes(); i++ {
 			r.avail += c.FreeCPU(i)
 			r.availM += c.FreeMemory(i)
 		}
 		r.need, r.needM = j.Req.CPUMilli, j.Req.MemoryMiB
+		r.settle(-1)
 	}
-	r.done = r.satisfied()
 	if !r.done {
 		s.running.Ascend(s.step)
 	}
@@ -391,6 +413,10 @@ func (s *scheduler) reserveFor(v View, j *Job) {
 			r.shadow = max(r.now, last.end)
 		}
 		r.avail, r.availM = r.need, r.needM // extra zero
+		r.models = r.accepted
+		if r.models == hwmodel.AnyModel {
+			r.models = j.Req.Models // no accepted GPUs at all; it cannot run
+		}
 	}
 }
 
@@ -398,14 +424,15 @@ func (s *scheduler) walkStep(it runItem) bool {
 	r := &s.res
 	r.shadow = max(r.now, it.end)
 	if r.gpu {
-		if it.model >= 0 && r.models.Accepts(hwmodel.ModelID(it.model)) {
-			r.avail += it.milli
+		if it.model >= 0 && r.accepted&hwmodel.Of(hwmodel.ModelID(it.model)) != 0 {
+			r.perModel[it.model] += it.milli
+			r.settle(int(it.model))
 		}
 	} else {
 		r.avail += it.cpu
 		r.availM += it.mem
+		r.settle(-1)
 	}
-	r.done = r.satisfied()
 	return !r.done
 }
 

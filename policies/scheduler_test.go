@@ -210,6 +210,11 @@ func TestEASYBackfill(t *testing.T) {
 			{whole(1), 20 * h, true},  // extra = 4 - 3 = 1
 			{whole(1), 20 * h, false}, // extra used up
 		}},
+		{"with every GPU taken, GPU jobs are skipped but cpu-only ones still start", 4, []cand{
+			{whole(2), 2 * h, true},
+			{whole(1), h, false},
+			{cpuOnly(1000), 100 * h, true},
+		}},
 		{"cpu-only jobs use none of the reserved GPUs", 4, []cand{
 			{cpuOnly(1000), 100 * h, true},
 			{whole(1), 20 * h, false},
@@ -487,5 +492,110 @@ func TestScheduleSteadyStateAllocations(t *testing.T) {
 				t.Errorf("%s: %v allocations per call", b.p.Name(), got)
 			}
 		}
+	}
+}
+
+// A driver that reports things out of the usual order must not corrupt the
+// policy's indexes.
+func TestAbsorbSurprises(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			v := newFakeView(t, newCluster(t, node(0, 4, 64000, 1<<20)))
+			p := mustNew(t, name, Options{Backfill: true})
+			s := p.(*scheduler)
+			check := func(queued, running int) {
+				t.Helper()
+				if s.q.len() != queued || s.running.Len() != running {
+					t.Fatalf("queue %d running %d, want %d and %d", s.q.len(), s.running.Len(), queued, running)
+				}
+			}
+			blocker := busy(t, v.c, 0, 0b1, 1000, 0)
+			a := v.add(Job{Submit: 0, Req: whole(4), Estimate: h / 60})
+			b := v.add(Job{Submit: 1, Req: whole(1)})
+			v.ev.Queued = append(v.ev.Queued, a, -1) // a duplicate and a bad ID
+			v.ev.Ended = append(v.ev.Ended, b, 77)   // not running; unknown
+			if got := v.call(p); len(got) != 0 {
+				t.Fatalf("started %v", ids(got))
+			}
+			check(2, 0)
+			// The driver starts a itself, without a decision.
+			v.c.Release(blocker)
+			all := hwmodel.Placement{{Node: 0, GPUs: 0xf, Milli: 1000, CPUMilli: 4000, MemoryMiB: 4096}}
+			if err := v.c.Allocate(all); err != nil {
+				t.Fatal(err)
+			}
+			v.ev.Started = append(v.ev.Started, a)
+			if got := v.call(p); len(got) != 0 {
+				t.Fatalf("started %v on a full cluster", ids(got))
+			}
+			check(1, 1)
+			// a comes back to the queue without an Ended (say, preempted).
+			v.c.Release(all)
+			v.ev.Queued = append(v.ev.Queued, a)
+			if got := ids(v.call(p)); !slices.Equal(got, []JobID{a}) {
+				t.Fatalf("started %v, want [%d]", got, a)
+			}
+			check(1, 1)
+		})
+	}
+}
+
+func TestFailMemo(t *testing.T) {
+	a100 := hwmodel.Of(5)
+	both := hwmodel.Of(5, 6)
+	for _, tc := range []struct {
+		name   string
+		failed hwmodel.Request
+		r      hwmodel.Request
+		doomed bool
+	}{
+		{"more GPUs", whole(2), whole(3), true},
+		{"fewer GPUs", whole(2), whole(1), false},
+		{"more CPU per job", whole(2), hwmodel.Request{GPUs: 2, GPUMilli: 1000, CPUMilli: 2001, MemoryMiB: 2048}, true},
+		{"less CPU", whole(2), hwmodel.Request{GPUs: 2, GPUMilli: 1000, CPUMilli: 1999, MemoryMiB: 2048}, false},
+		{"whole after fractional", frac(300), hwmodel.Request{GPUs: 1, GPUMilli: 1000, CPUMilli: 500, MemoryMiB: 512}, true},
+		{"fractional after whole", whole(1), frac(300), false},
+		{"narrower models", hwmodel.Request{GPUs: 1, GPUMilli: 1000, Models: both}, hwmodel.Request{GPUs: 1, GPUMilli: 1000, Models: a100}, true},
+		{"wider models", hwmodel.Request{GPUs: 1, GPUMilli: 1000, Models: a100}, hwmodel.Request{GPUs: 1, GPUMilli: 1000, Models: both}, false},
+		{"any after some", hwmodel.Request{GPUs: 1, GPUMilli: 1000, Models: a100}, hwmodel.Request{GPUs: 1, GPUMilli: 1000}, false},
+		{"cpu-only dooms anything needing more CPU", cpuOnly(1000), whole(4), true},
+		{"gpu failure does not doom cpu-only", whole(1), cpuOnly(8000), false},
+	} {
+		if got := dooms(tc.failed, tc.r); got != tc.doomed {
+			t.Errorf("%s: dooms(%+v, %+v) = %v", tc.name, tc.failed, tc.r, got)
+		}
+	}
+}
+
+// The reservation sits on the GPU model where the blocked job's need is met
+// first; jobs on other models do not eat into it.
+func TestEASYBackfillPerModel(t *testing.T) {
+	v100, a100 := model(t, "V100-16GB"), model(t, "A100-80GB")
+	on := func(m hwmodel.ModelID, g int) hwmodel.Request {
+		r := whole(g)
+		r.Models = hwmodel.Of(m)
+		return r
+	}
+	v := newFakeView(t, newCluster(t, node(v100, 4, 64000, 1<<20), node(a100, 4, 64000, 1<<20)))
+	p := mustNew(t, "fcfs", Options{Backfill: true})
+	r1 := v.add(Job{Req: on(v100, 2), Estimate: 10 * h})
+	r2 := v.add(Job{Submit: 1, Req: on(a100, 2), Estimate: 5 * h})
+	if got := ids(v.call(p)); !slices.Equal(got, []JobID{r1, r2}) {
+		t.Fatalf("setup: %v", got)
+	}
+	v.now = h
+	head := v.add(Job{Submit: h, Req: whole(4)}) // idle: 2 V100, 2 A100; A100 has 4 at 5h
+	c1 := v.add(Job{Submit: h + 1, Req: on(v100, 1), Estimate: 50 * h})
+	c2 := v.add(Job{Submit: h + 2, Req: whole(1), Estimate: 50 * h}) // first fit puts it on the V100 node
+	v.add(Job{Submit: h + 3, Req: on(a100, 1), Estimate: 50 * h})    // would delay the head
+	c4 := v.add(Job{Submit: h + 4, Req: on(a100, 1), Estimate: 3 * h})
+	if got, want := ids(v.call(p)), []JobID{c1, c2, c4}; !slices.Equal(got, want) {
+		t.Fatalf("backfilled %v, want %v", got, want)
+	}
+	v.now = 5 * h
+	v.end(r2)
+	v.end(c4)
+	if got := v.call(p); len(got) == 0 || got[0].Job != head || got[0].Placement[0].Node != 1 {
+		t.Fatalf("at the shadow time got %+v, want the head on the A100 node", got)
 	}
 }
