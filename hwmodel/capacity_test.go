@@ -358,8 +358,8 @@ func randomNodes(rng *rand.Rand) []hwmodel.Node {
 			Name:      fmt.Sprintf("n%02d", i),
 			Model:     models[rng.IntN(len(models))].ID,
 			GPUs:      gpus,
-			CPUMilli:  int64(rng.IntN(5)) * 16000,
-			MemoryMiB: int64(rng.IntN(5)) * 64 * 1024,
+			CPUMilli:  int64(rng.IntN(5)) * 16000, // sometimes 0
+			MemoryMiB: int64(1+rng.IntN(4)) * 64 * 1024,
 		})
 	}
 	return nodes
@@ -400,8 +400,10 @@ func randomPlacement(rng *rand.Rand, nodes []hwmodel.Node) hwmodel.Placement {
 		if rng.IntN(40) == 0 {
 			s.Milli = []int32{0, -5, 1001}[rng.IntN(3)]
 		}
-		s.CPUMilli = rng.Int64N(20000)
-		s.MemoryMiB = rng.Int64N(80 * 1024)
+		if rng.IntN(3) > 0 {
+			s.CPUMilli = rng.Int64N(8000)
+			s.MemoryMiB = rng.Int64N(32 * 1024)
+		}
 		if rng.IntN(40) == 0 {
 			s.CPUMilli = -1
 		}
@@ -415,7 +417,11 @@ func randomPlacement(rng *rand.Rand, nodes []hwmodel.Node) hwmodel.Placement {
 // reference model, that CheckInvariants passes, that nothing is ever over
 // capacity, and that a refused allocation changes nothing.
 func TestClusterRandomSequences(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
+	seeds, steps := uint64(12), 1500
+	if testing.Short() {
+		seeds, steps = 3, 500
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 0x62726967616465))
 			nodes := randomNodes(rng)
@@ -426,9 +432,9 @@ func TestClusterRandomSequences(t *testing.T) {
 			initial := capSnapshot(c)
 			ref := newRefModel(nodes)
 			var live []hwmodel.Placement
-			accepted, refused := 0, 0
-			for step := range 2000 {
-				if len(live) > 0 && rng.IntN(10) < 4 {
+			accepted, refused, peak := 0, 0, int64(0)
+			for step := range steps {
+				if len(live) > 0 && rng.IntN(10) < 2 {
 					k := rng.IntN(len(live))
 					c.Release(live[k])
 					ref.apply(live[k], +1)
@@ -437,7 +443,6 @@ func TestClusterRandomSequences(t *testing.T) {
 				} else {
 					p := randomPlacement(rng, nodes)
 					want := ref.fits(p)
-					before := capSnapshot(c)
 					err := c.Allocate(p)
 					if (err == nil) != want {
 						t.Fatalf("step %d: Allocate(%+v) = %v, reference says fits=%v", step, p, err, want)
@@ -447,9 +452,7 @@ func TestClusterRandomSequences(t *testing.T) {
 						if !errors.Is(err, hwmodel.ErrCapacity) {
 							t.Fatalf("step %d: error %q does not wrap ErrCapacity", step, err)
 						}
-						if !reflect.DeepEqual(capSnapshot(c), before) {
-							t.Fatalf("step %d: refused allocation changed the state", step)
-						}
+						// ref.compare below fails if the refusal changed anything.
 					} else {
 						accepted++
 						ref.apply(p, -1)
@@ -458,6 +461,7 @@ func TestClusterRandomSequences(t *testing.T) {
 				}
 				checkRedLine(t, c)
 				ref.compare(t, c, step)
+				peak = max(peak, c.AllocatedMilli())
 			}
 			for _, p := range live {
 				c.Release(p)
@@ -466,7 +470,8 @@ func TestClusterRandomSequences(t *testing.T) {
 			if got := capSnapshot(c); !reflect.DeepEqual(got, initial) {
 				t.Fatalf("releasing everything did not restore the idle cluster")
 			}
-			if accepted < 100 || refused < 100 {
+			t.Logf("%d accepted, %d refused, peak GPU use %d%%", accepted, refused, peak*100/int64(max(1, c.TotalGPUs())*1000))
+			if accepted < steps/20 || refused < steps/20 {
 				t.Fatalf("sequence is lopsided: %d accepted, %d refused", accepted, refused)
 			}
 		})
