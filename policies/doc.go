@@ -66,17 +66,34 @@
 // costs O(jobs started × placement + log n), whatever the queue length.
 //
 // With Options.Backfill (EASY), the first blocked job gets a reservation
-// (see scheduler.reserveFor for the count-based shadow time and extra), and
-// the walk goes on through at most Options.BackfillDepth further jobs,
-// starting those that fit now and either end (now + duration) by the shadow
-// time or use no more than the remaining extra (which they then consume).
-// The walk stops early when the cluster has no free GPU share left and no
-// CPU-only job is queued. A CPU-only job is never held back by GPU
-// accounting: behind a blocked GPU job it uses none of the reserved GPUs;
-// a blocked CPU-only job gets a reservation counted in CPU and memory.
-// Running jobs are indexed by (estimated end, ID), maintained from the
-// events and this policy's own Start decisions, so the shadow walk does not
-// sort. Preemption is not used.
+// and the walk goes on through at most Options.BackfillDepth further jobs,
+// starting those that fit now and either end (now + duration) by the
+// reservation's shadow time or use no more than its remaining extra (which
+// they then consume).
+//
+// The reservation is count-based, the standard approximation. For a GPU
+// job, running jobs are walked in order of estimated end (start +
+// duration, an overdue job counting as ending now), adding the GPU milli
+// each releases to its GPU model's idle count, until one model the blocked
+// job accepts has enough idle GPUs for it: that time is the shadow time,
+// that model is the one reserved, and its idle surplus then is the extra.
+// Only backfilled jobs placed on the reserved model consume the extra. For
+// a CPU-only job the same walk counts CPU and memory cluster-wide instead,
+// since that is what blocks it, and backfilled jobs consume CPU and memory
+// extra. Node boundaries are ignored, so the blocked job may still not fit
+// at the shadow time (fragmentation, a node short of CPU); if the running
+// jobs never free enough, the shadow time is the last estimated end and
+// the extra is zero. Running jobs are indexed by (estimated end, ID) in a
+// btree, maintained from this policy's Start decisions and the Started,
+// Rejected and Ended events, so the walk never sorts.
+//
+// The backfill walk stops early when the cluster has no free GPU share
+// left and no CPU-only job is queued. A CPU-only job is never held back by
+// GPU accounting: behind a blocked GPU job it uses none of the reserved
+// GPUs. Within a call, a single-node request that needs at least as much
+// of everything as one that already failed to place (on no more GPU
+// models) is skipped without a node scan, since capacity only shrinks
+// during a call. Preemption is not used.
 //
 // # Allocation
 //
