@@ -41,6 +41,11 @@ type RunInput struct {
 	// StarvationThreshold is the wait beyond which a job counts as starved;
 	// 0 means max(10 × median wait, 1 h).
 	StarvationThreshold hwmodel.Time
+	// Arrivals, when set, holds the Timeline's integrals over the arrival
+	// window [first Submit, last Submit], taken by the caller when the
+	// timeline reached the last submission; it yields
+	// GPUUtilisationArrivals.
+	Arrivals *Integrals
 	// SlowdownBound is τ in bounded slowdown; 0 means DefaultSlowdownBound.
 	SlowdownBound hwmodel.Time
 	// Events is the number of events the engine processed; copied as is.
@@ -154,6 +159,11 @@ type Summary struct {
 	// GPUUtilisation is the Timeline's ∫AllocatedMilli dt over
 	// (TotalGPUs × 1000 × makespan).
 	GPUUtilisation float64 `json:"gpu_utilisation"`
+	// GPUUtilisationArrivals is the same ratio over the arrival window
+	// [first Submit, last Submit] only (RunInput.Arrivals): the contended
+	// period, before a few long jobs drain alone and dilute the ratio over
+	// the makespan. 0 when the caller gave no window or it is empty.
+	GPUUtilisationArrivals float64 `json:"gpu_utilisation_arrivals"`
 	// GPUHoursAllocated is the Timeline's ∫AllocatedMilli dt in GPU-hours.
 	GPUHoursAllocated float64 `json:"gpu_hours_allocated"`
 
@@ -264,6 +274,14 @@ func Summarize(in RunInput) Summary {
 	}
 	capacityMilli := float64(in.TotalGPUs) * hwmodel.MilliPerGPU
 	s.GPUUtilisation = ratio(ig.AllocatedMilliGPUSeconds, capacityMilli*makespan.Seconds())
+	if in.Arrivals != nil && len(in.Jobs) > 0 {
+		first, last := in.Jobs[0].Submit, in.Jobs[0].Submit
+		for i := range in.Jobs {
+			first = min(first, in.Jobs[i].Submit)
+			last = max(last, in.Jobs[i].Submit)
+		}
+		s.GPUUtilisationArrivals = ratio(in.Arrivals.AllocatedMilliGPUSeconds, capacityMilli*(last-first).Seconds())
+	}
 	s.GPUHoursAllocated = ig.AllocatedMilliGPUSeconds / hwmodel.MilliPerGPU / 3600
 	s.QueueLength = QueueLength{Mean: ratio(ig.QueuedJobSeconds, makespan.Seconds()), Max: tmax.Queued}
 

@@ -367,3 +367,19 @@ func TestJainIndexSlowdownHandWorked(t *testing.T) {
 		t.Errorf("tenant b mean bounded slowdown = %v, want 4", sum.Tenants[1].MeanBoundedSlowdown)
 	}
 }
+
+func TestGPUUtilisationArrivalsHandWorked(t *testing.T) {
+	s := hwmodel.Second
+	jobs := []JobRecord{
+		{ID: 0, Submit: 0, End: 10 * s, Run: 10 * s, GPUs: 1, GPUMilli: 1000, Attempts: 1, State: Succeeded},
+		{ID: 1, Submit: 100 * s, Start: 100 * s, End: 1000 * s, Run: 900 * s, GPUs: 1, GPUMilli: 1000, Attempts: 1, State: Succeeded},
+	}
+	// 2 GPUs; 50 GPU-seconds allocated over the 100 s arrival window.
+	sum := Summarize(RunInput{Policy: "p", TotalGPUs: 2, Jobs: jobs, Arrivals: &Integrals{AllocatedMilliGPUSeconds: 50_000}})
+	if got, want := sum.GPUUtilisationArrivals, 0.25; math.Abs(got-want) > 1e-12 {
+		t.Errorf("gpu_utilisation_arrivals = %v, want 50 GPU-s / (2 GPUs × 100 s) = %v", got, want)
+	}
+	if sum := Summarize(RunInput{Policy: "p", TotalGPUs: 2, Jobs: jobs}); sum.GPUUtilisationArrivals != 0 {
+		t.Errorf("without an arrival window gpu_utilisation_arrivals = %v, want 0", sum.GPUUtilisationArrivals)
+	}
+}

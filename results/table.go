@@ -21,7 +21,9 @@ const tableHeader = "policy\tjobs\twait\t\t\tjct\n" +
 //	wait     mean, p50 and p99 wait
 //	jct      mean and p99 job completion time
 //	bsld     mean bounded slowdown
-//	util     GPU utilisation, %
+//	util     GPU utilisation while jobs were arriving, % (the
+//	         contended period; GPUUtilisationArrivals), or over the
+//	         makespan when no arrival window was given
 //	starved  jobs over the starvation threshold
 //	jain     Jain's index over tenants' mean bounded slowdown
 //	         (JainIndexSlowdown; "-" when undefined): 1 = every tenant
@@ -46,7 +48,7 @@ func FormatTable(w io.Writer, runs []Summary) error {
 			HumanDuration(s.WaitS.Mean), HumanDuration(s.WaitS.P50), HumanDuration(s.WaitS.P99),
 			HumanDuration(s.JCTS.Mean), HumanDuration(s.JCTS.P99),
 			compact(s.BoundedSlowdown.Mean, 2),
-			100*s.GPUUtilisation,
+			100*tableUtilisation(s),
 			s.Starvation.StarvedJobs,
 			jain,
 			compact(100*s.LittlesLaw.RelError, 2)+"%",
@@ -101,4 +103,11 @@ func oneUnit(v float64, unit string) string {
 		return strconv.FormatFloat(v, 'f', 1, 64) + unit
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64) + unit
+}
+
+func tableUtilisation(s *Summary) float64 {
+	if s.GPUUtilisationArrivals > 0 {
+		return s.GPUUtilisationArrivals
+	}
+	return s.GPUUtilisation
 }

@@ -39,7 +39,9 @@ type PolicyRun struct {
 	Summary   results.Summary
 	Jobs      []results.JobRecord
 	Timeline  *results.Timeline
-	Engine    *sim.Result
+	// Arrivals is the timeline's integrals up to the last submission.
+	Arrivals *results.Integrals
+	Engine   *sim.Result
 }
 
 // Run runs every policy in spec and returns their results in the order the
@@ -93,6 +95,7 @@ func Run(spec Spec) ([]PolicyRun, error) {
 			Timeline:            r.Timeline,
 			StarvationThreshold: threshold,
 			Events:              r.Engine.Events,
+			Arrivals:            r.Arrivals,
 		})
 	}
 	return runs, nil
@@ -134,6 +137,11 @@ func runOne(spec Spec, name string) (PolicyRun, error) {
 		bucket = hwmodel.Hour
 	}
 	tl := results.NewTimeline(bucket, int64(cluster.TotalGPUs())*hwmodel.MilliPerGPU)
+	var lastSubmit hwmodel.Time
+	if n := len(spec.Workload.Jobs); n > 0 {
+		lastSubmit = spec.Workload.Jobs[n-1].Submit
+	}
+	var arrivals *results.Integrals
 	eng, err := sim.New(sim.Config{
 		Cluster:         cluster,
 		Workload:        spec.Workload,
@@ -142,6 +150,12 @@ func runOne(spec Spec, name string) (PolicyRun, error) {
 		CheckInvariants: spec.CheckInvariants,
 		Observe: func(now hwmodel.Time, o sim.Observation) {
 			tl.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
+			if arrivals == nil && now >= lastSubmit {
+				// The engine observes at every arrival instant, so this is
+				// the integral over exactly [first submit, last submit].
+				ig := tl.Integrals()
+				arrivals = &ig
+			}
 		},
 	})
 	if err != nil {
@@ -154,7 +168,7 @@ func runOne(spec Spec, name string) (PolicyRun, error) {
 	tl.Close(res.End)
 	return PolicyRun{
 		Policy: policy.Name(), TotalGPUs: cluster.TotalGPUs(),
-		Jobs: Records(spec.Workload, cluster, res), Timeline: tl, Engine: res,
+		Jobs: Records(spec.Workload, cluster, res), Timeline: tl, Engine: res, Arrivals: arrivals,
 	}, nil
 }
 

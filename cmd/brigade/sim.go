@@ -60,10 +60,10 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&f.waitWeight, "wait-weight", 1, "priority policy: score gained per hour of waiting (aging)")
 	fs.BoolVar(&f.oracle, "oracle", false, "let SJF and backfill use true job durations instead of runtime estimates")
 	fs.StringVar(&f.tenantWeights, "tenant-weights", "", "CSV `file` of tenant,weight for fair share (default: every tenant weighs 1)")
-	fs.Uint64Var(&f.seed, "seed", 1, "root seed of the run, recorded in the results (policies and generators draw from streams derived from it)")
+	fs.Uint64Var(&f.seed, "seed", 1, "root seed of the run, recorded in summary.json; seeded parts (synthetic workloads, randomised policies) derive their streams from it")
 	fs.StringVar(&f.out, "out", "brigade-out", "results `directory` (created if missing)")
-	fs.StringVar(&f.bucket, "bucket", "1h", "time-series bucket width, e.g. 10m, 1h")
-	fs.StringVar(&f.starvation, "starvation-threshold", "", "wait above which a job counts as starved (default: max(10 × median wait, 1h))")
+	fs.StringVar(&f.bucket, "bucket", "1h", "time-series bucket `width`, e.g. 10m, 1h")
+	fs.StringVar(&f.starvation, "starvation-threshold", "", "`wait` above which a job counts as starved (default: max(10 × median wait over all policies compared, 1h))")
 	fs.BoolVar(&f.checkInvariants, "check-invariants", false, "re-check every engine invariant after every event (slow; for debugging)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table")
 	if err := fs.parse(args, stdout); err != nil {
@@ -81,6 +81,19 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	if f.starvation != "" {
 		if starvation, err = hwmodel.ParseDuration(f.starvation); err != nil || starvation <= 0 {
 			return usageError{fmt.Errorf("--starvation-threshold: %v", orPositive(err))}
+		}
+	}
+	names := f.policies
+	if len(names) == 0 {
+		names = defaultPolicies()
+	}
+	opts := policies.Options{
+		Placement: f.placement, Backfill: f.backfill, BackfillDepth: f.backfillDepth,
+		PriorityWeight: f.priorityWeight, WaitWeightPerHour: f.waitWeight, UseOracle: f.oracle,
+	}
+	for _, n := range names {
+		if _, err := policies.New(n, opts); err != nil {
+			return usageError{err}
 		}
 	}
 	var (
@@ -123,14 +136,6 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	names := f.policies
-	if len(names) == 0 {
-		names = defaultPolicies()
-	}
-	opts := policies.Options{
-		Placement: f.placement, Backfill: f.backfill, BackfillDepth: f.backfillDepth,
-		PriorityWeight: f.priorityWeight, WaitWeightPerHour: f.waitWeight, UseOracle: f.oracle,
-	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "brigade: %d jobs from %s on %s, policies %s\n", len(w.Jobs), workloadName, spec.Name, strings.Join(names, ","))
 	}
@@ -143,9 +148,6 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		Parallel:        runtime.GOMAXPROCS(0),
 	})
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown policy") || strings.Contains(err.Error(), "placement") {
-			return usageError{err}
-		}
 		return err
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+func brigade(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = mainWithArgs(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/brigade -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; if the change is intended, run go test ./cmd/brigade -update and review the diff", name)
+	}
+}
+
+func hashDir(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	for _, f := range []string{"summary.json", "jobs.csv", "timeseries.csv"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// TestSimEmbeddedDefault runs `brigade sim` with no arguments (but --out)
+// and checks the comparison table and summary.json against golden files.
+func TestSimEmbeddedDefault(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := brigade(t, "sim", "--quiet", "--out", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{"fcfs", "sjf", "priority", "fair"} {
+		if !strings.Contains(stdout, "\n"+p+" ") {
+			t.Errorf("table lacks a row for %s:\n%s", p, stdout)
+		}
+	}
+	golden(t, "default-table.golden.txt", []byte(stdout))
+	summary, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "default-summary.golden.json", summary)
+}
+
+// TestSimDeterministic: same inputs and seed give byte-identical outputs,
+// with GOMAXPROCS 1 and 2 (policies run in parallel when there are cores).
+func TestSimDeterministic(t *testing.T) {
+	var hashes []string
+	for _, procs := range []int{1, 2, 2} {
+		prev := runtime.GOMAXPROCS(procs)
+		dir := t.TempDir()
+		code, _, stderr := brigade(t, "sim", "--quiet", "--out", dir, "--backfill", "--placement", "bestfit")
+		runtime.GOMAXPROCS(prev)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		hashes = append(hashes, hashDir(t, dir))
+	}
+	if hashes[0] != hashes[1] || hashes[1] != hashes[2] {
+		t.Fatalf("outputs differ between runs: %v", hashes)
+	}
+}
+
+// TestSimBadTrace: a malformed trace gets an error naming file, line and
+// field, exit code 1, and no results directory.
+func TestSimBadTrace(t *testing.T) {
+	dir := filepath.Join("..", "..", "workloads", "testdata")
+	tests := []struct {
+		file, format, want string
+	}{
+		{"brigade/bad-missing-column.csv", "brigade", `bad-missing-column.csv:1: field "duration_s"`},
+		{"brigade/bad-number.csv", "brigade", `bad-number.csv:3: field "gpus"`},
+		{"brigade/bad-negative-duration.csv", "brigade", `bad-negative-duration.csv:5: field "duration_s"`},
+		{"brigade/bad-unknown-model.csv", "brigade", `bad-unknown-model.csv:2: field "gpu_models": want GPU model names`},
+		{"brigade/bad-cycle.csv", "brigade", `bad-cycle.csv:2: field "deps": dependency cycle`},
+		{"philly/bad-number.csv", "philly", `bad-number.csv:`},
+		{"philly/bad-missing-column.csv", "philly", `bad-missing-column.csv:1: field`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, _, stderr := brigade(t, "sim", "--quiet", "--trace", filepath.Join(dir, tc.file), "--format", tc.format, "--out", out)
+			if code != exitError {
+				t.Errorf("exit %d, want %d", code, exitError)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not contain %q", stderr, tc.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("results directory %s exists after a failed run", out)
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "--policy", "lottery"}, "lottery"},
+		{[]string{"sim", "--placement", "worstfit"}, "worstfit"},
+		{[]string{"sim", "--bogus"}, "bogus"},
+		{[]string{"sim", "--bucket", "-1h"}, "--bucket"},
+		{[]string{"sim", "--cluster", "no-such-preset"}, "no-such-preset"},
+		{[]string{"frobnicate"}, "unknown command"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			args := append(tc.args[:len(tc.args):len(tc.args)], "--out", t.TempDir())
+			if tc.args[0] == "frobnicate" {
+				args = tc.args
+			}
+			code, _, stderr := brigade(t, args...)
+			if code == exitOK {
+				t.Fatalf("exit 0, want failure")
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not mention %q", stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestHelp: every command's --help exits 0 and shows every flag and at
+// least one example.
+func TestHelp(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, _ := brigade(t, c.name, "--help")
+			if code != exitOK {
+				t.Fatalf("exit %d", code)
+			}
+			if !strings.Contains(stdout, "Examples:\n  brigade "+c.name) {
+				t.Errorf("--help shows no example:\n%s", stdout)
+			}
+			if !strings.Contains(stdout, "Usage: brigade "+c.name) {
+				t.Errorf("--help shows no usage line")
+			}
+		})
+	}
+	code, stdout, _ := brigade(t, "--help")
+	if code != exitOK || !strings.Contains(stdout, "sim") || !strings.Contains(stdout, "bench") {
+		t.Errorf("top-level help: exit %d\n%s", code, stdout)
+	}
+}
