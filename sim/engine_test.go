@@ -248,7 +248,7 @@ func TestEngineReserveIsUndoneAfterTheCall(t *testing.T) {
 // stall never starts anything.
 type stall struct{}
 
-func (stall) Name() string                              { return "stall" }
+func (stall) Name() string                               { return "stall" }
 func (stall) Schedule(policies.View) []policies.Decision { return nil }
 
 func TestEngineReportsStrandedJobs(t *testing.T) {

@@ -127,7 +127,12 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := applyTenantWeights(w, weights, f.tenantWeights, stderr); err != nil {
+		for _, t := range weights {
+			if !slices.ContainsFunc(w.Tenants, func(x workloads.Tenant) bool { return x.Name == t.Name }) {
+				fmt.Fprintf(stderr, "brigade: warning: %s names tenant %q, which has no jobs in the trace\n", f.tenantWeights, t.Name)
+			}
+		}
+		if err := w.ApplyTenantWeights(weights); err != nil {
 			return err
 		}
 	}
@@ -219,23 +224,4 @@ func detectFormat(path string) (string, error) {
 		return "", err
 	}
 	return "", fmt.Errorf("%s: the file is empty", path)
-}
-
-// applyTenantWeights sets fair-share weights by tenant name. A tenant the
-// file names but the workload lacks is reported, since it is most likely a
-// typo; tenants the file omits keep their weight.
-func applyTenantWeights(w *workloads.Workload, weights []workloads.Tenant, file string, stderr io.Writer) error {
-	index := make(map[string]int, len(w.Tenants))
-	for i, t := range w.Tenants {
-		index[t.Name] = i
-	}
-	for _, t := range weights {
-		i, ok := index[t.Name]
-		if !ok {
-			fmt.Fprintf(stderr, "brigade: warning: %s names tenant %q, which has no jobs in the trace\n", file, t.Name)
-			continue
-		}
-		w.Tenants[i].Weight = t.Weight
-	}
-	return nil
 }
