@@ -365,9 +365,10 @@ func randomNodes(rng *rand.Rand) []hwmodel.Node {
 	return nodes
 }
 
-// randomPlacement draws a placement that is usually plausible and
-// sometimes broken in one of the ways Fits must refuse.
-func randomPlacement(rng *rand.Rand, nodes []hwmodel.Node) hwmodel.Placement {
+// randomPlacement draws a placement that is usually plausible, sometimes
+// asks for exactly the free capacity or one unit more, and sometimes is
+// broken in one of the ways Fits must refuse.
+func randomPlacement(rng *rand.Rand, c *hwmodel.Cluster, nodes []hwmodel.Node) hwmodel.Placement {
 	var p hwmodel.Placement
 	for range 1 + rng.IntN(3) {
 		var s hwmodel.Share
@@ -407,6 +408,22 @@ func randomPlacement(rng *rand.Rand, nodes []hwmodel.Node) hwmodel.Placement {
 		if rng.IntN(40) == 0 {
 			s.CPUMilli = -1
 		}
+		if s.Node >= 0 && s.Node < len(nodes) && rng.IntN(8) == 0 {
+			// On the boundary: exactly what is free, or one unit more.
+			extra := int64(rng.IntN(2))
+			switch rng.IntN(3) {
+			case 0:
+				s.CPUMilli = c.FreeCPU(s.Node) + extra
+			case 1:
+				s.MemoryMiB = c.FreeMemory(s.Node) + extra
+			case 2:
+				if gpus > 0 {
+					g := rng.IntN(gpus)
+					s.GPUs = 1 << g
+					s.Milli = c.FreeMilli(s.Node, g) + int32(extra)
+				}
+			}
+		}
 		p = append(p, s)
 	}
 	return p
@@ -441,7 +458,7 @@ func TestClusterRandomSequences(t *testing.T) {
 					live[k] = live[len(live)-1]
 					live = live[:len(live)-1]
 				} else {
-					p := randomPlacement(rng, nodes)
+					p := randomPlacement(rng, c, nodes)
 					want := ref.fits(p)
 					err := c.Allocate(p)
 					if (err == nil) != want {
