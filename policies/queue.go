@@ -152,6 +152,7 @@ type clusterTotals struct {
 	gpuMilli float64
 	cpu      float64
 	mem      float64
+	present  hwmodel.ModelSet // GPU models the cluster has
 }
 
 func (t *clusterTotals) update(c *hwmodel.Cluster) {
@@ -161,10 +162,14 @@ func (t *clusterTotals) update(c *hwmodel.Cluster) {
 	t.c, t.n = c, c.NumNodes()
 	t.gpuMilli = float64(c.TotalGPUs()) * hwmodel.MilliPerGPU
 	var cpu, mem int64
+	t.present = 0
 	for i := 0; i < c.NumNodes(); i++ {
 		n := c.Node(i)
 		cpu += n.CPUMilli
 		mem += n.MemoryMiB
+		if n.GPUs > 0 {
+			t.present |= hwmodel.Of(n.Model)
+		}
 	}
 	t.cpu, t.mem = float64(cpu), float64(mem)
 }

@@ -441,6 +441,18 @@ func within(a, b hwmodel.ModelSet) bool {
 	return b == hwmodel.AnyModel || (a != hwmodel.AnyModel && a&^b == 0)
 }
 
+// onlyOn reports whether every GPU model of the cluster that a accepts is
+// in b, i.e. any placement of a request accepting a lands on b's models.
+func (t *clusterTotals) onlyOn(a, b hwmodel.ModelSet) bool {
+	if b == hwmodel.AnyModel {
+		return true
+	}
+	if a == hwmodel.AnyModel {
+		a = t.present
+	}
+	return a&t.present&^b == 0
+}
+
 // backfillOne starts j if it fits now and cannot delay the reservation:
 // it ends by the shadow time, or it uses only the reservation's extra.
 func (s *scheduler) backfillOne(v View, c *hwmodel.Cluster, now Time, it qitem, j *Job) {
@@ -462,7 +474,7 @@ func (s *scheduler) backfillOne(v View, c *hwmodel.Cluster, now Time, it qitem, 
 		return
 	}
 	milli := j.Req.TotalMilli()
-	if milli > r.avail-r.need && j.Req.GPUs > 0 && within(j.Req.Models, r.models) {
+	if milli > r.avail-r.need && j.Req.GPUs > 0 && s.tot.onlyOn(j.Req.Models, r.models) {
 		return // wherever it lands it would eat into the reservation
 	}
 	p, ok := s.place(c, j.Req)

@@ -599,3 +599,23 @@ func TestEASYBackfillPerModel(t *testing.T) {
 		t.Fatalf("at the shadow time got %+v, want the head on the A100 node", got)
 	}
 }
+
+func TestOnlyOn(t *testing.T) {
+	v100, a100, h100 := model(t, "V100-16GB"), model(t, "A100-80GB"), model(t, "H100-80GB")
+	var tot clusterTotals
+	tot.update(newCluster(t, node(v100, 8, 1, 1), node(a100, 8, 1, 1), node(0, 0, 1, 1)))
+	for _, tc := range []struct {
+		a, b hwmodel.ModelSet
+		want bool
+	}{
+		{hwmodel.AnyModel, hwmodel.AnyModel, true},
+		{hwmodel.AnyModel, hwmodel.Of(a100), false},
+		{hwmodel.AnyModel, hwmodel.Of(a100, v100), true}, // every model the cluster has
+		{hwmodel.Of(a100, h100), hwmodel.Of(a100), true}, // no H100 in the cluster
+		{hwmodel.Of(v100), hwmodel.Of(a100), false},
+	} {
+		if got := tot.onlyOn(tc.a, tc.b); got != tc.want {
+			t.Errorf("onlyOn(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
