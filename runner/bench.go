@@ -14,8 +14,8 @@ import (
 
 // BenchCase is one engine benchmark: a synthetic workload of Jobs jobs
 // offered at Load times the capacity of a cluster of GPUs H100s (8 per
-// node), scheduled by Policy. Load well above 1 builds a long queue: the
-// overloaded case.
+// node), scheduled by Policy. Load above 1 builds a queue that grows for the
+// whole arrival window: the overloaded case.
 type BenchCase struct {
 	Jobs   int
 	GPUs   int
@@ -42,16 +42,17 @@ func BenchCluster(gpus int) (*hwmodel.Cluster, error) {
 	return hwmodel.NewCluster(nodes)
 }
 
-// BenchWorkload generates the case's workload: DefaultSyntheticConfig with
-// the arrival rate scaled so that offered GPU demand is Load × GPUs.
+// BenchWorkload generates the case's workload: DefaultSyntheticConfig,
+// arrivals spaced so that the jobs' GPU-time is Load × GPUs × the arrival
+// window (workloads.Workload.ScaleToLoad).
 func (c BenchCase) BenchWorkload() (*workloads.Workload, error) {
 	cfg := workloads.DefaultSyntheticConfig()
 	cfg.Jobs = c.Jobs
-	cfg.Arrival.Process = "poisson"
-	cfg.Arrival.RatePerHour = 1
-	cfg.Arrival.RatePerHour = c.Load * float64(c.GPUs) / cfg.MeanGPUDemand()
 	w, err := workloads.Generate(cfg, c.Seed)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.ScaleToLoad(c.GPUs, c.Load); err != nil {
 		return nil, err
 	}
 	w.FillEstimates()

@@ -34,6 +34,8 @@ const simExamples = `  brigade sim
 `
 
 type simFlags struct {
+	synthetic                                  int
+	load                                       float64
 	trace, format, cluster, tenantWeights, out string
 	policies                                   []string
 	placement                                  string
@@ -51,6 +53,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sim", simUsage, simExamples)
 	fs.StringVar(&f.trace, "trace", "", "workload trace `file` (.gz is read transparently); default: the embedded Philly sample")
 	fs.StringVar(&f.format, "format", "auto", "trace format: philly, openb, brigade (see docs/trace-format.md), or auto to tell by the header")
+	fs.IntVar(&f.synthetic, "synthetic", 0, "instead of a trace, generate this many `jobs` from --seed (Poisson arrivals, lognormal durations of median 19m capped at 2d, Philly-like GPU counts, 4 weighted tenants, priorities, noisy estimates)")
+	fs.Float64Var(&f.load, "load", 0.9, "with --synthetic: offered load, the jobs' GPU-time over (arrival window × cluster GPUs); arrivals are spaced to match it")
 	fs.StringVar(&f.cluster, "cluster", "", "cluster preset name or YAML/JSON `spec` file (docs/cluster.md); default philly-sample for the embedded trace, philly-like otherwise")
 	fs.StringSliceVar(&f.policies, "policy", nil, "comma-separated policies to compare (default: all of "+strings.Join(policies.Names(), ",")+")")
 	fs.StringVar(&f.placement, "placement", "firstfit", "GPU placement: firstfit or bestfit")
@@ -100,13 +104,29 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		w            *workloads.Workload
 		workloadName string
 	)
-	if f.trace == "" {
+	if f.cluster == "" {
+		switch {
+		case f.synthetic > 0:
+			f.cluster = "dgx-h100x64"
+		case f.trace == "":
+			f.cluster = "philly-sample"
+		default:
+			f.cluster = "philly-like"
+		}
+	}
+	spec, err := hwmodel.ResolveCluster(f.cluster)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.synthetic > 0 && f.trace != "":
+		return usageError{fmt.Errorf("--synthetic and --trace are alternatives; give one")}
+	case f.synthetic > 0:
+		w, workloadName, err = synthetic(f, spec)
+	case f.trace == "":
 		w, err = workloads.Default()
 		workloadName = workloads.DefaultName
-		if f.cluster == "" {
-			f.cluster = "philly-sample"
-		}
-	} else {
+	default:
 		format := f.format
 		if format == "auto" {
 			if format, err = detectFormat(f.trace); err != nil {
@@ -115,9 +135,6 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		}
 		w, err = workloads.ReadFile(f.trace, format)
 		workloadName = filepath.Base(f.trace)
-		if f.cluster == "" {
-			f.cluster = "philly-like"
-		}
 	}
 	if err != nil {
 		return err
@@ -137,10 +154,6 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	w.FillEstimates()
-	spec, err := hwmodel.ResolveCluster(f.cluster)
-	if err != nil {
-		return err
-	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "brigade: %d jobs from %s on %s, policies %s\n", len(w.Jobs), workloadName, spec.Name, strings.Join(names, ","))
 	}
@@ -172,6 +185,33 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "brigade: wrote summary.json, jobs.csv and timeseries.csv to %s\n", f.out)
 	}
 	return nil
+}
+
+// synthetic generates --synthetic jobs and spaces their arrivals so that
+// their GPU-time is --load times the cluster's GPU capacity over the arrival
+// window.
+func synthetic(f simFlags, spec *hwmodel.ClusterSpec) (*workloads.Workload, string, error) {
+	if !(f.load > 0) {
+		return nil, "", usageError{fmt.Errorf("--load must be positive, got %g", f.load)}
+	}
+	c, err := spec.Build()
+	if err != nil {
+		return nil, "", err
+	}
+	cfg := workloads.DefaultSyntheticConfig()
+	cfg.Jobs = f.synthetic
+	// Durations above two days would each hold a large part of the GPU-time
+	// of a few thousand jobs and run mostly after the last arrival, so the
+	// arrival window would see far less than the offered load.
+	cfg.Duration.Max = 2 * hwmodel.Day
+	w, err := workloads.Generate(cfg, f.seed)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := w.ScaleToLoad(c.TotalGPUs(), f.load); err != nil {
+		return nil, "", usageError{fmt.Errorf("--load: %w", err)}
+	}
+	return w, fmt.Sprintf("synthetic: %d jobs, load %g, seed %d", f.synthetic, f.load, f.seed), nil
 }
 
 // defaultPolicies lists every built-in policy, the classic ones first in
