@@ -103,7 +103,9 @@ func Describe(name string) string {
 
 // New builds the named policy. Its Name() is the label for result tables:
 // the base name, plus "+bf" when backfilling and "/<placement>" when the
-// placement is not the default, e.g. "fcfs", "sjf+bf", "fair/bestfit".
+// placement is not the default, plus "+oracle" when true durations drive
+// its decisions (SJF or backfill with UseOracle), e.g. "fcfs", "sjf+bf",
+// "fair/bestfit", "sjf+oracle".
 func New(name string, opt Options) (Policy, error) {
 	k := slices.IndexFunc(orders, func(o orderEntry) bool { return o.name == name })
 	if k < 0 {
@@ -127,6 +129,11 @@ func New(name string, opt Options) (Policy, error) {
 	label := name
 	if opt.Backfill {
 		label += "+bf"
+	}
+	if opt.UseOracle && (name == "sjf" || opt.Backfill) {
+		// Only where true durations change decisions, so a table row says
+		// when a policy had knowledge no real scheduler has.
+		label += "+oracle"
 	}
 	if opt.Placement != "" && opt.Placement != DefaultPlacement {
 		label += "/" + opt.Placement

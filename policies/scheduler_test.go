@@ -463,6 +463,9 @@ func TestNamesAndLabels(t *testing.T) {
 		{"fair", Options{Placement: "bestfit"}, "fair/bestfit"},
 		{"priority", Options{Placement: "firstfit", Backfill: true}, "priority+bf"},
 		{"fcfs", Options{Placement: "bestfit", Backfill: true}, "fcfs+bf/bestfit"},
+		{"sjf", Options{UseOracle: true}, "sjf+oracle"},
+		{"fcfs", Options{UseOracle: true}, "fcfs"},
+		{"fair", Options{UseOracle: true, Backfill: true}, "fair+bf+oracle"},
 	} {
 		if got := mustNew(t, tc.name, tc.opt).Name(); got != tc.label {
 			t.Errorf("%s %+v: Name() = %q, want %q", tc.name, tc.opt, got, tc.label)
