@@ -104,6 +104,9 @@ type Cluster struct {
 	allocatedMilli int64
 	byModel        [64]int // GPU count per model
 	wholeByModel   [64]int // idle GPU count per model
+	// idleHistogram[m][k] counts nodes of model m with exactly k idle
+	// GPUs, so "is there a node with k idle GPUs" needs no node scan.
+	idleHistogram [][MaxGPUsPerNode + 1]int32
 	maxNodeGPUs    [64]int // largest node's GPU count per model
 }
 
@@ -111,6 +114,7 @@ type Cluster struct {
 // distinct names and 0..64 GPUs.
 func NewCluster(nodes []Node) (*Cluster, error) {
 	c := &Cluster{nodes: append([]Node(nil), nodes...)}
+	c.idleHistogram = make([][MaxGPUsPerNode + 1]int32, len(catalogue))
 	seen := make(map[string]int, len(nodes))
 	for i, n := range c.nodes {
 		if n.Name == "" {
@@ -140,6 +144,7 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 		c.byModel[n.Model] += n.GPUs
 		c.wholeByModel[n.Model] += n.GPUs
 		c.maxNodeGPUs[n.Model] = max(c.maxNodeGPUs[n.Model], n.GPUs)
+		c.idleHistogram[n.Model][n.GPUs]++
 	}
 	return c, nil
 }
@@ -180,6 +185,24 @@ func (c *Cluster) FreeWholeGPUsAccepted(s ModelSet) int {
 		}
 	}
 	return n
+}
+
+// HasNodeWithIdleGPUs reports whether some node whose model the set
+// accepts has at least n idle GPUs, without scanning nodes: placement uses it
+// to give up at once on a single-node request that cannot fit.
+func (c *Cluster) HasNodeWithIdleGPUs(s ModelSet, n int) bool {
+	n = max(n, 0)
+	for m := range c.idleHistogram {
+		if !s.Accepts(ModelID(m)) {
+			continue
+		}
+		for k := n; k <= c.maxNodeGPUs[m]; k++ {
+			if c.idleHistogram[m][k] > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MaxNodeGPUs is the GPU count of the largest node whose model the set
@@ -302,6 +325,8 @@ func (c *Cluster) apply(s Share, sign int) {
 	c.freeCPU[i] += int64(sign) * s.CPUMilli
 	c.freeMem[i] += int64(sign) * s.MemoryMiB
 	base := c.gpuBase[i]
+	model := c.nodes[i].Model
+	c.idleHistogram[model][c.wholeFree[i]]--
 	for m := s.GPUs; m != 0; m &= m - 1 {
 		g := base + bits.TrailingZeros64(m)
 		if c.gpuFree[g] == MilliPerGPU {
@@ -315,6 +340,7 @@ func (c *Cluster) apply(s Share, sign int) {
 		}
 		c.allocatedMilli -= int64(sign) * int64(s.Milli)
 	}
+	c.idleHistogram[model][c.wholeFree[i]]++
 	if c.freeCPU[i] > c.nodes[i].CPUMilli || c.freeMem[i] > c.nodes[i].MemoryMiB {
 		panic(fmt.Sprintf("hwmodel: release of node %q returned more CPU or memory than it has", c.nodes[i].Name))
 	}
@@ -331,6 +357,7 @@ func (c *Cluster) apply(s Share, sign int) {
 func (c *Cluster) CheckInvariants() error {
 	var alloc int64
 	var wholeByModel [64]int
+	histogram := make([][MaxGPUsPerNode + 1]int32, len(catalogue))
 	for i, n := range c.nodes {
 		if c.freeCPU[i] < 0 || c.freeCPU[i] > n.CPUMilli {
 			return fmt.Errorf("node %q: free CPU %d outside 0..%d", n.Name, c.freeCPU[i], n.CPUMilli)
@@ -350,8 +377,14 @@ func (c *Cluster) CheckInvariants() error {
 			alloc += int64(MilliPerGPU - f)
 		}
 		wholeByModel[n.Model] += whole
+		histogram[n.Model][whole]++
 		if whole != c.wholeFree[i] {
 			return fmt.Errorf("node %q: counted %d idle GPUs, books say %d", n.Name, whole, c.wholeFree[i])
+		}
+	}
+	for m := range histogram {
+		if histogram[m] != c.idleHistogram[m] {
+			return fmt.Errorf("nodes of %s by idle GPUs %v, books say %v", catalogue[m].Name, histogram[m][:c.maxNodeGPUs[m]+1], c.idleHistogram[m][:c.maxNodeGPUs[m]+1])
 		}
 	}
 	if wholeByModel != c.wholeByModel {
