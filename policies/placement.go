@@ -223,7 +223,7 @@ func placeCPUOnly(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, 
 }
 
 func placeWhole(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
-	if c.FreeWholeGPUsAccepted(r.Models) < r.GPUs {
+	if !c.HasNodeWithIdleGPUs(r.Models, r.GPUs) {
 		return dst, false
 	}
 	pick, left := -1, math.MaxInt
