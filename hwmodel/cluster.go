@@ -107,7 +107,7 @@ type Cluster struct {
 	// idleHistogram[m][k] counts nodes of model m with exactly k idle
 	// GPUs, so "is there a node with k idle GPUs" needs no node scan.
 	idleHistogram [][MaxGPUsPerNode + 1]int32
-	maxNodeGPUs    [64]int // largest node's GPU count per model
+	maxNodeGPUs   [64]int // largest node's GPU count per model
 }
 
 // NewCluster builds a cluster with all capacity free. Nodes must have
