@@ -2,6 +2,7 @@ package hwmodel
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -36,15 +37,23 @@ func FromSeconds(s float64) Time {
 // A bare number is seconds.
 func ParseDuration(s string) (Time, error) {
 	s = strings.TrimSpace(s)
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
+	seconds := func(f float64) (Time, error) {
+		// About 292,000 years fit in int64 microseconds; refuse more, and
+		// NaN, rather than wrap around.
+		if math.IsNaN(f) || math.Abs(f) > 9e12 {
+			return 0, fmt.Errorf("duration %q: out of range", s)
+		}
 		return FromSeconds(f), nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "_xXpP") {
+		return seconds(f)
 	}
 	if strings.HasSuffix(s, "d") {
 		f, err := strconv.ParseFloat(strings.TrimSuffix(s, "d"), 64)
-		if err != nil {
+		if err != nil || strings.ContainsAny(s, "_xXpP") {
 			return 0, fmt.Errorf("duration %q: want a number of days such as 7d", s)
 		}
-		return FromSeconds(f * 86400), nil
+		return seconds(f * 86400)
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
