@@ -7,8 +7,6 @@ import (
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
-	"github.com/brigadesim/brigade/results"
-	"github.com/brigadesim/brigade/sim"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -59,29 +57,17 @@ func (c BenchCase) BenchWorkload() (*workloads.Workload, error) {
 	return w, nil
 }
 
-// Prepare builds the engine for one measured run; the returned timeline is
-// fed as in a real run so its cost is counted.
-func (c BenchCase) Prepare(w *workloads.Workload) (*sim.Engine, *results.Timeline, error) {
+// Prepare builds the engine for one measured run.
+func (c BenchCase) Prepare(w *workloads.Workload) (*Prepared, error) {
 	cluster, err := BenchCluster(c.GPUs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	p, err := policies.New(c.Policy, policies.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return PrepareWith(cluster, w, p)
-}
-
-// PrepareWith builds an engine for w on an idle cluster c under p, with a
-// timeline fed as in a real run.
-func PrepareWith(c *hwmodel.Cluster, w *workloads.Workload, p policies.Policy) (*sim.Engine, *results.Timeline, error) {
-	tl := results.NewTimeline(hwmodel.Hour, int64(c.TotalGPUs())*hwmodel.MilliPerGPU)
-	eng, err := sim.New(sim.Config{Cluster: c, Workload: w, Policy: p,
-		Observe: func(now hwmodel.Time, o sim.Observation) {
-			tl.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
-		}})
-	return eng, tl, err
+	return Prepare(cluster, w, p, PrepareOptions{})
 }
 
 // BenchResult is what one measured run cost.
@@ -97,19 +83,19 @@ type BenchResult struct {
 
 // Measure runs the engine once and reports its speed. Only Run is timed:
 // generating the workload and building the engine are not.
-func Measure(eng *sim.Engine, tl *results.Timeline) (BenchResult, error) {
+func Measure(p *Prepared) (BenchResult, error) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	t0 := time.Now()
-	res, err := eng.Run()
+	res, err := p.Engine.Run()
 	wall := time.Since(t0)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		return BenchResult{}, err
 	}
-	tl.Close(res.End)
-	r := BenchResult{Events: res.Events, Calls: res.Calls, MaxQueued: tl.Max().Queued, Wall: wall, Allocs: after.Mallocs - before.Mallocs}
+	p.Timeline.Close(res.End)
+	r := BenchResult{Events: res.Events, Calls: res.Calls, MaxQueued: p.Timeline.Max().Queued, Wall: wall, Allocs: after.Mallocs - before.Mallocs}
 	if s := wall.Seconds(); s > 0 {
 		r.EventsPerSec = float64(res.Events) / s
 	}

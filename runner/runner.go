@@ -132,44 +132,74 @@ func runOne(spec Spec, name string) (PolicyRun, error) {
 	if err != nil {
 		return PolicyRun{}, err
 	}
-	bucket := spec.Bucket
-	if bucket <= 0 {
-		bucket = hwmodel.Hour
-	}
-	tl := results.NewTimeline(bucket, int64(cluster.TotalGPUs())*hwmodel.MilliPerGPU)
-	var lastSubmit hwmodel.Time
-	if n := len(spec.Workload.Jobs); n > 0 {
-		lastSubmit = spec.Workload.Jobs[n-1].Submit
-	}
-	var arrivals *results.Integrals
-	eng, err := sim.New(sim.Config{
-		Cluster:         cluster,
-		Workload:        spec.Workload,
-		Policy:          policy,
-		RevealOracle:    spec.Options.UseOracle,
-		CheckInvariants: spec.CheckInvariants,
-		Observe: func(now hwmodel.Time, o sim.Observation) {
-			tl.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
-			if arrivals == nil && now >= lastSubmit {
-				// The engine observes at every arrival instant, so this is
-				// the integral over exactly [first submit, last submit].
-				ig := tl.Integrals()
-				arrivals = &ig
-			}
-		},
+	prep, err := Prepare(cluster, spec.Workload, policy, PrepareOptions{
+		Bucket: spec.Bucket, RevealOracle: spec.Options.UseOracle, CheckInvariants: spec.CheckInvariants,
 	})
 	if err != nil {
 		return PolicyRun{}, err
 	}
-	res, err := eng.Run()
+	res, err := prep.Engine.Run()
 	if err != nil {
 		return PolicyRun{}, err
 	}
-	tl.Close(res.End)
+	prep.Timeline.Close(res.End)
 	return PolicyRun{
 		Policy: policy.Name(), TotalGPUs: cluster.TotalGPUs(),
-		Jobs: Records(spec.Workload, cluster, res), Timeline: tl, Engine: res, Arrivals: arrivals,
+		Jobs: Records(spec.Workload, cluster, res), Timeline: prep.Timeline, Engine: res, Arrivals: prep.Arrivals(),
 	}, nil
+}
+
+// PrepareOptions tune Prepare.
+type PrepareOptions struct {
+	Bucket          hwmodel.Time // time-series resolution; 0 means one hour
+	RevealOracle    bool
+	CheckInvariants bool
+}
+
+// Prepared is an engine wired to a timeline, ready to Run.
+type Prepared struct {
+	Engine   *sim.Engine
+	Timeline *results.Timeline
+	arrivals *results.Integrals
+}
+
+// Arrivals is the timeline's integrals over the arrival window, once the
+// run has reached the last submission; nil before.
+func (p *Prepared) Arrivals() *results.Integrals { return p.arrivals }
+
+// Prepare builds an engine for w on the idle cluster c under policy, with a
+// timeline fed after every batch of events, as every command runs it.
+func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, opt PrepareOptions) (*Prepared, error) {
+	bucket := opt.Bucket
+	if bucket <= 0 {
+		bucket = hwmodel.Hour
+	}
+	p := &Prepared{Timeline: results.NewTimeline(bucket, int64(c.TotalGPUs())*hwmodel.MilliPerGPU)}
+	var lastSubmit hwmodel.Time
+	if n := len(w.Jobs); n > 0 {
+		lastSubmit = w.Jobs[n-1].Submit
+	}
+	eng, err := sim.New(sim.Config{
+		Cluster:         c,
+		Workload:        w,
+		Policy:          policy,
+		RevealOracle:    opt.RevealOracle,
+		CheckInvariants: opt.CheckInvariants,
+		Observe: func(now hwmodel.Time, o sim.Observation) {
+			p.Timeline.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
+			if p.arrivals == nil && now >= lastSubmit {
+				// The engine observes at every arrival instant, so this is
+				// the integral over exactly [first submit, last submit].
+				ig := p.Timeline.Integrals()
+				p.arrivals = &ig
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.Engine = eng
+	return p, nil
 }
 
 // Records converts the engine's outcomes into result records.

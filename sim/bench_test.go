@@ -38,12 +38,12 @@ func benchCase(b *testing.B, c runner.BenchCase) {
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		eng, tl, err := c.Prepare(w)
+		prep, err := c.Prepare(w)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		r, err := runner.Measure(eng, tl)
+		r, err := runner.Measure(prep)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -52,18 +52,15 @@ func runChecked(t testing.TB, w *workloads.Workload, policy string, opt policies
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := results.NewTimeline(hwmodel.Hour, int64(gpus)*hwmodel.MilliPerGPU)
-	eng, err := sim.New(sim.Config{Cluster: c, Workload: w, Policy: p, CheckInvariants: true, RevealOracle: opt.UseOracle,
-		Observe: func(now hwmodel.Time, o sim.Observation) {
-			tl.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
-		}})
+	prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{RevealOracle: opt.UseOracle, CheckInvariants: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := eng.Run()
+	res, err := prep.Engine.Run()
 	if err != nil {
 		t.Fatal(err)
 	}
+	tl := prep.Timeline
 	tl.Close(res.End)
 	return res, tl
 }

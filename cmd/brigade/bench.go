@@ -77,11 +77,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			p, _ := policies.New(n, policies.Options{})
-			eng, tl, err := runner.PrepareWith(c, w, p)
+			prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{})
 			if err != nil {
 				return err
 			}
-			r, err := runner.Measure(eng, tl)
+			r, err := runner.Measure(prep)
 			if err != nil {
 				return err
 			}
@@ -98,11 +98,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 				if err != nil {
 					return err
 				}
-				eng, tl, err := c.Prepare(w)
+				prep, err := c.Prepare(w)
 				if err != nil {
 					return err
 				}
-				r, err := runner.Measure(eng, tl)
+				r, err := runner.Measure(prep)
 				if err != nil {
 					return fmt.Errorf("%s: %w", c, err)
 				}
