@@ -40,17 +40,10 @@ func BenchCluster(gpus int) (*hwmodel.Cluster, error) {
 	return hwmodel.NewCluster(nodes)
 }
 
-// BenchWorkload generates the case's workload: DefaultSyntheticConfig,
-// arrivals spaced so that the jobs' GPU-time is Load × GPUs × the arrival
-// window (workloads.Workload.ScaleToLoad).
+// BenchWorkload generates the case's workload with SyntheticAtLoad.
 func (c BenchCase) BenchWorkload() (*workloads.Workload, error) {
-	cfg := workloads.DefaultSyntheticConfig()
-	cfg.Jobs = c.Jobs
-	w, err := workloads.Generate(cfg, c.Seed)
+	w, err := SyntheticAtLoad(c.Jobs, c.Seed, c.GPUs, c.Load)
 	if err != nil {
-		return nil, err
-	}
-	if err := w.ScaleToLoad(c.GPUs, c.Load); err != nil {
 		return nil, err
 	}
 	w.FillEstimates()
@@ -103,4 +96,25 @@ func Measure(p *Prepared) (BenchResult, error) {
 		r.AllocsPerEvent = float64(r.Allocs) / float64(res.Events)
 	}
 	return r, nil
+}
+
+// SyntheticAtLoad generates jobs from workloads.DefaultSyntheticConfig with
+// durations capped at two days, then spaces the arrivals so that the jobs'
+// GPU-time is load × gpus × the arrival window
+// (workloads.Workload.ScaleToLoad). The cap matters: with the default
+// 60-day cap, a handful of jobs would hold most of the GPU-time of a few
+// thousand and run mostly after the last arrival, so the arrival window
+// would see far less than the offered load.
+func SyntheticAtLoad(jobs int, seed uint64, gpus int, load float64) (*workloads.Workload, error) {
+	cfg := workloads.DefaultSyntheticConfig()
+	cfg.Jobs = jobs
+	cfg.Duration.Max = 2 * hwmodel.Day
+	w, err := workloads.Generate(cfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.ScaleToLoad(gpus, load); err != nil {
+		return nil, err
+	}
+	return w, nil
 }

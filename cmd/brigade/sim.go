@@ -187,9 +187,8 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// synthetic generates --synthetic jobs and spaces their arrivals so that
-// their GPU-time is --load times the cluster's GPU capacity over the arrival
-// window.
+// synthetic generates --synthetic jobs at --load on the cluster
+// (runner.SyntheticAtLoad).
 func synthetic(f simFlags, spec *hwmodel.ClusterSpec) (*workloads.Workload, string, error) {
 	if !(f.load > 0) {
 		return nil, "", usageError{fmt.Errorf("--load must be positive, got %g", f.load)}
@@ -198,18 +197,9 @@ func synthetic(f simFlags, spec *hwmodel.ClusterSpec) (*workloads.Workload, stri
 	if err != nil {
 		return nil, "", err
 	}
-	cfg := workloads.DefaultSyntheticConfig()
-	cfg.Jobs = f.synthetic
-	// Durations above two days would each hold a large part of the GPU-time
-	// of a few thousand jobs and run mostly after the last arrival, so the
-	// arrival window would see far less than the offered load.
-	cfg.Duration.Max = 2 * hwmodel.Day
-	w, err := workloads.Generate(cfg, f.seed)
+	w, err := runner.SyntheticAtLoad(f.synthetic, f.seed, c.TotalGPUs(), f.load)
 	if err != nil {
 		return nil, "", err
-	}
-	if err := w.ScaleToLoad(c.TotalGPUs(), f.load); err != nil {
-		return nil, "", usageError{fmt.Errorf("--load: %w", err)}
 	}
 	return w, fmt.Sprintf("synthetic: %d jobs, load %g, seed %d", f.synthetic, f.load, f.seed), nil
 }
