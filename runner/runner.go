@@ -209,11 +209,11 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 	for i, o := range res.Jobs {
 		j := &w.Jobs[i]
 		names.Reset()
-		for k, n := range o.Nodes {
+		for k, share := range o.Placement {
 			if k > 0 {
 				names.WriteByte('+')
 			}
-			names.WriteString(c.Node(n).Name)
+			names.WriteString(c.Node(share.Node).Name)
 		}
 		state := results.Succeeded
 		if o.State == sim.Failed {

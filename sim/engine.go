@@ -47,7 +47,9 @@ type Outcome struct {
 	Wait     hwmodel.Time // total time ready but not running
 	Run      hwmodel.Time // total running time over all attempts
 	Attempts int
-	Nodes    []int // nodes of the last attempt, in placement order
+	// Placement is where the last attempt ran (nil if it never ran). It is
+	// the placement the policy decided, kept rather than copied.
+	Placement hwmodel.Placement
 	// Reason says why a job failed ("attempt failed, no retries left",
 	// "dependency x failed", "unsatisfiable: ...").
 	Reason string

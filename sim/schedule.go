@@ -143,10 +143,7 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 		o.Start = e.now
 	}
 	o.Attempts = int(r.attempt)
-	o.Nodes = o.Nodes[:0]
-	for _, s := range p {
-		o.Nodes = append(o.Nodes, s.Node)
-	}
+	o.Placement = p
 	j := &e.jobs[i]
 	j.Start = e.now
 	j.Attempt = int(r.attempt) - 1
