@@ -147,3 +147,27 @@ func FuzzEngine(f *testing.F) {
 		checkOutcomes(t, w, res, tl)
 	})
 }
+
+// TestEngineAllocatesLittlePerEvent guards the hot path: in steady state the
+// engine, the policy and the timeline allocate nothing per event; what is
+// left is amortised growth (heap, slabs of placements, btree nodes).
+func TestEngineAllocatesLittlePerEvent(t *testing.T) {
+	for _, policy := range []string{"fcfs", "fair"} {
+		c := runner.BenchCase{Jobs: 20000, GPUs: 512, Policy: policy, Load: 3, Seed: 1}
+		w, err := c.BenchWorkload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prep, err := c.Prepare(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := runner.Measure(prep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.AllocsPerEvent > 0.2 {
+			t.Errorf("%s: %.2f allocations per event over %d events, want < 0.2", policy, r.AllocsPerEvent, r.Events)
+		}
+	}
+}
