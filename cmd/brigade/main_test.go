@@ -176,3 +176,37 @@ func TestHelp(t *testing.T) {
 		t.Errorf("top-level help: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestSimTenantWeights: weights from a file reach fair share and the
+// summary, and change what fair share does.
+func TestSimTenantWeights(t *testing.T) {
+	dir := t.TempDir()
+	weights := filepath.Join(dir, "weights.csv")
+	if err := os.WriteFile(weights, []byte("tenant,weight\n6214e9,8\nnot-a-tenant,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(out string, extra ...string) string {
+		args := append([]string{"sim", "--quiet", "--policy", "fair", "--out", out}, extra...)
+		code, _, stderr := brigade(t, args...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	plain := run(filepath.Join(dir, "plain"))
+	code, _, stderr := brigade(t, "sim", "--quiet", "--policy", "fair", "--out", filepath.Join(dir, "w"), "--tenant-weights", weights)
+	if code != exitOK || !strings.Contains(stderr, `"not-a-tenant"`) {
+		t.Fatalf("exit %d, stderr %q: want success and a warning about the unknown tenant", code, stderr)
+	}
+	weighted := run(filepath.Join(dir, "w"), "--tenant-weights", weights)
+	if !strings.Contains(weighted, "\"tenant\": \"6214e9\",\n        \"weight\": 8,") {
+		t.Errorf("summary.json does not show weight 8 for tenant 6214e9")
+	}
+	if plain == weighted {
+		t.Errorf("a weight of 8 for the largest tenant changed nothing under fair share")
+	}
+}
