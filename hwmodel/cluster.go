@@ -218,7 +218,9 @@ func (c *Cluster) MaxNodeGPUs(s ModelSet) int {
 }
 
 // Satisfiable reports why r could never be placed, even on an idle
-// cluster; nil means it could. Drivers fail such jobs at submission rather
+// cluster; nil means it could. It follows the placement rules: a request
+// for at most as many GPUs as the largest accepted node holds goes on one
+// node; a larger one is a gang across nodes of a single GPU model. Drivers fail such jobs at submission rather
 // than let them wait forever.
 func (c *Cluster) Satisfiable(r Request) error {
 	if err := r.Validate(); err != nil {
@@ -228,7 +230,19 @@ func (c *Cluster) Satisfiable(r Request) error {
 		return fmt.Errorf("asks for %d GPUs of model %s, the cluster has %d", r.GPUs, r.Models, c.GPUsAccepted(r.Models))
 	}
 	if r.GPUs > 0 && r.GPUs > c.MaxNodeGPUs(r.Models) {
-		return nil // a gang; CPU and memory are split across its nodes
+		// A gang: it spans nodes of one GPU model (synchronous training on
+		// mixed models is not modelled), so one accepted model must have
+		// enough GPUs. CPU and memory are split across its nodes.
+		most := 0
+		for m := range catalogue {
+			if r.Models.Accepts(ModelID(m)) {
+				most = max(most, c.byModel[m])
+			}
+		}
+		if r.GPUs > most {
+			return fmt.Errorf("asks for a gang of %d GPUs of model %s; a gang runs on one GPU model and the cluster has at most %d GPUs of any one of them", r.GPUs, r.Models, most)
+		}
+		return nil
 	}
 	for _, n := range c.nodes {
 		if (r.GPUs == 0 || r.Models.Accepts(n.Model)) && n.GPUs >= r.GPUs && n.CPUMilli >= r.CPUMilli && n.MemoryMiB >= r.MemoryMiB {

@@ -55,6 +55,10 @@ type Outcome struct {
 	Reason string
 }
 
+// ReasonUnsatisfiable starts the Reason of a job failed at submission
+// because no node of the cluster could ever hold its request.
+const ReasonUnsatisfiable = "unsatisfiable: "
+
 // Observation is the cluster state after a batch of simultaneous events.
 type Observation struct {
 	Queued, Running, InSystem int
@@ -143,6 +147,7 @@ type Engine struct {
 	inSystem      int
 	terminal      int
 	pendingChange bool
+	ran           bool
 
 	res Result
 }
@@ -201,7 +206,12 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // Run executes the whole workload and returns every job's outcome.
+// An Engine runs once; a second call returns an error.
 func (e *Engine) Run() (*Result, error) {
+	if e.ran {
+		return nil, errors.New("sim: Engine.Run called twice; build a new Engine for each run")
+	}
+	e.ran = true
 	idleCalls := 0
 	for {
 		t, ok := e.nextTime()
@@ -290,7 +300,7 @@ func (e *Engine) arrive(i int) {
 	r.arrived = true
 	e.inSystem++
 	if err := e.cluster.Satisfiable(e.jobs[i].Req); err != nil {
-		e.failForGood(i, "unsatisfiable: "+err.Error())
+		e.failForGood(i, ReasonUnsatisfiable+err.Error())
 		return
 	}
 	for _, d := range e.w.Jobs[i].Deps {

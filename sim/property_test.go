@@ -171,3 +171,45 @@ func TestEngineAllocatesLittlePerEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestHeterogeneousGangsNeverStrand: on a cluster of three GPU models with
+// 32 GPUs each, a 40-GPU gang can never be placed (a gang uses one model),
+// so it must fail at submission instead of blocking a strict queue for ever,
+// while 24-GPU gangs run.
+func TestHeterogeneousGangsNeverStrand(t *testing.T) {
+	spec, ok := hwmodel.Preset("mixed-small")
+	if !ok {
+		t.Fatal("no mixed-small preset")
+	}
+	var jobs []workloads.Job
+	for i, g := range []int{40, 24, 8, 1, 24, 4} {
+		jobs = append(jobs, workloads.Job{Name: fmt.Sprintf("j%d", i), Tenant: "t", Submit: hwmodel.Time(i) * hwmodel.Minute,
+			Duration: hwmodel.Hour, Req: hwmodel.Request{GPUs: g, GPUMilli: hwmodel.MilliPerGPU}})
+	}
+	w, err := workloads.Build(jobs, nil, nil, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.FillEstimates()
+	for _, name := range policies.Names() {
+		c, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := policies.New(name, policies.Options{})
+		prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{CheckInvariants: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := prep.Engine.Run()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, o := range res.Jobs {
+			wantFail := jobs[i].Req.GPUs == 40
+			if (o.State == sim.Failed) != wantFail {
+				t.Errorf("%s: job of %d GPUs ended %s (%s)", name, jobs[i].Req.GPUs, o.State, o.Reason)
+			}
+		}
+	}
+}

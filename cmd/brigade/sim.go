@@ -14,6 +14,7 @@ import (
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/runner"
+	"github.com/brigadesim/brigade/sim"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -168,6 +169,9 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !f.quiet {
+		warnUnsatisfiable(stderr, w, runs[0].Engine)
+	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
@@ -202,6 +206,24 @@ func synthetic(f simFlags, spec *hwmodel.ClusterSpec) (*workloads.Workload, stri
 		return nil, "", err
 	}
 	return w, fmt.Sprintf("synthetic: %d jobs, load %g, seed %d", f.synthetic, f.load, f.seed), nil
+}
+
+// warnUnsatisfiable tells the user about jobs no node of the cluster could
+// ever hold: the engine fails them at submission, and a silent failure would
+// look like a policy's doing. Every policy sees the same ones.
+func warnUnsatisfiable(stderr io.Writer, w *workloads.Workload, res *sim.Result) {
+	n, example := 0, ""
+	for i, o := range res.Jobs {
+		if strings.HasPrefix(o.Reason, sim.ReasonUnsatisfiable) {
+			if n == 0 {
+				example = w.Jobs[i].Name + ": " + o.Reason
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(stderr, "brigade: warning: %d jobs can never fit this cluster and were failed at submission, e.g. %s\n", n, example)
+	}
 }
 
 // defaultPolicies lists every built-in policy, the classic ones first in
