@@ -42,9 +42,19 @@ func smallWorkload(t testing.TB, seed uint64, jobs int) *workloads.Workload {
 	return w
 }
 
+// runChecked runs w with every invariant checked after every event, on an
+// all-H100 cluster of gpus GPUs, or on the heterogeneous mixed-small preset
+// (three GPU models, CPU and memory modelled) when gpus is 0.
 func runChecked(t testing.TB, w *workloads.Workload, policy string, opt policies.Options, gpus int) (*sim.Result, *results.Timeline) {
 	t.Helper()
-	c, err := runner.BenchCluster(gpus)
+	var c *hwmodel.Cluster
+	var err error
+	if gpus == 0 {
+		spec, _ := hwmodel.Preset("mixed-small")
+		c, err = spec.Build()
+	} else {
+		c, err = runner.BenchCluster(gpus)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +125,13 @@ func TestEngineInvariantsUnderEveryPolicy(t *testing.T) {
 	for _, name := range policies.Names() {
 		for _, opt := range []policies.Options{{}, {Backfill: true, Placement: "bestfit"}} {
 			for seed := uint64(1); seed <= 3; seed++ {
-				t.Run(fmt.Sprintf("%s/bf=%v/seed=%d", name, opt.Backfill, seed), func(t *testing.T) {
-					w := smallWorkload(t, seed, 300)
-					res, tl := runChecked(t, w, name, opt, 64)
-					checkOutcomes(t, w, res, tl)
-				})
+				for _, gpus := range []int{64, 0} {
+					t.Run(fmt.Sprintf("%s/bf=%v/seed=%d/gpus=%d", name, opt.Backfill, seed, gpus), func(t *testing.T) {
+						w := smallWorkload(t, seed, 300)
+						res, tl := runChecked(t, w, name, opt, gpus)
+						checkOutcomes(t, w, res, tl)
+					})
+				}
 			}
 		}
 	}
@@ -138,12 +150,17 @@ func TestEngineIsDeterministic(t *testing.T) {
 // keep the invariants (checked after every event) and the outcome rules.
 func FuzzEngine(f *testing.F) {
 	for _, s := range []uint64{1, 2, 3, 42} {
-		f.Add(s, uint8(0), uint8(40), false)
+		f.Add(s, uint8(0), uint8(40), false, false)
+		f.Add(s, uint8(3), uint8(60), true, true)
 	}
-	f.Fuzz(func(t *testing.T, seed uint64, policyIdx, jobs uint8, backfill bool) {
+	f.Fuzz(func(t *testing.T, seed uint64, policyIdx, jobs uint8, backfill, mixed bool) {
 		names := policies.Names()
 		w := smallWorkload(t, seed, 1+int(jobs))
-		res, tl := runChecked(t, w, names[int(policyIdx)%len(names)], policies.Options{Backfill: backfill}, 32)
+		gpus := 32
+		if mixed {
+			gpus = 0
+		}
+		res, tl := runChecked(t, w, names[int(policyIdx)%len(names)], policies.Options{Backfill: backfill}, gpus)
 		checkOutcomes(t, w, res, tl)
 	})
 }
