@@ -30,6 +30,11 @@ var catalogue = []GPUModel{
 	{Name: "A100-80GB", Aliases: []string{"A100-SXM4-80GB"}, MemoryMiB: 80 * 1024, Vendor: "NVIDIA"},
 	{Name: "H100-80GB", Aliases: []string{"H100", "H100-SXM5-80GB"}, MemoryMiB: 80 * 1024, Vendor: "NVIDIA"},
 	{Name: "H200-141GB", Aliases: []string{"H200"}, MemoryMiB: 141 * 1024, Vendor: "NVIDIA"},
+	// G2 and G3 are GPU models that the Alibaba GPU-sharing trace (2023)
+	// names only by code; their memory is not published, so MemoryMiB is 0
+	// (unknown).
+	{Name: "G2", Vendor: "anonymised (Alibaba trace)"},
+	{Name: "G3", Vendor: "anonymised (Alibaba trace)"},
 }
 
 var modelByName = func() map[string]ModelID {

@@ -123,7 +123,7 @@ func TestParseBadSpecs(t *testing.T) {
 		field string   // the SpecError's field path ("" for whole-file problems)
 		want  []string // substrings of the error
 	}{
-		{"unknown_model.yaml", "node_groups[1].gpu_model", append([]string{`unknown GPU model "G2"`}, models...)},
+		{"unknown_model.yaml", "node_groups[1].gpu_model", append([]string{`unknown GPU model "B200"`}, models...)},
 		{"count_zero.yaml", "node_groups[0].count", []string{"1..100000", "got 0"}},
 		{"count_negative.yaml", "node_groups[1].count", []string{"got -3"}},
 		{"count_fraction.yaml", "node_groups[0].count", []string{"whole number", "2.5"}},
@@ -217,7 +217,7 @@ func TestSpecErrorsAreCapped(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("name: many\nnodes:\n")
 	for range 30 {
-		b.WriteString("  - name: x\n    gpu_model: G2\n    gpus: 1\n")
+		b.WriteString("  - name: x\n    gpu_model: B200\n    gpus: 1\n")
 	}
 	_, err := hwmodel.ParseClusterSpec([]byte(b.String()), "many.yaml")
 	if err == nil {
