@@ -636,8 +636,10 @@ func (s *ClusterSpec) NumGPUs() int {
 }
 
 // ResolveCluster reads arg as a cluster spec file if such a file exists,
-// and otherwise as a preset name. An arg that is neither is an error that
-// lists the presets.
+// and otherwise as a preset name. A file whose first line is an Alibaba
+// openb node list header (sn,cpu_milli,memory_mib,gpu,model) is read with
+// LoadOpenBNodeList, any other file with LoadClusterSpec. An arg that is
+// neither a file nor a preset is an error that lists the presets.
 func ResolveCluster(arg string) (*ClusterSpec, error) {
 	if arg == "" {
 		return nil, fmt.Errorf("cluster: want a preset name (%s) or a spec file path", strings.Join(Presets(), ", "))
@@ -646,6 +648,8 @@ func ResolveCluster(arg string) (*ClusterSpec, error) {
 	switch {
 	case err == nil && fi.IsDir():
 		return nil, fmt.Errorf("cluster %q: is a directory; want a preset name (%s) or a spec file", arg, strings.Join(Presets(), ", "))
+	case err == nil && sniffOpenBNodeList(arg):
+		return LoadOpenBNodeList(arg)
 	case err == nil:
 		return LoadClusterSpec(arg)
 	}
