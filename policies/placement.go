@@ -89,14 +89,13 @@ func (b *BestFit) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Req
 type placerEntry struct {
 	name string
 	desc string
-	make func() Placer
+	make func(cfg PlacerConfig) (Placer, error)
 }
 
-// placers lists the placements by name; the first is the default. Add new
-// placements (fragmentation-aware, dot-product, packing, ...) here.
+// placers lists the placements by name; the first is the default.
 var placers = []placerEntry{
-	{"firstfit", "lowest-numbered node that fits", func() Placer { return new(FirstFit) }},
-	{"bestfit", "node (or shared GPU) left with the least idle capacity", func() Placer { return new(BestFit) }},
+	{"firstfit", "lowest-numbered node that fits", func(PlacerConfig) (Placer, error) { return new(FirstFit), nil }},
+	{"bestfit", "node (or shared GPU) left with the least idle capacity", func(PlacerConfig) (Placer, error) { return new(BestFit), nil }},
 }
 
 // DefaultPlacement is the placement used when Options.Placement is empty.
@@ -112,15 +111,23 @@ func PlacementNames() []string {
 	return out
 }
 
-// NewPlacer returns a fresh Placer by name ("" means DefaultPlacement). The
-// live driver uses it to place exactly as the simulated policy does.
+// NewPlacer returns a fresh Placer by name ("" means DefaultPlacement),
+// with a zero PlacerConfig; a placement that needs a target workload
+// ("fgd") must be built with NewPlacerWith. The live driver uses it to
+// place exactly as the simulated policy does.
 func NewPlacer(name string) (Placer, error) {
+	return NewPlacerWith(name, PlacerConfig{})
+}
+
+// NewPlacerWith returns a fresh Placer by name ("" means
+// DefaultPlacement), configured by cfg.
+func NewPlacerWith(name string, cfg PlacerConfig) (Placer, error) {
 	if name == "" {
 		name = DefaultPlacement
 	}
 	for _, p := range placers {
 		if p.name == name {
-			return p.make(), nil
+			return p.make(cfg)
 		}
 	}
 	return nil, fmt.Errorf("unknown placement %q (known: %s)", name, strings.Join(PlacementNames(), ", "))

@@ -10,6 +10,8 @@ import (
 // PodClass is one kind of request in a target workload, with the share of
 // the workload's requests it makes up.
 type PodClass struct {
+	// Req is the class's shape. Only GPUs, GPUMilli (per GPU), CPUMilli and
+	// Models matter to fragmentation; TargetFromRequests leaves MemoryMiB 0.
 	Req        hwmodel.Request
 	Popularity float64 // fraction of the workload's requests; classes sum to 1
 }
@@ -21,30 +23,94 @@ type TargetWorkload struct {
 	Classes []PodClass // in a deterministic order (see TargetFromRequests)
 }
 
-// TargetFromRequests is the empirical distribution of reqs: one class per
-// distinct request, its popularity the fraction of reqs equal to it. Classes
-// are ordered by falling popularity, then by the request's fields, so the
-// result never depends on the order of reqs beyond their counts.
+// DefaultTargetCoverage is the share of requests that the FGD paper's
+// "typical pods" cover: the most popular classes are kept until they make
+// up at least 95% of the requests.
+const DefaultTargetCoverage = 0.95
+
+// defaultCPURequest is what the Kubernetes scheduler assumes a container
+// asks for when it asks for no CPU (its "non-zero" request, 100 milli-CPU).
+// The FGD paper's simulator builds its typical pods from these values.
+const defaultCPURequest = 100
+
+// TargetFromRequests is the FGD paper's target workload ("typical pods")
+// built from the requests of a trace, with DefaultTargetCoverage; see
+// TargetFromRequestsCoverage. Pass the trace's own pod list: the paper
+// builds its target from the original pods, not from a resampled workload.
 func TargetFromRequests(reqs []hwmodel.Request) TargetWorkload {
-	counts := make(map[hwmodel.Request]int, 64)
+	return TargetFromRequestsCoverage(reqs, DefaultTargetCoverage)
+}
+
+// TargetFromRequestsCoverage builds a target workload as the FGD paper's
+// simulator does:
+//
+//   - A class is a distinct (CPUMilli, GPUMilli per GPU, GPUs, Models);
+//     memory is not part of it. A request for no CPU counts as 100 milli-CPU
+//     (the Kubernetes default request). A CPU-only request's models are
+//     ignored. CPU-only requests are classes too.
+//   - Classes are sorted by falling count; equal counts by falling CPUMilli,
+//     then GPUMilli, then GPUs, then Models (the reference compares the
+//     gpu_spec text there; the two orders differ only between classes that
+//     also tie on everything else, at the cut).
+//   - The most popular classes are kept, one at a time, until their count
+//     reaches coverage × len(reqs); coverage >= 1 keeps all.
+//   - A kept class's Popularity is its count over len(reqs), divided by the
+//     kept classes' share of len(reqs), so the kept popularities sum to 1.
+//
+// The result depends only on the multiset of requests.
+func TargetFromRequestsCoverage(reqs []hwmodel.Request, coverage float64) TargetWorkload {
+	if len(reqs) == 0 {
+		return TargetWorkload{}
+	}
+	counts := make(map[hwmodel.Request]int, 128)
 	for _, r := range reqs {
-		counts[r]++
+		counts[classKey(r)]++
 	}
-	t := TargetWorkload{Classes: make([]PodClass, 0, len(counts))}
+	type kv struct {
+		r hwmodel.Request
+		n int
+	}
+	all := make([]kv, 0, len(counts))
 	for r, n := range counts {
-		t.Classes = append(t.Classes, PodClass{Req: r, Popularity: float64(n) / float64(len(reqs))})
+		all = append(all, kv{r, n})
 	}
-	slices.SortFunc(t.Classes, func(a, b PodClass) int {
+	slices.SortFunc(all, func(a, b kv) int {
 		return cmp.Or(
-			cmp.Compare(b.Popularity, a.Popularity),
-			cmp.Compare(a.Req.GPUs, b.Req.GPUs),
-			cmp.Compare(a.Req.GPUMilli, b.Req.GPUMilli),
-			cmp.Compare(a.Req.CPUMilli, b.Req.CPUMilli),
-			cmp.Compare(a.Req.MemoryMiB, b.Req.MemoryMiB),
-			cmp.Compare(a.Req.Models, b.Req.Models),
+			cmp.Compare(b.n, a.n),
+			cmp.Compare(b.r.CPUMilli, a.r.CPUMilli),
+			cmp.Compare(b.r.GPUMilli, a.r.GPUMilli),
+			cmp.Compare(b.r.GPUs, a.r.GPUs),
+			cmp.Compare(b.r.Models, a.r.Models),
 		)
 	})
+	total := float64(len(reqs))
+	want := coverage * total
+	kept, cum := 0, 0.0
+	for kept < len(all) && (coverage >= 1 || cum < want) {
+		cum += float64(all[kept].n)
+		kept++
+	}
+	t := TargetWorkload{Classes: make([]PodClass, kept)}
+	for i := range kept {
+		p := float64(all[i].n) / total
+		if kept < len(all) {
+			p /= cum / total
+		}
+		t.Classes[i] = PodClass{Req: all[i].r, Popularity: p}
+	}
 	return t
+}
+
+// classKey is a request's typical-pod class.
+func classKey(r hwmodel.Request) hwmodel.Request {
+	k := hwmodel.Request{GPUs: r.GPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli, Models: r.Models}
+	if k.CPUMilli == 0 {
+		k.CPUMilli = defaultCPURequest
+	}
+	if k.GPUs == 0 {
+		k.Models = hwmodel.AnyModel
+	}
+	return k
 }
 
 // PlacerConfig carries what some placements need beyond the cluster and
@@ -53,12 +119,7 @@ type PlacerConfig struct {
 	// Seed feeds placements that draw random numbers ("random"); each
 	// placer derives its own stream from it.
 	Seed uint64
-	// Target is the expected workload, for fragmentation-aware placement.
+	// Target is the expected workload, for fragmentation-aware placement
+	// ("fgd"), which refuses an empty one.
 	Target TargetWorkload
-}
-
-// NewPlacerWith returns a fresh Placer by name, configured by cfg.
-func NewPlacerWith(name string, cfg PlacerConfig) (Placer, error) {
-	_ = cfg // firstfit and bestfit need nothing from it
-	return NewPlacer(name)
 }
