@@ -108,6 +108,15 @@ type Cluster struct {
 	// GPUs, so "is there a node with k idle GPUs" needs no node scan.
 	idleHistogram [][MaxGPUsPerNode + 1]int32
 	maxNodeGPUs   [64]int // largest node's GPU count per model
+
+	// Per node, for placements that score nodes (package policies): a
+	// generation that every Allocate or Release touching the node bumps,
+	// the free GPU milli summed over its GPUs, and how many shares of each
+	// kind it holds (see SharesOfKind) in GPUs+1 slots from gpuBase[i]+i.
+	gen       []uint64
+	nodeFree  []int64
+	kindCount []int32
+	kinds     []int32 // per node: kinds with a nonzero count
 }
 
 // NewCluster builds a cluster with all capacity free. Nodes must have
@@ -138,6 +147,10 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 			c.gpuFree = append(c.gpuFree, MilliPerGPU)
 		}
 		c.wholeFree = append(c.wholeFree, n.GPUs)
+		c.nodeFree = append(c.nodeFree, int64(n.GPUs)*MilliPerGPU)
+		for k := 0; k <= n.GPUs; k++ {
+			c.kindCount = append(c.kindCount, 0)
+		}
 		c.freeCPU = append(c.freeCPU, n.CPUMilli)
 		c.freeMem = append(c.freeMem, n.MemoryMiB)
 		c.totalGPUs += n.GPUs
@@ -146,6 +159,8 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 		c.maxNodeGPUs[n.Model] = max(c.maxNodeGPUs[n.Model], n.GPUs)
 		c.idleHistogram[n.Model][n.GPUs]++
 	}
+	c.gen = make([]uint64, len(c.nodes))
+	c.kinds = make([]int32, len(c.nodes))
 	return c, nil
 }
 
@@ -267,6 +282,41 @@ func (c *Cluster) FreeCPU(i int) int64 { return c.freeCPU[i] }
 // FreeMemory is node i's free memory in MiB.
 func (c *Cluster) FreeMemory(i int) int64 { return c.freeMem[i] }
 
+// Generation is node i's change counter: every Allocate or Release that
+// touches node i increases it, and nothing else changes it. A node whose
+// generation is unchanged has the same free capacity (and share kinds) as
+// before, so placements may cache per-node results keyed by it.
+func (c *Cluster) Generation(i int) uint64 { return c.gen[i] }
+
+// NodeFreeMilli is the free GPU milli of node i, summed over its GPUs.
+func (c *Cluster) NodeFreeMilli(i int) int64 { return c.nodeFree[i] }
+
+// SharesOfKind counts the allocated shares on node i of kind k: k == 0
+// counts GPU-sharing shares (less than 1000 milli per GPU), k >= 1 counts
+// shares of exactly k whole GPUs. Shares without GPUs are not counted. The
+// FGD paper's GPU-clustering placement groups jobs by this kind.
+func (c *Cluster) SharesOfKind(i, k int) int {
+	if k < 0 || k > c.nodes[i].GPUs {
+		return 0
+	}
+	return int(c.kindCount[c.gpuBase[i]+i+k])
+}
+
+// ShareKinds is the number of distinct kinds (see SharesOfKind) with at
+// least one share on node i.
+func (c *Cluster) ShareKinds(i int) int { return int(c.kinds[i]) }
+
+// shareKind is the SharesOfKind slot of a share, or -1 for none.
+func shareKind(s Share) int {
+	switch {
+	case s.GPUs == 0:
+		return -1
+	case s.Milli < MilliPerGPU:
+		return 0
+	}
+	return s.GPUCount()
+}
+
 // Fits reports, as an error wrapping ErrCapacity, why p cannot be allocated
 // now; nil means it can.
 func (c *Cluster) Fits(p Placement) error {
@@ -340,6 +390,20 @@ func (c *Cluster) apply(s Share, sign int) {
 	c.freeMem[i] += int64(sign) * s.MemoryMiB
 	base := c.gpuBase[i]
 	model := c.nodes[i].Model
+	c.gen[i]++
+	if k := shareKind(s); k >= 0 && k <= c.nodes[i].GPUs {
+		slot := base + i + k
+		before := c.kindCount[slot]
+		c.kindCount[slot] -= int32(sign) // sign is -1 on Allocate
+		switch {
+		case before == 0 && c.kindCount[slot] > 0:
+			c.kinds[i]++
+		case before > 0 && c.kindCount[slot] == 0:
+			c.kinds[i]--
+		case c.kindCount[slot] < 0:
+			panic(fmt.Sprintf("hwmodel: release of node %q returned a share of a kind it does not hold", c.nodes[i].Name))
+		}
+	}
 	c.idleHistogram[model][c.wholeFree[i]]--
 	for m := s.GPUs; m != 0; m &= m - 1 {
 		g := base + bits.TrailingZeros64(m)
@@ -353,6 +417,7 @@ func (c *Cluster) apply(s Share, sign int) {
 			c.wholeByModel[c.nodes[i].Model]++
 		}
 		c.allocatedMilli -= int64(sign) * int64(s.Milli)
+		c.nodeFree[i] += int64(sign) * int64(s.Milli)
 	}
 	c.idleHistogram[model][c.wholeFree[i]]++
 	if c.freeCPU[i] > c.nodes[i].CPUMilli || c.freeMem[i] > c.nodes[i].MemoryMiB {
@@ -392,6 +457,25 @@ func (c *Cluster) CheckInvariants() error {
 		}
 		wholeByModel[n.Model] += whole
 		histogram[n.Model][whole]++
+		var free int64
+		for g := 0; g < n.GPUs; g++ {
+			free += int64(c.gpuFree[c.gpuBase[i]+g])
+		}
+		if free != c.nodeFree[i] {
+			return fmt.Errorf("node %q: counted %d free GPU milli, books say %d", n.Name, free, c.nodeFree[i])
+		}
+		kinds := int32(0)
+		for k := 0; k <= n.GPUs; k++ {
+			switch cnt := c.kindCount[c.gpuBase[i]+i+k]; {
+			case cnt < 0:
+				return fmt.Errorf("node %q: %d shares of kind %d", n.Name, cnt, k)
+			case cnt > 0:
+				kinds++
+			}
+		}
+		if kinds != c.kinds[i] {
+			return fmt.Errorf("node %q: counted %d share kinds, books say %d", n.Name, kinds, c.kinds[i])
+		}
 		if whole != c.wholeFree[i] {
 			return fmt.Errorf("node %q: counted %d idle GPUs, books say %d", n.Name, whole, c.wholeFree[i])
 		}
