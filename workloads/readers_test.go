@@ -154,7 +154,8 @@ func TestReadOpenBGood(t *testing.T) {
 func TestReadOpenBBad(t *testing.T) {
 	runBadCases(t, "openb", []badCase{
 		{"bad-missing-column.csv", 1, "deletion_time", []string{`"deletion_time" is missing`, "pod_phase,creation_time,scheduled_time"}},
-		{"bad-multigpu-format.csv", 1, "qos", []string{`"qos" is missing`}},
+		{"bad-multigpu-format.csv", 1, "creation_time", []string{"no times", "cannot be replayed in time", "brigade fill"}},
+		{"bad-missing-qos.csv", 1, "qos", []string{`"qos" is missing`}},
 		{"bad-number.csv", 3, "cpu_milli", []string{"want an integer", `"12k"`}},
 		{"bad-negative-duration.csv", 3, "deletion_time", []string{"after the scheduled_time 100", "found 90"}},
 		{"bad-unknown-model.csv", 2, "gpu_spec", []string{`unknown GPU model "G9"`, "V100-16GB"}},

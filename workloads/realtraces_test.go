@@ -97,10 +97,10 @@ func TestRealOpenB(t *testing.T) {
 	}
 }
 
-// TestRealOpenBVariants reads the other pod lists that have timestamps. The
-// gpuspec lists name Alibaba's anonymised models G2 and G3, which the
-// hwmodel catalogue does not know (yet): those must fail cleanly, at the
-// gpu_spec field, or read.
+// TestRealOpenBVariants reads the other pod lists: those with timestamps
+// must read (the gpuspec lists name Alibaba's G2 and G3, which the
+// catalogue has); the five-column multigpu lists must fail at the header,
+// saying they have no times.
 func TestRealOpenBVariants(t *testing.T) {
 	dir := filepath.Dir(tracePath(t, "alibaba-gpu-v2023/openb_pod_list_default.csv"))
 	files, _ := filepath.Glob(filepath.Join(dir, "openb_pod_list_*.csv"))
@@ -110,16 +110,13 @@ func TestRealOpenBVariants(t *testing.T) {
 		var pe *ParseError
 		switch {
 		case strings.Contains(name, "multigpu"):
-			if !errors.As(err, &pe) || pe.Line != 1 || pe.Field != "qos" {
-				t.Errorf("%s: got %v, want a missing-column error for qos on line 1", name, err)
+			if !errors.As(err, &pe) || pe.Line != 1 || pe.Field != "creation_time" || !strings.Contains(pe.Msg, "no times") {
+				t.Errorf("%s: got %v, want a no-times error on line 1", name, err)
 			}
 		case err == nil:
 			if err := w.Validate(); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
-		case strings.Contains(name, "gpuspec") && errors.As(err, &pe) && pe.Field == "gpu_spec" &&
-			(strings.Contains(pe.Msg, `"G2"`) || strings.Contains(pe.Msg, `"G3"`)):
-			t.Logf("%s: %v (hwmodel lacks Alibaba's G2/G3)", name, err)
 		default:
 			t.Errorf("%s: %v", name, err)
 		}
