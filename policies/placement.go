@@ -30,7 +30,7 @@ type Placer interface {
 	Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool)
 }
 
-// Placement rules shared by FirstFit and BestFit:
+// Placement rules shared by every placer:
 //
 //   - A request for GPUs <= the GPU count of the largest node whose model it
 //     accepts goes on ONE node; it waits rather than being split.
@@ -42,47 +42,34 @@ type Placer interface {
 //     the most GPUs).
 //   - A CPU-only request (GPUs == 0) ignores the accepted models, as
 //     hwmodel.Cluster.Satisfiable does.
-//   - Within a node the lowest-numbered suitable GPUs are taken.
 //
-// FirstFit takes the lowest-numbered feasible node (fractional requests: the
-// lowest-numbered GPU with enough free share on it). For a gang, nodes with
-// equal idle counts are taken in index order, and when several GPU models
-// could host the gang, the one needing the fewest nodes wins, then the one
-// whose chosen nodes include the lowest node index.
+// FirstFit takes the lowest-numbered feasible node and, within it, the
+// lowest-numbered suitable GPUs (fractional requests: the lowest-numbered
+// GPU with enough free share). For a gang, nodes with equal idle counts are
+// taken in index order, and when several GPU models could host the gang,
+// the one needing the fewest nodes wins, then the one whose chosen nodes
+// include the lowest node index.
 //
-// BestFit takes the feasible node that leaves the fewest idle whole GPUs
-// (ties by node index); a fractional request goes to the GPU, over all
-// feasible nodes, whose free share is the smallest that suffices, which
-// favours GPUs already shared (ties by node, then GPU index); a CPU-only
-// request goes to the node with the fewest idle GPUs, keeping GPU nodes'
-// CPU for GPU jobs. For a gang, the last node is the smallest one (fewest
-// idle GPUs) that completes it; between GPU models, the fewest nodes win,
-// then the fewest idle GPUs left on the chosen nodes, then the lowest node
-// index.
+// The FGD paper's placements (bestfit, dotprod, packing, clustering,
+// random, fgd; see scored.go and fgd.go) score single-node requests and
+// place gangs by the "best" gang rule: the last node is the smallest one
+// (fewest idle GPUs) that completes it; between GPU models, the fewest
+// nodes win, then the fewest idle GPUs left on the chosen nodes, then the
+// lowest node index.
 //
-// Cheap early exits: a whole-GPU request gives up at once when the
-// cluster-wide idle GPU count of its accepted models is too small
-// (Cluster.FreeWholeGPUsAccepted), a fractional one when the cluster's
-// total free GPU share is too small, a gang per model likewise. Otherwise
-// the cost is one pass over the nodes (fractional: over the GPUs of the
-// feasible nodes).
+// Cheap early exits: a whole-GPU request gives up at once when no node of
+// an accepted model has enough idle GPUs (Cluster.HasNodeWithIdleGPUs), a
+// fractional one when the cluster's total free GPU share is too small, a
+// gang per model when the model's idle GPUs are too few. Otherwise the
+// cost is one pass over the nodes.
 
 // FirstFit places on the lowest-numbered node that fits. The zero value is
 // ready to use; use it through a pointer.
 type FirstFit struct{ s placeScratch }
 
-// BestFit places on the node that leaves the least idle capacity. The zero
-// value is ready to use; use it through a pointer.
-type BestFit struct{ s placeScratch }
-
 // Place implements Placer.
 func (f *FirstFit) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
-	return f.s.place(dst, c, r, false)
-}
-
-// Place implements Placer.
-func (b *BestFit) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
-	return b.s.place(dst, c, r, true)
+	return f.s.place(dst, c, r)
 }
 
 // placerEntry is one named placement in the registry.
@@ -95,7 +82,29 @@ type placerEntry struct {
 // placers lists the placements by name; the first is the default.
 var placers = []placerEntry{
 	{"firstfit", "lowest-numbered node that fits", func(PlacerConfig) (Placer, error) { return new(FirstFit), nil }},
-	{"bestfit", "node (or shared GPU) left with the least idle capacity", func(PlacerConfig) (Placer, error) { return new(BestFit), nil }},
+	{"bestfit", "node left with the least free CPU and GPU, equally weighted (FGD paper's BestFit)",
+		func(PlacerConfig) (Placer, error) { return new(BestFit), nil }},
+	{"dotprod", "node whose free CPU and GPU align least with the request (FGD paper's DotProd)",
+		func(c PlacerConfig) (Placer, error) { return newScored(kindDotProd, c), nil }},
+	{"packing", "shared GPUs first, then idle GPUs of used nodes, then the smallest idle node (FGD paper's GpuPacking)",
+		func(c PlacerConfig) (Placer, error) { return newScored(kindPacking, c), nil }},
+	{"clustering", "nodes already running jobs of the same GPU kind (FGD paper's GpuClustering)",
+		func(c PlacerConfig) (Placer, error) { return newScored(kindClustering, c), nil }},
+	{"random", "a feasible node and GPU drawn uniformly from PlacerConfig.Seed's stream (FGD paper's Random)",
+		func(c PlacerConfig) (Placer, error) { return newScored(kindRandom, c), nil }},
+	{"fgd", "least growth of the target workload's expected GPU fragmentation (FGD paper); needs PlacerConfig.Target",
+		newFGD},
+}
+
+// DescribePlacement returns a one-line description of a placement name,
+// or "" for an unknown name.
+func DescribePlacement(name string) string {
+	for _, p := range placers {
+		if p.name == name {
+			return p.desc
+		}
+	}
+	return ""
 }
 
 // DefaultPlacement is the placement used when Options.Placement is empty.
@@ -167,24 +176,25 @@ func validRequest(r hwmodel.Request) bool {
 	return true
 }
 
-func (s *placeScratch) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+// place is first fit.
+func (s *placeScratch) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
 	if !validRequest(r) {
 		return dst, false
 	}
 	switch {
 	case r.GPUs == 0:
-		return placeCPUOnly(dst, c, r, best)
+		return placeCPUOnly(dst, c, r)
 	case r.Fractional():
-		return placeFractional(dst, c, r, best)
+		return placeFractional(dst, c, r)
 	}
 	maxNode := c.MaxNodeGPUs(r.Models)
 	if maxNode == 0 {
 		return dst, false
 	}
 	if r.GPUs > maxNode {
-		return s.placeGang(dst, c, r, best)
+		return s.placeGang(dst, c, r, false)
 	}
-	return placeWhole(dst, c, r, best)
+	return placeWhole(dst, c, r)
 }
 
 // nodeFits reports whether node i has the CPU and memory for r.
@@ -206,86 +216,51 @@ func idleMask(c *hwmodel.Cluster, i, k int) uint64 {
 	return m
 }
 
-func placeCPUOnly(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
-	pick, left := -1, math.MaxInt
+func placeCPUOnly(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
 	for i := 0; i < c.NumNodes(); i++ {
-		if !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
-			continue
-		}
-		if !best {
-			pick = i
-			break
-		}
-		if l := c.FreeWholeGPUs(i); l < left {
-			pick, left = i, l
-			if l == 0 {
-				break
-			}
+		if nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
+			return append(dst, hwmodel.Share{Node: i, CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB}), true
 		}
 	}
-	if pick < 0 {
-		return dst, false
-	}
-	return append(dst, hwmodel.Share{Node: pick, CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB}), true
+	return dst, false
 }
 
-func placeWhole(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+func placeWhole(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
 	if !c.HasNodeWithIdleGPUs(r.Models, r.GPUs) {
 		return dst, false
 	}
-	pick, left := -1, math.MaxInt
 	for i := 0; i < c.NumNodes(); i++ {
-		free := c.FreeWholeGPUs(i)
-		if free < r.GPUs || free-r.GPUs >= left {
+		if c.FreeWholeGPUs(i) < r.GPUs || !r.Models.Accepts(c.Node(i).Model) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
 			continue
 		}
-		if !r.Models.Accepts(c.Node(i).Model) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
-			continue
-		}
-		pick, left = i, free-r.GPUs
-		if !best || left == 0 {
-			break
-		}
+		return append(dst, hwmodel.Share{
+			Node: i, GPUs: idleMask(c, i, r.GPUs), Milli: hwmodel.MilliPerGPU,
+			CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
+		}), true
 	}
-	if pick < 0 {
-		return dst, false
-	}
-	return append(dst, hwmodel.Share{
-		Node: pick, GPUs: idleMask(c, pick, r.GPUs), Milli: hwmodel.MilliPerGPU,
-		CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
-	}), true
+	return dst, false
 }
 
-func placeFractional(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+func placeFractional(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
 	need := r.GPUMilli
 	if int64(c.TotalGPUs())*hwmodel.MilliPerGPU-c.AllocatedMilli() < int64(need) {
 		return dst, false
 	}
-	pickNode, pickGPU, pickFree := -1, -1, int32(hwmodel.MilliPerGPU+1)
-scan:
 	for i := 0; i < c.NumNodes(); i++ {
 		n := c.Node(i)
 		if n.GPUs == 0 || !r.Models.Accepts(n.Model) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
 			continue
 		}
 		for g := 0; g < n.GPUs; g++ {
-			f := c.FreeMilli(i, g)
-			if f < need || f >= pickFree {
-				continue
-			}
-			pickNode, pickGPU, pickFree = i, g, f
-			if !best || f == need {
-				break scan
+			if c.FreeMilli(i, g) >= need {
+				return append(dst, hwmodel.Share{
+					Node: i, GPUs: 1 << uint(g), Milli: need,
+					CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
+				}), true
 			}
 		}
 	}
-	if pickNode < 0 {
-		return dst, false
-	}
-	return append(dst, hwmodel.Share{
-		Node: pickNode, GPUs: 1 << uint(pickGPU), Milli: need,
-		CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
-	}), true
+	return dst, false
 }
 
 // placeGang places a whole-GPU request too big for any accepted node.

@@ -232,13 +232,22 @@ func TestPlaceAppendsToDst(t *testing.T) {
 }
 
 func TestNewPlacer(t *testing.T) {
-	for _, n := range []string{"", "firstfit", "bestfit"} {
+	for _, n := range []string{"", "firstfit", "bestfit", "dotprod", "packing", "clustering", "random"} {
 		if _, err := NewPlacer(n); err != nil {
 			t.Errorf("%q: %v", n, err)
 		}
+		if n != "" && DescribePlacement(n) == "" {
+			t.Errorf("%q has no description", n)
+		}
+	}
+	if _, err := NewPlacer("fgd"); err == nil || !strings.Contains(err.Error(), "target workload") {
+		t.Errorf("fgd without a target: %v", err)
+	}
+	if _, err := NewPlacerWith("fgd", PlacerConfig{Target: target(PodClass{whole(1), 1})}); err != nil {
+		t.Errorf("fgd with a target: %v", err)
 	}
 	_, err := NewPlacer("worstfit")
-	if err == nil || !strings.Contains(err.Error(), "bestfit, firstfit") {
+	if err == nil || !strings.Contains(err.Error(), "bestfit, clustering, dotprod, fgd, firstfit, packing, random") {
 		t.Errorf("unknown placement: %v", err)
 	}
 }

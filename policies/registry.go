@@ -15,9 +15,12 @@ const DefaultBackfillDepth = 1000
 
 // Options configures a named policy. The zero value gives the defaults.
 type Options struct {
-	// Placement names the placer: "firstfit" (default, also "") or
-	// "bestfit"; see PlacementNames.
+	// Placement names the placer: "firstfit" (default, also "") or one of
+	// PlacementNames.
 	Placement string
+	// Placer configures the placement: the seed of "random" and the target
+	// workload that "fgd" needs.
+	Placer PlacerConfig
 	// Backfill turns on EASY backfilling: the first job that cannot start
 	// gets a reservation, and jobs behind it start only if they cannot
 	// delay it. Without it the order is strict: the first job that cannot
@@ -111,7 +114,7 @@ func New(name string, opt Options) (Policy, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
-	placer, err := NewPlacer(opt.Placement)
+	placer, err := NewPlacerWith(opt.Placement, opt.Placer)
 	if err != nil {
 		return nil, err
 	}

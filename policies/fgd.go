@@ -1,0 +1,289 @@
+package policies
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// FGD, fragmentation gradient descent: the feasible node (and, for a
+// sharing request, the GPU) where placing the request makes the node's
+// expected fragmentation for the target workload (see NodeFragmentation)
+// grow least. As in the reference simulator, the score is
+//
+//	score = int(100 · sigmoid((frag before − frag after) / 1000))
+//
+// so a placement that leaves fragmentation unchanged scores 50, and one
+// that adds a whole GPU of it about 26. For a sharing request every GPU
+// with enough free share is tried and the node's score is the best of
+// them; the GPU is the lowest-numbered one reaching it. A whole-GPU
+// request takes the lowest-numbered idle GPUs (which idle GPUs does not
+// change fragmentation); a CPU-only request changes only the node's free
+// CPU, which matters to classes that then lack CPU. Ties between nodes go
+// to the lowest index.
+//
+// Speed: a node's fragmentation is cached until its generation
+// (hwmodel.Cluster.Generation) changes, and so is its score for each
+// request shape (GPUs, GPUMilli, CPUMilli, Models; up to maxShapes of
+// them), so a placement recomputes only the nodes that changed since the
+// same shape was last placed.
+
+// maxShapes bounds how many request shapes the FGD placer caches scores
+// for; further shapes are scored without a cache.
+const maxShapes = 1024
+
+// fragClass is one GPU class of a compiled target workload.
+type fragClass struct {
+	mi     int32 // index of its GPUMilli in fragModel.millis
+	gpus   int32
+	cpu    int64
+	models hwmodel.ModelSet
+	p      float64
+}
+
+// fragModel is a target workload compiled for fast evaluation: a node's
+// fragmentation is total·Σp − Σ over the GPU classes that fit of
+// p·(free milli on GPUs with at least the class's GPUMilli free).
+type fragModel struct {
+	allP    float64     // sum of all classes' popularity
+	millis  []int32     // distinct GPUMilli of the GPU classes, descending
+	classes []fragClass // GPU classes
+	cnt     []int32     // scratch, per milli: GPUs with at least that free
+	big     []int64     // scratch, per milli: their free milli
+}
+
+func compileTarget(t TargetWorkload) fragModel {
+	var m fragModel
+	for _, k := range t.Classes {
+		m.allP += k.Popularity
+		if k.Req.GPUs > 0 && !slices.Contains(m.millis, k.Req.GPUMilli) {
+			m.millis = append(m.millis, k.Req.GPUMilli)
+		}
+	}
+	slices.SortFunc(m.millis, func(a, b int32) int { return int(b) - int(a) })
+	for _, k := range t.Classes {
+		if k.Req.GPUs == 0 {
+			continue
+		}
+		m.classes = append(m.classes, fragClass{
+			mi:   int32(slices.Index(m.millis, k.Req.GPUMilli)),
+			gpus: int32(k.Req.GPUs), cpu: k.Req.CPUMilli, models: k.Req.Models, p: k.Popularity,
+		})
+	}
+	m.cnt = make([]int32, len(m.millis))
+	m.big = make([]int64, len(m.millis))
+	return m
+}
+
+// eval is the fragmentation of a node of GPU model model whose GPUs have
+// free milli free (any order) and cpu milli-CPU free. It is a pure
+// function of its arguments, so equal states give bit-equal results.
+func (m *fragModel) eval(free []int32, cpu int64, model hwmodel.ModelID) float64 {
+	var buf [hwmodel.MaxGPUsPerNode]int32
+	s := buf[:len(free)]
+	var total int64
+	for k, f := range free { // insertion sort, descending
+		total += int64(f)
+		j := k
+		for ; j > 0 && s[j-1] < f; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = f
+	}
+	if total == 0 {
+		return 0
+	}
+	j, acc := 0, int64(0)
+	for u, milli := range m.millis {
+		for j < len(s) && s[j] >= milli {
+			acc += int64(s[j])
+			j++
+		}
+		m.cnt[u], m.big[u] = int32(j), acc
+	}
+	frag := float64(total) * m.allP
+	for _, k := range m.classes {
+		if cpu >= k.cpu && m.cnt[k.mi] >= k.gpus && k.models.Accepts(model) {
+			frag -= k.p * float64(m.big[k.mi])
+		}
+	}
+	return frag
+}
+
+// evalNode is eval on node i's current state.
+func (m *fragModel) evalNode(c *hwmodel.Cluster, i int) float64 {
+	n := c.Node(i)
+	var buf [hwmodel.MaxGPUsPerNode]int32
+	free := buf[:n.GPUs]
+	for g := range free {
+		free[g] = c.FreeMilli(i, g)
+	}
+	return m.eval(free, c.FreeCPU(i), n.Model)
+}
+
+// FragMeter measures fragmentation like NodeFragmentation and
+// ClusterFragmentation, but keeps each node's value until the node's
+// generation changes, so measuring a cluster after each placement costs a
+// pass over the nodes' generations plus one evaluation of each changed
+// node. It follows one cluster at a time (a different cluster resets it)
+// and is not safe for concurrent use. Values agree with
+// NodeFragmentation up to floating-point rounding.
+type FragMeter struct {
+	m    fragModel
+	c    *hwmodel.Cluster
+	gen  []uint64 // per node: generation+1 the value is for; 0 none
+	frag []float64
+}
+
+// NewFragMeter returns a meter for the target workload t.
+func NewFragMeter(t TargetWorkload) *FragMeter {
+	return &FragMeter{m: compileTarget(t)}
+}
+
+func (f *FragMeter) follow(c *hwmodel.Cluster) {
+	if f.c == c && len(f.gen) == c.NumNodes() {
+		return
+	}
+	f.c = c
+	f.gen = make([]uint64, c.NumNodes())
+	f.frag = make([]float64, c.NumNodes())
+}
+
+// Node is node i's fragmentation in milli-GPU.
+func (f *FragMeter) Node(c *hwmodel.Cluster, i int) float64 {
+	f.follow(c)
+	if g := c.Generation(i) + 1; f.gen[i] != g {
+		f.frag[i], f.gen[i] = f.m.evalNode(c, i), g
+	}
+	return f.frag[i]
+}
+
+// Cluster is the cluster's fragmentation in milli-GPU, the sum over nodes
+// in index order.
+func (f *FragMeter) Cluster(c *hwmodel.Cluster) float64 {
+	var sum float64
+	for i := 0; i < c.NumNodes(); i++ {
+		sum += f.Node(c, i)
+	}
+	return sum
+}
+
+// errNoTarget is returned for "fgd" without a target workload.
+var errNoTarget = errors.New(`placement "fgd" needs a target workload (PlacerConfig.Target, e.g. TargetFromRequests of the trace's requests)`)
+
+// fgdState is the FGD placer's model and caches.
+type fgdState struct {
+	meter  *FragMeter
+	shapes map[hwmodel.Request]int32
+	shape  int32      // the current request's shape, or -1 if uncached
+	cache  [][]uint64 // per node, per shape: (generation+1)<<16 | (gpu+1)<<8 | score
+}
+
+func newFGD(cfg PlacerConfig) (Placer, error) {
+	if len(cfg.Target.Classes) == 0 {
+		return nil, errNoTarget
+	}
+	p := newScored(kindFGD, cfg)
+	p.fgd = &fgdState{meter: NewFragMeter(cfg.Target), shapes: make(map[hwmodel.Request]int32)}
+	return p, nil
+}
+
+// begin prepares the caches for placing r on c.
+func (f *fgdState) begin(c *hwmodel.Cluster, r hwmodel.Request) {
+	if f.meter.c != c || len(f.cache) != c.NumNodes() {
+		f.meter.follow(c)
+		f.cache = make([][]uint64, c.NumNodes())
+	}
+	key := hwmodel.Request{GPUs: r.GPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli, Models: r.Models}
+	id, ok := f.shapes[key]
+	if !ok {
+		id = -1
+		if len(f.shapes) < maxShapes {
+			id = int32(len(f.shapes))
+			f.shapes[key] = id
+		}
+	}
+	f.shape = id
+}
+
+// score is node i's FGD score for r and, for a sharing request, its GPU.
+func (f *fgdState) score(c *hwmodel.Cluster, i int, r hwmodel.Request) (int64, int) {
+	gen := c.Generation(i) + 1
+	if f.shape < 0 {
+		return f.compute(c, i, r)
+	}
+	row := f.cache[i]
+	if int(f.shape) < len(row) {
+		if e := row[f.shape]; e>>16 == gen {
+			return int64(e & 0xff), int(e>>8&0xff) - 1
+		}
+	} else {
+		row = append(row, make([]uint64, len(f.shapes)-len(row))...)
+		f.cache[i] = row
+	}
+	s, g := f.compute(c, i, r)
+	row[f.shape] = gen<<16 | uint64(g+1)<<8 | uint64(s)
+	return s, g
+}
+
+// fgdScore turns a fragmentation change (before − after, milli-GPU) into
+// the reference's integer score.
+func fgdScore(delta float64) int64 {
+	return int64(1.0 / (1.0 + math.Exp(-(delta / 1000))) * maxScore)
+}
+
+func (f *fgdState) compute(c *hwmodel.Cluster, i int, r hwmodel.Request) (int64, int) {
+	m := &f.meter.m
+	before := f.meter.Node(c, i)
+	n := c.Node(i)
+	var buf [hwmodel.MaxGPUsPerNode]int32
+	free := buf[:n.GPUs]
+	for g := range free {
+		free[g] = c.FreeMilli(i, g)
+	}
+	cpu := c.FreeCPU(i) - r.CPUMilli
+	switch {
+	case r.GPUs == 0:
+		return fgdScore(before - m.eval(free, cpu, n.Model)), -1
+	case !r.Fractional():
+		for g, k := 0, r.GPUs; g < len(free) && k > 0; g++ {
+			if free[g] == hwmodel.MilliPerGPU {
+				free[g] = 0
+				k--
+			}
+		}
+		return fgdScore(before - m.eval(free, cpu, n.Model)), -1
+	}
+	// GPUs with equal free share give equal scores: evaluate each value once.
+	var seen [hwmodel.MaxGPUsPerNode]struct {
+		free  int32
+		score int64
+	}
+	nseen := 0
+	best, bestG := int64(-1), -1
+	for g, v := range free {
+		if v < r.GPUMilli {
+			continue
+		}
+		s := int64(-1)
+		for _, e := range seen[:nseen] {
+			if e.free == v {
+				s = e.score
+				break
+			}
+		}
+		if s < 0 {
+			free[g] = v - r.GPUMilli
+			s = fgdScore(before - m.eval(free, cpu, n.Model))
+			free[g] = v
+			seen[nseen].free, seen[nseen].score = v, s
+			nseen++
+		}
+		if s > best {
+			best, bestG = s, g
+		}
+	}
+	return best, bestG
+}

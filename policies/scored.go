@@ -1,0 +1,289 @@
+package policies
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// The FGD paper's placements (Weng et al., "Beware of Fragmentation",
+// USENIX ATC 2023), as its simulator (hkust-adsl/kubernetes-scheduler-
+// simulator) computes them, so that our results can be compared with the
+// published ones. Each is a Kubernetes-style score: every feasible node
+// gets an integer score, the highest wins, and ties go to the lowest node
+// index. (The reference breaks ties by the smallest node name, which is the
+// lowest index for node lists whose names sort in file order, as the
+// Alibaba trace's openb-node-NNNN do.) The integer truncation of each score
+// is kept on purpose: it decides which nodes tie.
+//
+// Feasible means: enough free CPU and memory; for a GPU request, a node
+// of an accepted GPU model with GPUs idle GPUs (whole-GPU request) or one
+// GPU with GPUMilli free (sharing request). A CPU-only request may go on
+// any node with the CPU and memory. Requests larger than any accepted node
+// are gangs, placed by the gang rule shared with firstfit (see Placer);
+// the reference has none.
+//
+// Whole-GPU requests take the node's lowest-numbered idle GPUs. A sharing
+// request's GPU is chosen per policy (below); "tightest" is the GPU with
+// the least free share that suffices, ties by lowest index.
+//
+// Constants: maxSpecCPU = 128,000 milli-CPU and maxSpecGPU = 8,000 milli-GPU
+// normalise free and requested resources; score() below spells out each
+// policy's formula.
+
+// scoreKind selects a scored placement.
+type scoreKind uint8
+
+const (
+	kindBestFit scoreKind = iota
+	kindDotProd
+	kindPacking
+	kindClustering
+	kindRandom
+	kindFGD
+)
+
+const (
+	maxSpecCPU = 128000 // milli-CPU
+	maxSpecGPU = 8000   // milli-GPU
+	maxScore   = 100
+)
+
+// scored is the common node loop of the paper's placements.
+type scored struct {
+	kind  scoreKind
+	s     placeScratch
+	rng   *rand.Rand // kindRandom
+	fgd   *fgdState  // kindFGD
+	feas  []int32    // kindRandom: feasible nodes of the current request
+	cands []int8     // kindRandom: candidate GPUs of the chosen node
+}
+
+func newScored(kind scoreKind, cfg PlacerConfig) *scored {
+	p := &scored{kind: kind}
+	if kind == kindRandom {
+		p.rng = rand.New(rand.NewPCG(cfg.Seed, 0x72616e646f6d)) // "random"
+	}
+	return p
+}
+
+// BestFit is the FGD paper's best fit: the feasible node left with the
+// least free resources, weighing CPU and GPU equally,
+//
+//	score = int(100 · (1 − (½·(freeCPU − reqCPU)/128,000 + ½·(freeGPU − reqGPU)/8,000)))
+//
+// where freeGPU is the node's free GPU milli summed over its GPUs and
+// reqGPU the request's total milli; a sharing request takes the tightest
+// GPU. The zero value is ready to use; use it through a pointer.
+type BestFit struct{ p scored }
+
+// Place implements Placer.
+func (b *BestFit) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+	b.p.kind = kindBestFit
+	return b.p.place(dst, c, r)
+}
+
+// Place implements Placer.
+func (p *scored) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+	return p.place(dst, c, r)
+}
+
+func (p *scored) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+	if !validRequest(r) {
+		return dst, false
+	}
+	if r.GPUs > 0 {
+		maxNode := c.MaxNodeGPUs(r.Models)
+		switch {
+		case maxNode == 0:
+			return dst, false
+		case r.GPUs > maxNode:
+			return p.s.placeGang(dst, c, r, true)
+		case r.Fractional():
+			if int64(c.TotalGPUs())*hwmodel.MilliPerGPU-c.AllocatedMilli() < int64(r.GPUMilli) {
+				return dst, false
+			}
+		case !c.HasNodeWithIdleGPUs(r.Models, r.GPUs):
+			return dst, false
+		}
+	}
+	if p.kind == kindFGD {
+		p.fgd.begin(c, r)
+	}
+	pick, gpu := -1, -1
+	if p.kind == kindRandom {
+		p.feas = p.feas[:0]
+		for i := 0; i < c.NumNodes(); i++ {
+			if feasible(c, i, r) {
+				p.feas = append(p.feas, int32(i))
+			}
+		}
+		if len(p.feas) > 0 {
+			pick = int(p.feas[p.rng.IntN(len(p.feas))])
+		}
+	} else {
+		best := int64(math.MinInt64)
+		for i := 0; i < c.NumNodes(); i++ {
+			if !feasible(c, i, r) {
+				continue
+			}
+			s, g := p.score(c, i, r)
+			if s > best {
+				pick, gpu, best = i, g, s
+			}
+		}
+	}
+	if pick < 0 {
+		return dst, false
+	}
+	sh := hwmodel.Share{Node: pick, CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB}
+	switch {
+	case r.GPUs == 0:
+	case r.Fractional():
+		if gpu < 0 {
+			gpu = p.shareGPU(c, pick, r.GPUMilli)
+		}
+		sh.GPUs, sh.Milli = 1<<uint(gpu), r.GPUMilli
+	default:
+		sh.GPUs, sh.Milli = idleMask(c, pick, r.GPUs), hwmodel.MilliPerGPU
+	}
+	return append(dst, sh), true
+}
+
+// feasible reports whether single-node request r fits node i now.
+func feasible(c *hwmodel.Cluster, i int, r hwmodel.Request) bool {
+	if c.FreeCPU(i) < r.CPUMilli || c.FreeMemory(i) < r.MemoryMiB {
+		return false
+	}
+	if r.GPUs == 0 {
+		return true
+	}
+	if !r.Models.Accepts(c.Node(i).Model) {
+		return false
+	}
+	if idle := c.FreeWholeGPUs(i); idle >= r.GPUs || (r.Fractional() && idle > 0) {
+		return true
+	}
+	if !r.Fractional() || c.NodeFreeMilli(i) < int64(r.GPUMilli) {
+		return false
+	}
+	for g := 0; g < c.Node(i).GPUs; g++ {
+		if c.FreeMilli(i, g) >= r.GPUMilli {
+			return true
+		}
+	}
+	return false
+}
+
+// tightestGPU is the GPU of node i with the least free share >= milli,
+// ties by lowest index, or -1.
+func tightestGPU(c *hwmodel.Cluster, i int, milli int32) int {
+	pick, left := -1, int32(math.MaxInt32)
+	for g := 0; g < c.Node(i).GPUs; g++ {
+		if f := c.FreeMilli(i, g); f >= milli && f < left {
+			pick, left = g, f
+		}
+	}
+	return pick
+}
+
+// shareGPU chooses the GPU of node i for a sharing request, for the
+// policies whose score does not choose it.
+func (p *scored) shareGPU(c *hwmodel.Cluster, i int, milli int32) int {
+	if p.kind != kindRandom {
+		return tightestGPU(c, i, milli)
+	}
+	p.cands = p.cands[:0]
+	for g := 0; g < c.Node(i).GPUs; g++ {
+		if c.FreeMilli(i, g) >= milli {
+			p.cands = append(p.cands, int8(g))
+		}
+	}
+	return int(p.cands[p.rng.IntN(len(p.cands))])
+}
+
+// score is node i's integer score for r (higher is better) and, for a
+// sharing request whose GPU the policy chooses, the GPU (else -1).
+func (p *scored) score(c *hwmodel.Cluster, i int, r hwmodel.Request) (int64, int) {
+	switch p.kind {
+	case kindBestFit:
+		s := (float64(c.FreeCPU(i))-float64(r.CPUMilli))/maxSpecCPU*0.5 +
+			(float64(c.NodeFreeMilli(i))-float64(r.TotalMilli()))/maxSpecGPU*0.5
+		return int64((1.0 - s) * maxScore), -1
+	case kindDotProd:
+		// Tetris's alignment of free resources and demand, both divided by
+		// the largest node; the reference scores 1 − dot/2, so the node
+		// whose free resources align least with the request wins.
+		dot := float64(c.FreeCPU(i))/maxSpecCPU*(float64(r.CPUMilli)/maxSpecCPU) +
+			float64(c.NodeFreeMilli(i))/maxSpecGPU*(float64(r.TotalMilli())/maxSpecGPU)
+		return int64(maxScore * (1 - dot/2)), -1
+	case kindPacking:
+		return packingScore(c, i, r), -1
+	case kindClustering:
+		return clusteringScore(c, i, r), -1
+	case kindFGD:
+		return p.fgd.score(c, i, r)
+	}
+	panic("policies: unknown score kind")
+}
+
+// packingScore is the reference's GPU packing: shared GPUs first, then
+// idle GPUs on used nodes, then idle nodes, smallest first.
+//
+//   - CPU-only request: 0 (every node ties).
+//   - Node with all GPUs idle: max(33 − idle, idle).
+//   - Otherwise take the r.GPUs GPUs with the least sufficient free share
+//     (ascending free, stable): if any is idle, max(50 − idle GPUs taken,
+//     33); else max(100 − ⌊Σ ⌊free·100/1000⌋ / 10⌋, 50).
+func packingScore(c *hwmodel.Cluster, i int, r hwmodel.Request) int64 {
+	if r.GPUs == 0 {
+		return 0
+	}
+	n := c.Node(i)
+	idle := c.FreeWholeGPUs(i)
+	if idle == n.GPUs {
+		return max(maxScore/3-int64(idle), int64(idle))
+	}
+	if !r.Fractional() {
+		// Only idle GPUs hold a whole GPU: all r.GPUs taken are idle.
+		return max(maxScore/2-int64(r.GPUs), maxScore/3)
+	}
+	g := tightestGPU(c, i, r.GPUMilli)
+	f := c.FreeMilli(i, g)
+	if f == hwmodel.MilliPerGPU {
+		return max(maxScore/2-1, maxScore/3)
+	}
+	return max(maxScore-int64(f)*100/hwmodel.MilliPerGPU/10, maxScore/2)
+}
+
+// clusteringScore is the reference's GPU clustering: a request goes where
+// requests of its kind (sharing, or k whole GPUs; see
+// hwmodel.Cluster.SharesOfKind) already run, on a node with nothing else
+// if possible, and fuller nodes first:
+//
+//	base = ⌊25 · (8000 − free GPU milli of the node) / 8000⌋
+//	node holds its kind only: base + 75; its kind and others: base + 50;
+//	nothing: base + 25; only other kinds: base.
+//
+// A CPU-only request scores 0 everywhere.
+func clusteringScore(c *hwmodel.Cluster, i int, r hwmodel.Request) int64 {
+	if r.GPUs == 0 {
+		return 0
+	}
+	base := maxScore / 4 * (maxSpecGPU - c.NodeFreeMilli(i)) / maxSpecGPU
+	kind := r.GPUs
+	if r.Fractional() {
+		kind = 0
+	}
+	kinds := c.ShareKinds(i)
+	switch {
+	case c.SharesOfKind(i, kind) > 0 && kinds == 1:
+		return base + maxScore*3/4
+	case c.SharesOfKind(i, kind) > 0:
+		return base + maxScore*2/4
+	case kinds == 0:
+		return base + maxScore/4
+	}
+	return base
+}
