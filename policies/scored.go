@@ -11,11 +11,16 @@ import (
 // USENIX ATC 2023), as its simulator (hkust-adsl/kubernetes-scheduler-
 // simulator) computes them, so that our results can be compared with the
 // published ones. Each is a Kubernetes-style score: every feasible node
-// gets an integer score, the highest wins, and ties go to the lowest node
-// index. (The reference breaks ties by the smallest node name, which is the
-// lowest index for node lists whose names sort in file order, as the
-// Alibaba trace's openb-node-NNNN do.) The integer truncation of each score
-// is kept on purpose: it decides which nodes tie.
+// gets an integer score and the highest wins. The integer truncation of
+// each score is kept on purpose: it decides which nodes tie, and ties are
+// frequent. A tie goes to the node that comes first in a random order of
+// all nodes, drawn once per cluster from PlacerConfig.Seed: the reference
+// breaks ties by the smallest node name, and before a run it renames every
+// node with a four-digit prefix taken from a seeded random permutation, so
+// its tie order is a fixed random priority of the nodes, different for
+// each seed. (Breaking ties by node index instead lowers the mean GPU
+// allocation of packing and clustering at 130% load on the default Alibaba
+// trace by about 0.8 percentage points, away from the published values.)
 //
 // Feasible means: enough free CPU and memory; for a GPU request, a node
 // of an accepted GPU model with GPUs idle GPUs (whole-GPU request) or one
@@ -53,19 +58,38 @@ const (
 // scored is the common node loop of the paper's placements.
 type scored struct {
 	kind  scoreKind
+	seed  uint64
 	s     placeScratch
 	rng   *rand.Rand // kindRandom
 	fgd   *fgdState  // kindFGD
 	feas  []int32    // kindRandom: feasible nodes of the current request
 	cands []int8     // kindRandom: candidate GPUs of the chosen node
+
+	rankOf *hwmodel.Cluster // the cluster rank was drawn for
+	rank   []int32          // per node: its place in the tie order
 }
 
 func newScored(kind scoreKind, cfg PlacerConfig) *scored {
-	p := &scored{kind: kind}
+	p := &scored{kind: kind, seed: cfg.Seed}
 	if kind == kindRandom {
 		p.rng = rand.New(rand.NewPCG(cfg.Seed, 0x72616e646f6d)) // "random"
 	}
 	return p
+}
+
+// ties returns the tie order of c's nodes: a permutation drawn from the
+// seed, the same for every cluster of the same size.
+func (p *scored) ties(c *hwmodel.Cluster) []int32 {
+	if p.rankOf == c && len(p.rank) == c.NumNodes() {
+		return p.rank
+	}
+	rng := rand.New(rand.NewPCG(p.seed, 0x74696573)) // "ties"
+	p.rankOf = c
+	p.rank = p.rank[:0]
+	for _, v := range rng.Perm(c.NumNodes()) {
+		p.rank = append(p.rank, int32(v))
+	}
+	return p.rank
 }
 
 // BestFit is the FGD paper's best fit: the feasible node left with the
@@ -123,13 +147,14 @@ func (p *scored) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Requ
 			pick = int(p.feas[p.rng.IntN(len(p.feas))])
 		}
 	} else {
+		rank := p.ties(c)
 		best := int64(math.MinInt64)
 		for i := 0; i < c.NumNodes(); i++ {
 			if !feasible(c, i, r) {
 				continue
 			}
 			s, g := p.score(c, i, r)
-			if s > best {
+			if s > best || (s == best && rank[i] < rank[pick]) {
 				pick, gpu, best = i, g, s
 			}
 		}
