@@ -30,6 +30,7 @@ func commands() []command {
 	return []command{
 		{"sim", "replay a trace on a cluster under one or more policies and compare them", runSim},
 		{"bench", "measure the engine's speed in events per second", runBench},
+		{"fill", "the FGD paper's experiment: fill a cluster with sampled pods under placement policies", runFill},
 	}
 }
 

@@ -1,0 +1,272 @@
+package fill
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// Experiment is one trace's fill experiment: every (policy, seed) pair
+// fills its own copy of the cluster.
+type Experiment struct {
+	// Trace names the pod list in results, e.g. "openb_pod_list_default"
+	// (the published CSV's workload column).
+	Trace string
+	// Cluster is the node list; it is built afresh for every run.
+	Cluster *hwmodel.ClusterSpec
+	// Pods is the pod list the workload is drawn from (and the target
+	// workload built from).
+	Pods []workloads.OpenBPod
+	// Policies are placement names, as policies.NewPlacerWith knows them
+	// (fgd, bestfit, dotprod, packing, clustering, random, firstfit, ...).
+	Policies []string
+	// Seeds are the workload seeds; each run's placer gets its seed too.
+	Seeds []uint64
+	// Load is the arrived GPU request the workload reaches, as a multiple
+	// of the cluster's GPU capacity (1.3 in the paper).
+	Load float64
+	// Workers is how many runs go at once; 0 means GOMAXPROCS. Results do
+	// not depend on it.
+	Workers int
+}
+
+// Results is an experiment's outcome: one Curve per (policy, seed), in
+// policy order, then seed order, whatever the number of workers.
+type Results struct {
+	Trace     string
+	Cluster   string // the cluster spec's name
+	Nodes     int
+	TotalGPUs int
+	Load      float64
+	Policies  []string
+	Seeds     []uint64
+	Curves    []Curve
+}
+
+// Curve is one (policy, seed) run.
+type Curve struct {
+	Policy string
+	Seed   uint64
+	// Pods is how many pods arrived; Placed how many of them found room
+	// (the others failed and stay failed).
+	Pods, Placed int
+	// ArrivedMilli and AllocatedMilli are the GPU milli requested by all
+	// arrived pods and allocated at the end.
+	ArrivedMilli, AllocatedMilli int64
+	// Points has one entry per whole arrived percent, 0..MaxPct().
+	Points []Point
+}
+
+// Point is a curve at one whole percent of arrived load (see doc.go for
+// how the per-pod records become these values).
+type Point struct {
+	ArrivedPct  int
+	GPUAllocPct float64 // % of the cluster's GPU milli allocated
+	FragPct     float64 // % of the idle GPU milli fragmented for the target workload
+}
+
+// MaxPct is the last whole percent a curve of this load reports:
+// floor(100 × load).
+func MaxPct(load float64) int { return int(math.Floor(100*load + 1e-9)) }
+
+// Run runs the experiment. Policy names are checked before any run starts;
+// an unknown one is an error that lists the known ones.
+func Run(e Experiment) (*Results, error) {
+	if len(e.Policies) == 0 || len(e.Seeds) == 0 {
+		return nil, fmt.Errorf("want at least one policy and one seed")
+	}
+	if len(e.Pods) == 0 {
+		return nil, fmt.Errorf("the pod list is empty")
+	}
+	if e.Cluster == nil {
+		return nil, fmt.Errorf("no cluster")
+	}
+	proto, err := e.Cluster.Build()
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]hwmodel.Request, len(e.Pods))
+	for i, p := range e.Pods {
+		reqs[i] = p.Req
+	}
+	target := policies.TargetFromRequests(reqs)
+	for _, name := range e.Policies {
+		if _, err := policies.NewPlacerWith(name, policies.PlacerConfig{Seed: e.Seeds[0], Target: target}); err != nil {
+			return nil, err
+		}
+	}
+	capacity := int64(proto.TotalGPUs()) * hwmodel.MilliPerGPU
+	orders := make([][]int, len(e.Seeds))
+	for k, seed := range e.Seeds {
+		if orders[k], err = Sample(e.Pods, capacity, e.Load, seed); err != nil {
+			return nil, err
+		}
+	}
+	// The empty cluster's per-node fragmentation, shared read-only by runs.
+	emptyFrag := make([]float64, proto.NumNodes())
+	for i := range emptyFrag {
+		emptyFrag[i] = policies.NodeFragmentation(proto, i, target)
+	}
+
+	res := &Results{
+		Trace: e.Trace, Cluster: e.Cluster.Name, Nodes: proto.NumNodes(), TotalGPUs: proto.TotalGPUs(),
+		Load: e.Load, Policies: slices.Clone(e.Policies), Seeds: slices.Clone(e.Seeds),
+		Curves: make([]Curve, len(e.Policies)*len(e.Seeds)),
+	}
+	errs := make([]error, len(res.Curves))
+	workers := e.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(res.Curves)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				p, s := j/len(e.Seeds), j%len(e.Seeds)
+				r := run{
+					policy: e.Policies[p], seed: e.Seeds[s], spec: e.Cluster, pods: e.Pods,
+					order: orders[s], target: target, emptyFrag: emptyFrag, load: e.Load,
+				}
+				res.Curves[j], errs[j] = r.do()
+			}
+		}()
+	}
+	for j := range res.Curves {
+		jobs <- j
+	}
+	close(jobs)
+	wg.Wait()
+	for j, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("policy %s, seed %d: %w", e.Policies[j/len(e.Seeds)], e.Seeds[j%len(e.Seeds)], err)
+		}
+	}
+	return res, nil
+}
+
+// run is one (policy, seed) fill.
+type run struct {
+	policy    string
+	seed      uint64
+	spec      *hwmodel.ClusterSpec
+	pods      []workloads.OpenBPod
+	order     []int
+	target    policies.TargetWorkload
+	emptyFrag []float64
+	load      float64
+}
+
+// bin accumulates the per-pod records whose arrived load rounds to one
+// whole percent.
+type bin struct {
+	n                   int
+	allocSum, fragSum   float64
+	lastAlloc, lastFrag float64 // the bin's last record
+}
+
+func (r *run) do() (Curve, error) {
+	c, err := r.spec.Build()
+	if err != nil {
+		return Curve{}, err
+	}
+	placer, err := policies.NewPlacerWith(r.policy, policies.PlacerConfig{Seed: r.seed, Target: r.target})
+	if err != nil {
+		return Curve{}, err
+	}
+	nodeFrag := slices.Clone(r.emptyFrag)
+	totalGPUs := float64(c.TotalGPUs())
+	capacity := int64(c.TotalGPUs()) * hwmodel.MilliPerGPU
+	fragRatio := func() float64 {
+		idle := capacity - c.AllocatedMilli()
+		if idle <= 0 {
+			return 0
+		}
+		var sum float64
+		for _, f := range nodeFrag {
+			sum += f
+		}
+		return round2(100 * sum / float64(idle))
+	}
+	emptyFragPct := fragRatio()
+
+	maxPct := MaxPct(r.load)
+	bins := make([]bin, maxPct+2)
+	cur := Curve{Policy: r.policy, Seed: r.seed, Pods: len(r.order)}
+	var buf hwmodel.Placement
+	for _, idx := range r.order {
+		req := r.pods[idx].Req
+		cur.ArrivedMilli += req.TotalMilli()
+		var ok bool
+		if buf, ok = placer.Place(buf[:0], c, req); ok {
+			if err := c.Allocate(buf); err != nil {
+				return Curve{}, fmt.Errorf("placer %s chose a placement that does not fit, for pod %s: %w", r.policy, r.pods[idx].Name, err)
+			}
+			for _, sh := range buf {
+				nodeFrag[sh.Node] = policies.NodeFragmentation(c, sh.Node, r.target)
+			}
+			cur.Placed++
+		}
+		// One record per arrival, as the reference logs one per pod.
+		k := int(math.RoundToEven(float64(cur.ArrivedMilli) / totalGPUs / 10))
+		if k >= len(bins) {
+			continue // cannot happen: arrivals stay within the load
+		}
+		alloc := round2(float64(c.AllocatedMilli()) / totalGPUs / 10)
+		frag := fragRatio()
+		b := &bins[k]
+		b.n++
+		b.allocSum += alloc
+		b.fragSum += frag
+		b.lastAlloc, b.lastFrag = alloc, frag
+	}
+	cur.AllocatedMilli = c.AllocatedMilli()
+	cur.Points = make([]Point, maxPct+1)
+	for k := range cur.Points {
+		p := Point{ArrivedPct: k}
+		switch {
+		case bins[k].n > 0:
+			p.GPUAllocPct = round2(bins[k].allocSum / float64(bins[k].n))
+			p.FragPct = round2(bins[k].fragSum / float64(bins[k].n))
+		case k > 0 && bins[k-1].n+bins[k+1].n > 0:
+			n := float64(bins[k-1].n + bins[k+1].n)
+			p.GPUAllocPct = round2((bins[k-1].allocSum + bins[k+1].allocSum) / n)
+			p.FragPct = round2((bins[k-1].fragSum + bins[k+1].fragSum) / n)
+		case k == 0 && bins[1].n > 0:
+			p.GPUAllocPct = round2(bins[1].allocSum / float64(bins[1].n))
+			p.FragPct = round2(bins[1].fragSum / float64(bins[1].n))
+		default:
+			// No pod's arrival rounds within a percent of k: the cluster
+			// is as the last arrival before k left it.
+			p.GPUAllocPct, p.FragPct = 0, emptyFragPct
+			for j := k - 1; j >= 0; j-- {
+				if bins[j].n > 0 {
+					p.GPUAllocPct, p.FragPct = bins[j].lastAlloc, bins[j].lastFrag
+					break
+				}
+			}
+		}
+		cur.Points[k] = p
+	}
+	return cur, nil
+}
+
+// round2 rounds x to two decimals as Python's round(x, 2) does (the
+// reference's analysis): the nearest two-decimal value to x's exact
+// binary value, exact ties to even.
+func round2(x float64) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 2, 64), 64)
+	if err != nil {
+		return x
+	}
+	return v
+}
