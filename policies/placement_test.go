@@ -8,6 +8,12 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
+// TestPlacers checks firstfit and bestfit on hand-built clusters. Since
+// bestfit became the FGD paper's (least free CPU and GPU left, equally
+// weighted, in whole percent; see scored.go), its expectations are the
+// paper's, worked out in the case comments; they agree with the former
+// "fewest idle GPUs" rule except where noted. Its cases avoid score ties,
+// which go to a seeded random node order.
 func TestPlacers(t *testing.T) {
 	v100 := model(t, "V100-16GB")
 	a100 := model(t, "A100-80GB")
@@ -27,7 +33,7 @@ func TestPlacers(t *testing.T) {
 	eight := func(m hwmodel.ModelID) hwmodel.Node { return node(m, 8, cpu, mem) }
 	cases := []tc{
 		{
-			name:  "whole: lowest GPUs of the lowest node / node left with fewest idle",
+			name:  "whole: lowest GPUs of the lowest node / node left with the least free CPU and GPU",
 			nodes: []hwmodel.Node{eight(v100), eight(v100), eight(v100)},
 			setup: func(t *testing.T, c *hwmodel.Cluster) {
 				busy(t, c, 0, 0b0000_0011, 1000, 0)
@@ -91,15 +97,21 @@ func TestPlacers(t *testing.T) {
 			best:  hwmodel.Placement{sh(1, 0b01, 500, 500, 512)},
 		},
 		{
-			name:  "fractional: best fit favours a shared GPU over an idle one",
+			// Best fit (the FGD paper's) picks the node, not the GPU: n1
+			// has 6,500 milli free against n0's 7,600, so scores
+			// int(100·(1 − ½·63,500/128,000 − ½·5,950/8,000)) = 38 against
+			// 31. On n1, GPU 0's 500 is too small: the tightest that
+			// suffices is idle GPU 2.
+			name:  "fractional: best fit takes the fuller node, then its tightest GPU",
 			nodes: []hwmodel.Node{eight(v100), eight(v100)},
 			setup: func(t *testing.T, c *hwmodel.Cluster) {
-				busy(t, c, 0, 0b10, 400, 0) // n0 GPU1 has 600 free
-				busy(t, c, 1, 0b01, 500, 0) // n1 GPU0 has 500 free
+				busy(t, c, 0, 0b10, 400, 0)  // n0 GPU1 has 600 free
+				busy(t, c, 1, 0b01, 500, 0)  // n1 GPU0 has 500 free
+				busy(t, c, 1, 0b10, 1000, 0) // n1 GPU1 is full
 			},
 			req:   frac(550),
 			first: hwmodel.Placement{sh(0, 0b01, 550, 500, 512)},
-			best:  hwmodel.Placement{sh(0, 0b10, 550, 500, 512)},
+			best:  hwmodel.Placement{sh(1, 0b100, 550, 500, 512)},
 		},
 		{
 			name:  "fractional: accepted model",
@@ -113,7 +125,7 @@ func TestPlacers(t *testing.T) {
 			anyFit: true,
 		},
 		{
-			name:  "cpu-only: first node / node with fewest idle GPUs, models ignored",
+			name:  "cpu-only: first node / node left with the least free (the GPU-less one), models ignored",
 			nodes: []hwmodel.Node{eight(v100), eight(v100), node(v100, 0, cpu, mem)},
 			req: func() hwmodel.Request {
 				r := cpuOnly(4000)
