@@ -178,7 +178,9 @@ type fgdState struct {
 	meter  *FragMeter
 	shapes map[hwmodel.Request]int32
 	shape  int32      // the current request's shape, or -1 if uncached
-	cache  [][]uint64 // per node, per shape: (generation+1)<<16 | (gpu+1)<<8 | score
+	nodes  int        // node count of the cluster the cache describes
+	cache  [][]uint64 // per shape, per node: (generation+1)<<16 | (gpu+1)<<8 | score
+	row    []uint64   // the current shape's row, nil if uncached
 }
 
 func newFGD(cfg PlacerConfig) (Placer, error) {
@@ -192,9 +194,12 @@ func newFGD(cfg PlacerConfig) (Placer, error) {
 
 // begin prepares the caches for placing r on c.
 func (f *fgdState) begin(c *hwmodel.Cluster, r hwmodel.Request) {
-	if f.meter.c != c || len(f.cache) != c.NumNodes() {
+	if f.meter.c != c || f.nodes != c.NumNodes() {
 		f.meter.follow(c)
-		f.cache = make([][]uint64, c.NumNodes())
+		f.nodes = c.NumNodes()
+		clear(f.cache) // rows are per node of the old cluster
+		f.cache = f.cache[:0]
+		clear(f.shapes)
 	}
 	key := hwmodel.Request{GPUs: r.GPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli, Models: r.Models}
 	id, ok := f.shapes[key]
@@ -203,28 +208,27 @@ func (f *fgdState) begin(c *hwmodel.Cluster, r hwmodel.Request) {
 		if len(f.shapes) < maxShapes {
 			id = int32(len(f.shapes))
 			f.shapes[key] = id
+			f.cache = append(f.cache, make([]uint64, f.nodes))
 		}
 	}
-	f.shape = id
+	f.shape, f.row = id, nil
+	if id >= 0 {
+		f.row = f.cache[id]
+	}
 }
 
 // score is node i's FGD score for r and, for a sharing request, its GPU.
-func (f *fgdState) score(c *hwmodel.Cluster, i int, r hwmodel.Request) (int64, int) {
-	gen := c.Generation(i) + 1
-	if f.shape < 0 {
+// The cache is laid out by shape, so the node loop reads it in order.
+func (f *fgdState) score(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64, int) {
+	if f.row == nil {
 		return f.compute(c, i, r)
 	}
-	row := f.cache[i]
-	if int(f.shape) < len(row) {
-		if e := row[f.shape]; e>>16 == gen {
-			return int64(e & 0xff), int(e>>8&0xff) - 1
-		}
-	} else {
-		row = append(row, make([]uint64, len(f.shapes)-len(row))...)
-		f.cache[i] = row
+	gen := c.Generation(i) + 1
+	if e := f.row[i]; e>>16 == gen {
+		return int64(e & 0xff), int(e>>8&0xff) - 1
 	}
 	s, g := f.compute(c, i, r)
-	row[f.shape] = gen<<16 | uint64(g+1)<<8 | uint64(s)
+	f.row[i] = gen<<16 | uint64(g+1)<<8 | uint64(s)
 	return s, g
 }
 
@@ -234,7 +238,7 @@ func fgdScore(delta float64) int64 {
 	return int64(1.0 / (1.0 + math.Exp(-(delta / 1000))) * maxScore)
 }
 
-func (f *fgdState) compute(c *hwmodel.Cluster, i int, r hwmodel.Request) (int64, int) {
+func (f *fgdState) compute(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64, int) {
 	m := &f.meter.m
 	before := f.meter.Node(c, i)
 	n := c.Node(i)

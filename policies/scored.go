@@ -139,7 +139,7 @@ func (p *scored) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Requ
 	if p.kind == kindRandom {
 		p.feas = p.feas[:0]
 		for i := 0; i < c.NumNodes(); i++ {
-			if feasible(c, i, r) {
+			if feasible(c, i, &r) {
 				p.feas = append(p.feas, int32(i))
 			}
 		}
@@ -150,10 +150,10 @@ func (p *scored) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Requ
 		rank := p.ties(c)
 		best := int64(math.MinInt64)
 		for i := 0; i < c.NumNodes(); i++ {
-			if !feasible(c, i, r) {
+			if !feasible(c, i, &r) {
 				continue
 			}
-			s, g := p.score(c, i, r)
+			s, g := p.score(c, i, &r)
 			if s > best || (s == best && rank[i] < rank[pick]) {
 				pick, gpu, best = i, g, s
 			}
@@ -176,29 +176,28 @@ func (p *scored) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Requ
 	return append(dst, sh), true
 }
 
-// feasible reports whether single-node request r fits node i now.
-func feasible(c *hwmodel.Cluster, i int, r hwmodel.Request) bool {
-	if c.FreeCPU(i) < r.CPUMilli || c.FreeMemory(i) < r.MemoryMiB {
-		return false
-	}
-	if r.GPUs == 0 {
-		return true
-	}
-	if !r.Models.Accepts(c.Node(i).Model) {
-		return false
-	}
-	if idle := c.FreeWholeGPUs(i); idle >= r.GPUs || (r.Fractional() && idle > 0) {
-		return true
-	}
-	if !r.Fractional() || c.NodeFreeMilli(i) < int64(r.GPUMilli) {
-		return false
-	}
-	for g := 0; g < c.Node(i).GPUs; g++ {
-		if c.FreeMilli(i, g) >= r.GPUMilli {
-			return true
+// feasible reports whether single-node request r fits node i now. The
+// GPU test comes first: late in a fill most nodes fail it. (r is passed by
+// pointer in the node loops: copying a Request for each node costs more
+// than the tests.)
+func feasible(c *hwmodel.Cluster, i int, r *hwmodel.Request) bool {
+	if r.GPUs > 0 {
+		idle := c.FreeWholeGPUs(i)
+		switch {
+		case !r.Fractional():
+			if idle < r.GPUs {
+				return false
+			}
+		case idle == 0:
+			if c.NodeFreeMilli(i) < int64(r.GPUMilli) || tightestGPU(c, i, r.GPUMilli) < 0 {
+				return false
+			}
+		}
+		if r.Models != hwmodel.AnyModel && !r.Models.Accepts(c.Node(i).Model) {
+			return false
 		}
 	}
-	return false
+	return c.FreeCPU(i) >= r.CPUMilli && c.FreeMemory(i) >= r.MemoryMiB
 }
 
 // tightestGPU is the GPU of node i with the least free share >= milli,
@@ -230,7 +229,7 @@ func (p *scored) shareGPU(c *hwmodel.Cluster, i int, milli int32) int {
 
 // score is node i's integer score for r (higher is better) and, for a
 // sharing request whose GPU the policy chooses, the GPU (else -1).
-func (p *scored) score(c *hwmodel.Cluster, i int, r hwmodel.Request) (int64, int) {
+func (p *scored) score(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64, int) {
 	switch p.kind {
 	case kindBestFit:
 		s := (float64(c.FreeCPU(i))-float64(r.CPUMilli))/maxSpecCPU*0.5 +
@@ -261,7 +260,7 @@ func (p *scored) score(c *hwmodel.Cluster, i int, r hwmodel.Request) (int64, int
 //   - Otherwise take the r.GPUs GPUs with the least sufficient free share
 //     (ascending free, stable): if any is idle, max(50 − idle GPUs taken,
 //     33); else max(100 − ⌊Σ ⌊free·100/1000⌋ / 10⌋, 50).
-func packingScore(c *hwmodel.Cluster, i int, r hwmodel.Request) int64 {
+func packingScore(c *hwmodel.Cluster, i int, r *hwmodel.Request) int64 {
 	if r.GPUs == 0 {
 		return 0
 	}
@@ -292,7 +291,7 @@ func packingScore(c *hwmodel.Cluster, i int, r hwmodel.Request) int64 {
 //	nothing: base + 25; only other kinds: base.
 //
 // A CPU-only request scores 0 everywhere.
-func clusteringScore(c *hwmodel.Cluster, i int, r hwmodel.Request) int64 {
+func clusteringScore(c *hwmodel.Cluster, i int, r *hwmodel.Request) int64 {
 	if r.GPUs == 0 {
 		return 0
 	}

@@ -376,7 +376,7 @@ func TestFGDPicksTheLeastGrowth(t *testing.T) {
 		bestScore := int64(-1)
 		var chosen int64 = -2
 		for i := 0; i < c.NumNodes(); i++ {
-			if !feasible(c, i, r) {
+			if !feasible(c, i, &r) {
 				continue
 			}
 			before := NodeFragmentation(c, i, tgt)
