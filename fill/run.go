@@ -79,6 +79,57 @@ func MaxPct(load float64) int { return int(math.Floor(100*load + 1e-9)) }
 // Run runs the experiment. Policy names are checked before any run starts;
 // an unknown one is an error that lists the known ones.
 func Run(e Experiment) (*Results, error) {
+	prep, err := prepare(e)
+	if err != nil {
+		return nil, err
+	}
+	res := &Results{
+		Trace: e.Trace, Cluster: e.Cluster.Name, Nodes: prep.proto.NumNodes(), TotalGPUs: prep.proto.TotalGPUs(),
+		Load: e.Load, Policies: slices.Clone(e.Policies), Seeds: slices.Clone(e.Seeds),
+		Curves: make([]Curve, len(e.Policies)*len(e.Seeds)),
+	}
+	errs := make([]error, len(res.Curves))
+	workers := e.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(res.Curves)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				r := prep.run(j/len(e.Seeds), j%len(e.Seeds))
+				res.Curves[j], errs[j] = r.do()
+			}
+		}()
+	}
+	for j := range res.Curves {
+		jobs <- j
+	}
+	close(jobs)
+	wg.Wait()
+	for j, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("policy %s, seed %d: %w", e.Policies[j/len(e.Seeds)], e.Seeds[j%len(e.Seeds)], err)
+		}
+	}
+	return res, nil
+}
+
+// prepared is what every run of an experiment shares, read-only: the
+// target workload, each seed's arrival order, and the empty cluster's
+// per-node fragmentation.
+type prepared struct {
+	e         Experiment
+	proto     *hwmodel.Cluster
+	target    policies.TargetWorkload
+	orders    [][]int // per seed
+	emptyFrag []float64
+}
+
+func prepare(e Experiment) (*prepared, error) {
 	if len(e.Policies) == 0 || len(e.Seeds) == 0 {
 		return nil, fmt.Errorf("want at least one policy and one seed")
 	}
@@ -96,62 +147,32 @@ func Run(e Experiment) (*Results, error) {
 	for i, p := range e.Pods {
 		reqs[i] = p.Req
 	}
-	target := policies.TargetFromRequests(reqs)
+	p := &prepared{e: e, proto: proto, target: policies.TargetFromRequests(reqs)}
 	for _, name := range e.Policies {
-		if _, err := policies.NewPlacerWith(name, policies.PlacerConfig{Seed: e.Seeds[0], Target: target}); err != nil {
+		if _, err := policies.NewPlacerWith(name, policies.PlacerConfig{Seed: e.Seeds[0], Target: p.target}); err != nil {
 			return nil, err
 		}
 	}
 	capacity := int64(proto.TotalGPUs()) * hwmodel.MilliPerGPU
-	orders := make([][]int, len(e.Seeds))
+	p.orders = make([][]int, len(e.Seeds))
 	for k, seed := range e.Seeds {
-		if orders[k], err = Sample(e.Pods, capacity, e.Load, seed); err != nil {
+		if p.orders[k], err = Sample(e.Pods, capacity, e.Load, seed); err != nil {
 			return nil, err
 		}
 	}
-	// The empty cluster's per-node fragmentation, shared read-only by runs.
-	emptyFrag := make([]float64, proto.NumNodes())
-	for i := range emptyFrag {
-		emptyFrag[i] = policies.NodeFragmentation(proto, i, target)
+	p.emptyFrag = make([]float64, proto.NumNodes())
+	for i := range p.emptyFrag {
+		p.emptyFrag[i] = policies.NodeFragmentation(proto, i, p.target)
 	}
+	return p, nil
+}
 
-	res := &Results{
-		Trace: e.Trace, Cluster: e.Cluster.Name, Nodes: proto.NumNodes(), TotalGPUs: proto.TotalGPUs(),
-		Load: e.Load, Policies: slices.Clone(e.Policies), Seeds: slices.Clone(e.Seeds),
-		Curves: make([]Curve, len(e.Policies)*len(e.Seeds)),
+// run is policy number pi's fill with seed number si.
+func (p *prepared) run(pi, si int) run {
+	return run{
+		policy: p.e.Policies[pi], seed: p.e.Seeds[si], spec: p.e.Cluster, pods: p.e.Pods,
+		order: p.orders[si], target: p.target, emptyFrag: p.emptyFrag, load: p.e.Load,
 	}
-	errs := make([]error, len(res.Curves))
-	workers := e.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, len(res.Curves)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				p, s := j/len(e.Seeds), j%len(e.Seeds)
-				r := run{
-					policy: e.Policies[p], seed: e.Seeds[s], spec: e.Cluster, pods: e.Pods,
-					order: orders[s], target: target, emptyFrag: emptyFrag, load: e.Load,
-				}
-				res.Curves[j], errs[j] = r.do()
-			}
-		}()
-	}
-	for j := range res.Curves {
-		jobs <- j
-	}
-	close(jobs)
-	wg.Wait()
-	for j, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("policy %s, seed %d: %w", e.Policies[j/len(e.Seeds)], e.Seeds[j%len(e.Seeds)], err)
-		}
-	}
-	return res, nil
 }
 
 // run is one (policy, seed) fill.

@@ -65,7 +65,7 @@ func runFill(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.seeds, "seeds", "42-51", "workload `seeds`: a list and ranges, e.g. 42-51 or 1,3,10-12")
 	fs.Float64Var(&f.load, "load", 1.3, fmt.Sprintf("stop drawing pods when their GPU requests reach this multiple of the cluster's GPU capacity (0 < load <= %d)", fill.MaxLoad))
 	fs.StringVar(&f.out, "out", "fill-out", "results `directory` (created if missing)")
-	fs.StringVar(&f.reference, "reference", "", "`directory` with the published results (fgd-atc23/analysis_allo_discrete.csv); default: "+fill.DefaultPublishedDir+" if it exists")
+	fs.StringVar(&f.reference, "reference", "", "`directory` with the published results (fgd-atc23/analysis_allo_discrete.csv), or none; default: "+fill.DefaultPublishedDir+" if it exists")
 	fs.StringVar(&f.markdown, "markdown", "", "also write the comparison with the published means as Markdown to this `file`")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the tables")
 	if err := fs.parse(args, stdout); err != nil {
@@ -99,9 +99,11 @@ func fillMain(f fillFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--seeds: %v", err)}
 	}
-	pub, err := fill.FindPublished(f.reference)
-	if err != nil {
-		return err
+	var pub *fill.Published
+	if f.reference != "none" {
+		if pub, err = fill.FindPublished(f.reference); err != nil {
+			return err
+		}
 	}
 	spec, err := hwmodel.ResolveCluster(f.nodes)
 	if err != nil {
@@ -115,7 +117,7 @@ func fillMain(f fillFlags, stdout, stderr io.Writer) error {
 		}
 		slices.Sort(podFiles)
 	}
-	if !f.quiet && pub == nil {
+	if !f.quiet && pub == nil && f.reference != "none" {
 		fmt.Fprintf(stderr, "brigade fill: no published results found (looked in %s); showing ours only\n", fill.DefaultPublishedDir)
 	}
 	var all []*fill.Results
