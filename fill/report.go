@@ -30,7 +30,8 @@ func WriteMarkdown(w io.Writer, all []*Results, pub *Published, command string) 
 	if pub != nil {
 		b.WriteString("*Published* is the mean over the same seeds of the FGD artifact's `analysis_allo_discrete.csv` " +
 			"(hkust-adsl/kubernetes-scheduler-simulator, `experiments/analysis/expected_results/`); " +
-			"*diff* is ours minus published, in percentage points.\n\n")
+			"*diff* is ours minus published, in percentage points. *Failed pods* is the share of our arrived pods that found no room " +
+			"(they stay failed), at the end.\n\n")
 	} else {
 		b.WriteString("No published results were found, so only ours are shown.\n\n")
 	}
@@ -81,7 +82,9 @@ func WriteMarkdown(w io.Writer, all []*Results, pub *Published, command string) 
 				rankOK++
 				fmt.Fprintf(&sections, "\nRanking at %d%%: %s, as published.\n\n", fin, strings.Join(o, " > "))
 			} else {
-				fmt.Fprintf(&sections, "\nRanking at %d%%: ours %s; published %s.\n\n", fin, strings.Join(o, " > "), strings.Join(t, " > "))
+				po, pt := swapGap(ours, theirs)
+				fmt.Fprintf(&sections, "\nRanking at %d%%: ours %s; published %s. The policies that swap places are within %.2f points of each other in the published means and %.2f in ours.\n\n",
+					fin, strings.Join(o, " > "), strings.Join(t, " > "), pt, po)
 			}
 		} else {
 			sections.WriteString("\n")
@@ -136,4 +139,19 @@ func rankOrder(names []string, vals []float64) []string {
 		out[i] = names[j]
 	}
 	return out
+}
+
+// swapGap is, over the pairs of policies that two rankings order
+// differently, the largest gap between the pair in each ranking's values.
+func swapGap(ours, theirs []float64) (gapOurs, gapTheirs float64) {
+	for i := range ours {
+		for j := range i {
+			do, dt := ours[i]-ours[j], theirs[i]-theirs[j]
+			if (do > 0) != (dt > 0) || (do < 0) != (dt < 0) {
+				gapOurs = max(gapOurs, math.Abs(do))
+				gapTheirs = max(gapTheirs, math.Abs(dt))
+			}
+		}
+	}
+	return gapOurs, gapTheirs
 }
