@@ -83,7 +83,7 @@ type placerEntry struct {
 var placers = []placerEntry{
 	{"firstfit", "lowest-numbered node that fits", func(PlacerConfig) (Placer, error) { return new(FirstFit), nil }},
 	{"bestfit", "node left with the least free CPU and GPU, equally weighted (FGD paper's BestFit)",
-		func(PlacerConfig) (Placer, error) { return new(BestFit), nil }},
+		func(c PlacerConfig) (Placer, error) { return &BestFit{p: *newScored(kindBestFit, c)}, nil }},
 	{"dotprod", "node whose free CPU and GPU align least with the request (FGD paper's DotProd)",
 		func(c PlacerConfig) (Placer, error) { return newScored(kindDotProd, c), nil }},
 	{"packing", "shared GPUs first, then idle GPUs of used nodes, then the smallest idle node (FGD paper's GpuPacking)",

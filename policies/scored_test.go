@@ -174,8 +174,10 @@ func TestPaperPlacements(t *testing.T) {
 	}
 }
 
-// TestScoredTiesFollowSeededOrder: when every node scores the same, the
-// choice follows the seeded node order, which differs between seeds.
+// TestScoredTiesFollowSeededOrder: when every node scores the same, each
+// scored placement (built by name, as drivers do) takes the first node of
+// its tie order: PlacerConfig.TieRank when given, else a permutation drawn
+// from the seed, which differs between seeds.
 func TestScoredTiesFollowSeededOrder(t *testing.T) {
 	v100 := model(t, "V100-32GB")
 	nodes := make([]hwmodel.Node, 16)
@@ -183,27 +185,36 @@ func TestScoredTiesFollowSeededOrder(t *testing.T) {
 		nodes[i] = node(v100, 8, 64000, 1<<20)
 	}
 	c := newCluster(t, nodes...)
-	picks := map[int]bool{}
-	for seed := uint64(0); seed < 8; seed++ {
-		p := newScored(kindPacking, PlacerConfig{Seed: seed})
-		first, ok := p.Place(nil, c, cpuOnly(1000)) // packing scores 0 everywhere
-		if !ok {
-			t.Fatal("no placement")
+	for _, name := range paperPlacements {
+		if name == "random" {
+			continue
 		}
-		rank := p.ties(c)
-		for i := range rank {
-			if rank[i] < rank[first[0].Node] {
-				t.Fatalf("seed %d: picked node %d (rank %d), node %d ranks %d", seed, first[0].Node, rank[first[0].Node], i, rank[i])
+		picks := map[int]bool{}
+		for seed := uint64(0); seed < 8; seed++ {
+			first, ok := mustPlacer(t, name, seed, TargetWorkload{}).Place(nil, c, whole(1)) // identical nodes tie
+			if !ok {
+				t.Fatal("no placement")
 			}
+			rank := newScored(kindBestFit, PlacerConfig{Seed: seed}).ties(c)
+			if rank[first[0].Node] != 0 {
+				t.Fatalf("%s seed %d: picked node %d, ranked %d in the seed's tie order", name, seed, first[0].Node, rank[first[0].Node])
+			}
+			picks[first[0].Node] = true
 		}
-		again, _ := newScored(kindPacking, PlacerConfig{Seed: seed}).Place(nil, c, cpuOnly(1000))
-		if again[0].Node != first[0].Node {
-			t.Fatalf("seed %d not reproducible", seed)
+		if len(picks) < 2 {
+			t.Fatalf("%s: 8 seeds all chose node %v", name, picks)
 		}
-		picks[first[0].Node] = true
-	}
-	if len(picks) < 2 {
-		t.Fatalf("8 seeds all chose node %v", picks)
+		given := make([]int, len(nodes))
+		for i := range given {
+			given[i] = (i + 11) % len(nodes) // node 5 ranks first
+		}
+		p, err := NewPlacerWith(name, PlacerConfig{Seed: 1, TieRank: given, Target: target(PodClass{whole(1), 1})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := p.Place(nil, c, whole(1)); got[0].Node != 5 {
+			t.Fatalf("%s with TieRank: picked node %d, want 5", name, got[0].Node)
+		}
 	}
 }
 

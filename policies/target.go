@@ -122,4 +122,10 @@ type PlacerConfig struct {
 	// Target is the expected workload, for fragmentation-aware placement
 	// ("fgd"), which refuses an empty one.
 	Target TargetWorkload
+	// TieRank, when it has one entry per node of the cluster placed on,
+	// orders the nodes for breaking score ties: the node with the lowest
+	// TieRank wins. Otherwise the scored placements draw a random order
+	// from Seed (see scored.go). A driver that replays the FGD paper's
+	// simulator passes that simulator's node order here.
+	TieRank []int
 }
