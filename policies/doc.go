@@ -1,8 +1,9 @@
 // Package policies holds the contract between a scheduling policy and its
 // two drivers (the simulator in package sim and the live mode), and the
 // policies themselves: queue orders (FCFS, SJF, priority with aging,
-// weighted fair share) combined with a placement (first fit, best fit) and
-// an optional EASY backfill. Policies are built by name with New.
+// weighted fair share) combined with a placement and an optional EASY
+// backfill. Policies are built by name with New; placements alone by name
+// with NewPlacer or NewPlacerWith.
 //
 // # Contract invariants
 //
@@ -94,6 +95,56 @@
 // of everything as one that already failed to place (on no more GPU
 // models) is skipped without a node scan, since capacity only shrinks
 // during a call. Preemption is not used.
+//
+// # Placements
+//
+// firstfit is the lowest-numbered node that fits (placement.go). The
+// others are the six placements of the FGD paper (Weng et al., "Beware of
+// Fragmentation", USENIX ATC'23), computed as its simulator
+// (hkust-adsl/kubernetes-scheduler-simulator) computes them, so that runs
+// compare with its published results: each feasible node gets an integer
+// score, the highest wins, and ties go to the first node of a tie order
+// (PlacerConfig.TieRank, or a random permutation of the nodes drawn once
+// from PlacerConfig.Seed, which is what the reference's tie rule amounts
+// to). Free and requested CPU are divided by 128,000 milli-CPU, GPU milli
+// by 8,000; freeGPU is a node's free GPU milli summed over its GPUs.
+//
+//   - bestfit: int(100·(1 − ½·(freeCPU − cpu)/128k − ½·(freeGPU − gpu)/8k)).
+//   - dotprod: int(100·(1 − (freeCPU/128k·cpu/128k + freeGPU/8k·gpu/8k)/2)).
+//   - packing: CPU-only 0; a node with all GPUs idle max(33 − idle, idle);
+//     else, on the GPUs the request would take (least sufficient free
+//     first), any idle one gives max(50 − idle GPUs taken, 33), otherwise
+//     max(100 − ⌊Σ⌊free·100/1000⌋/10⌋, 50).
+//   - clustering: CPU-only 0; base ⌊25·(8000 − freeGPU)/8000⌋, plus 75 if
+//     the node runs only jobs of the request's kind (sharing, or k whole
+//     GPUs; hwmodel.Cluster.SharesOfKind), 50 if that kind among others,
+//     25 if nothing.
+//   - random: a feasible node drawn uniformly from Seed's stream (math/rand/v2
+//     PCG); a sharing request's GPU likewise among those with room.
+//   - fgd: int(100·sigmoid((frag before − frag after)/1000)), frag being
+//     NodeFragmentation for PlacerConfig.Target; a sharing request tries
+//     every GPU with room and takes the best (lowest index on ties).
+//
+// Whole-GPU requests take the node's lowest-numbered idle GPUs; the other
+// scored placements give a sharing request the node's tightest GPU (least
+// free share that suffices, lowest index on ties). Feasibility is the same
+// for all: CPU, memory, an accepted GPU model and GPU room; a request that
+// needs more GPUs than any accepted node holds is a gang (placement.go).
+//
+// Fragmentation (frag.go) follows the paper: for a target workload of
+// request classes with popularities, a node's idle GPU milli that a class
+// cannot use counts as fragmented for it (all of it when the class does
+// not fit the node at all: wrong model, short of CPU, too few GPUs with
+// room, or a CPU-only class; otherwise the free milli on GPUs with less
+// than the class's per-GPU share), and NodeFragmentation is the
+// popularity-weighted sum. TargetFromRequests builds the paper's target
+// ("typical pods") from a trace. FragMeter measures it incrementally.
+//
+// Speed: scored placements cost one pass over the nodes per request (no
+// allocation). FGD keeps each node's fragmentation and its score for each
+// request shape until the node's generation (hwmodel.Cluster.Generation)
+// changes, so a placement re-evaluates only the nodes that changed since
+// the shape was last placed; see BenchmarkFill.
 //
 // # Allocation
 //
