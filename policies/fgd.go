@@ -27,12 +27,16 @@ import (
 // Speed: a node's fragmentation is cached until its generation
 // (hwmodel.Cluster.Generation) changes, and so is its score for each
 // request shape (GPUs, GPUMilli, CPUMilli, Models; up to maxShapes of
-// them), so a placement recomputes only the nodes that changed since the
-// same shape was last placed.
+// them, fewer on clusters of over 4,096 nodes), so a placement recomputes
+// only the nodes that changed since the same shape was last placed.
 
 // maxShapes bounds how many request shapes the FGD placer caches scores
-// for; further shapes are scored without a cache.
-const maxShapes = 1024
+// for, and maxCacheEntries the cache's size (shapes × nodes, 8 bytes
+// each); further shapes are scored without a cache.
+const (
+	maxShapes       = 1024
+	maxCacheEntries = 4 << 20
+)
 
 // fragClass is one GPU class of a compiled target workload.
 type fragClass struct {
@@ -205,7 +209,7 @@ func (f *fgdState) begin(c *hwmodel.Cluster, r hwmodel.Request) {
 	id, ok := f.shapes[key]
 	if !ok {
 		id = -1
-		if len(f.shapes) < maxShapes {
+		if len(f.shapes) < min(maxShapes, maxCacheEntries/max(f.nodes, 1)) {
 			id = int32(len(f.shapes))
 			f.shapes[key] = id
 			f.cache = append(f.cache, make([]uint64, f.nodes))

@@ -460,6 +460,20 @@ func TestFGDCacheMatchesFreshPlacer(t *testing.T) {
 			live = append(live, got)
 		}
 	}
+	// Past maxShapes distinct shapes, requests are scored without a cache.
+	for k := 0; k < maxShapes+100; k++ {
+		r := hwmodel.Request{GPUs: 1, GPUMilli: 300, CPUMilli: int64(k), MemoryMiB: 1}
+		got, _ := long.Place(nil, c, r)
+		want, _ := mustPlacer(t, "fgd", 9, tgt).Place(nil, c, r)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("shape %d: cached %+v, fresh %+v", k, got, want)
+		}
+		if k == maxShapes+50 { // change a node while uncached shapes are placed
+			if err := c.Allocate(got); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// A different cluster resets the caches.
 	c2 := newCluster(t, nodes...)
 	got, _ := long.Place(nil, c2, whole(1))
