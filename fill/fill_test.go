@@ -139,7 +139,7 @@ func checkInvariants(t *testing.T, res *Results) {
 	t.Helper()
 	capacity := int64(res.TotalGPUs) * hwmodel.MilliPerGPU
 	for _, c := range res.Curves {
-		if c.Placed > c.Pods || c.AllocatedMilli > c.ArrivedMilli || float64(c.ArrivedMilli) > res.Load*float64(capacity) {
+		if c.Placed > c.Pods || c.AllocatedMilli > c.ArrivedMilli || float64(c.ArrivedMilli) > res.Load*float64(capacity)+7000 {
 			t.Errorf("%s/%d: placed %d of %d, allocated %d of arrived %d milli, capacity %d", c.Policy, c.Seed, c.Placed, c.Pods, c.AllocatedMilli, c.ArrivedMilli, capacity)
 		}
 		if len(c.Points) != MaxPct(res.Load)+1 {
@@ -184,8 +184,13 @@ func TestSample(t *testing.T) {
 		}
 		return s
 	}
-	if s := sum(a); float64(s) > 1.3*float64(capacity) || float64(s) <= 1.3*float64(capacity)-8000 {
-		t.Errorf("sampled %d milli, want in (%g - 8000, %g]", s, 1.3*float64(capacity), 1.3*float64(capacity))
+	// The largest pod asks for 8 GPUs: the total ends within a per-GPU
+	// share (1000) below the load and 7 GPUs above it.
+	for seed := range uint64(50) {
+		o, _ := Sample(e.Pods, capacity, 1.3, seed)
+		if s := sum(o); float64(s) > 1.3*float64(capacity)+7000 || float64(s) <= 1.3*float64(capacity)-1000 {
+			t.Errorf("seed %d: sampled %d milli, want in (%g - 1000, %g + 7000]", seed, s, 1.3*float64(capacity), 1.3*float64(capacity))
+		}
 	}
 	first := slices.Clone(a[:len(e.Pods)])
 	slices.Sort(first)
@@ -362,16 +367,20 @@ func TestSampleReference(t *testing.T) {
 	}
 }
 
-// TestPublishedCurvesBeforeFailures: on the default trace, below 60%
-// arrived no pod fails, so the GPU allocation curve depends only on the
-// workload and the metric definitions: it must equal the published
-// per-seed curve to the hundredth, for every seed.
+// TestPublishedCurvesBeforeFailures: on the default trace, up to 88%
+// arrived no pod fails under the five deterministic placements, so their
+// GPU allocation curves depend only on the workload, its order and the
+// metric definitions: they must equal the published per-seed curves to
+// the hundredth, for every seed. (Above that the placements decide; random
+// placement draws from another generator than the artifact's and differs
+// from about 50%.)
 func TestPublishedCurvesBeforeFailures(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 10 fills of the real trace")
+		t.Skip("runs 50 fills of the real trace")
 	}
 	seeds := []uint64{42, 43, 44, 45, 46, 47, 48, 49, 50, 51}
-	e := realExperiment(t, "default", []string{"bestfit"}, seeds)
+	names := []string{"fgd", "bestfit", "dotprod", "packing", "clustering"}
+	e := realExperiment(t, "default", names, seeds)
 	pub, err := FindPublished("../" + DefaultPublishedDir)
 	if err != nil || pub == nil {
 		t.Skipf("published results not found: %v", err)
@@ -382,11 +391,34 @@ func TestPublishedCurvesBeforeFailures(t *testing.T) {
 	}
 	checkInvariants(t, res)
 	for _, c := range res.Curves {
-		for k := 0; k <= 60; k++ {
-			want, ok := pub.Mean(e.Trace, "bestfit", 1.3, k, []uint64{c.Seed})
+		for k := 0; k <= 88; k++ {
+			want, ok := pub.Mean(e.Trace, c.Policy, 1.3, k, []uint64{c.Seed})
 			if !ok || c.Points[k].GPUAllocPct != want {
-				t.Errorf("seed %d at %d%%: %.2f, published %.2f (%v)", c.Seed, k, c.Points[k].GPUAllocPct, want, ok)
+				t.Errorf("%s, seed %d, at %d%%: %.2f, published %.2f (%v)", c.Policy, c.Seed, k, c.Points[k].GPUAllocPct, want, ok)
+				break
 			}
+		}
+	}
+}
+
+// TestPairwiseSum: NumPy's order of additions, where it matters. With
+// 1e16 and eight 1s, a left-to-right sum loses every 1 (1e16+1 rounds to
+// 1e16); NumPy's eight partial sums add (1e16+1)+(1+1), then the other
+// six 1s as 4, then the ninth value: 1e16+8 after rounding.
+func TestPairwiseSum(t *testing.T) {
+	xs := []float64{1e16, 1, 1, 1, 1, 1, 1, 1, 1}
+	if got := pairwiseSum(xs); got != 1e16+8 {
+		t.Errorf("pairwiseSum = %.0f, want 1e16+8", got)
+	}
+	for n := range 300 {
+		ys := make([]float64, n)
+		want := 0.0
+		for i := range ys {
+			ys[i] = float64(i % 7)
+			want += ys[i]
+		}
+		if got := pairwiseSum(ys); got != want {
+			t.Fatalf("n=%d: %v, want %v", n, got, want)
 		}
 	}
 }

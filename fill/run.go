@@ -126,6 +126,7 @@ type prepared struct {
 	proto     *hwmodel.Cluster
 	target    policies.TargetWorkload
 	orders    [][]int // per seed
+	ties      [][]int // per seed: the reference's node order (PlacerConfig.TieRank)
 	emptyFrag []float64
 }
 
@@ -155,10 +156,13 @@ func prepare(e Experiment) (*prepared, error) {
 	}
 	capacity := int64(proto.TotalGPUs()) * hwmodel.MilliPerGPU
 	p.orders = make([][]int, len(e.Seeds))
+	p.ties = make([][]int, len(e.Seeds))
 	for k, seed := range e.Seeds {
-		if p.orders[k], err = Sample(e.Pods, capacity, e.Load, seed); err != nil {
+		order, r, err := sample(e.Pods, capacity, e.Load, seed)
+		if err != nil {
 			return nil, err
 		}
+		p.orders[k], p.ties[k] = order, tieRank(proto, r)
 	}
 	p.emptyFrag = make([]float64, proto.NumNodes())
 	for i := range p.emptyFrag {
@@ -171,7 +175,7 @@ func prepare(e Experiment) (*prepared, error) {
 func (p *prepared) run(pi, si int) run {
 	return run{
 		policy: p.e.Policies[pi], seed: p.e.Seeds[si], spec: p.e.Cluster, pods: p.e.Pods,
-		order: p.orders[si], target: p.target, emptyFrag: p.emptyFrag, load: p.e.Load,
+		order: p.orders[si], ties: p.ties[si], target: p.target, emptyFrag: p.emptyFrag, load: p.e.Load,
 	}
 }
 
@@ -182,17 +186,10 @@ type run struct {
 	spec      *hwmodel.ClusterSpec
 	pods      []workloads.OpenBPod
 	order     []int
+	ties      []int // nil: the placer's own tie order
 	target    policies.TargetWorkload
 	emptyFrag []float64
 	load      float64
-}
-
-// bin accumulates the per-pod records whose arrived load rounds to one
-// whole percent.
-type bin struct {
-	n                   int
-	allocSum, fragSum   float64
-	lastAlloc, lastFrag float64 // the bin's last record
 }
 
 func (r *run) do() (Curve, error) {
@@ -200,7 +197,7 @@ func (r *run) do() (Curve, error) {
 	if err != nil {
 		return Curve{}, err
 	}
-	placer, err := policies.NewPlacerWith(r.policy, policies.PlacerConfig{Seed: r.seed, Target: r.target})
+	placer, err := policies.NewPlacerWith(r.policy, policies.PlacerConfig{Seed: r.seed, Target: r.target, TieRank: r.ties})
 	if err != nil {
 		return Curve{}, err
 	}
@@ -221,7 +218,13 @@ func (r *run) do() (Curve, error) {
 	emptyFragPct := fragRatio()
 
 	maxPct := MaxPct(r.load)
-	bins := make([]bin, maxPct+2)
+	// The records, in arrival order; k_i never decreases, so the records of
+	// one percent are contiguous: first[k] is the first of percent k, and
+	// first[k+1] the end of them.
+	allocs := make([]float64, 0, len(r.order))
+	frags := make([]float64, 0, len(r.order))
+	first := make([]int, maxPct+3)
+	next := 0 // the percent whose first record is still to come
 	cur := Curve{Policy: r.policy, Seed: r.seed, Pods: len(r.order)}
 	var buf hwmodel.Placement
 	for _, idx := range r.order {
@@ -239,46 +242,80 @@ func (r *run) do() (Curve, error) {
 		}
 		// One record per arrival, as the reference logs one per pod.
 		k := int(math.RoundToEven(float64(cur.ArrivedMilli) / totalGPUs / 10))
-		if k >= len(bins) {
-			continue // cannot happen: arrivals stay within the load
+		if k > maxPct+1 {
+			continue // past the last percent reported and its neighbour
 		}
-		alloc := round2(float64(c.AllocatedMilli()) / totalGPUs / 10)
-		frag := fragRatio()
-		b := &bins[k]
-		b.n++
-		b.allocSum += alloc
-		b.fragSum += frag
-		b.lastAlloc, b.lastFrag = alloc, frag
+		for ; next <= k; next++ {
+			first[next] = len(allocs)
+		}
+		allocs = append(allocs, round2(float64(c.AllocatedMilli())/totalGPUs/10))
+		frags = append(frags, fragRatio())
+	}
+	for ; next < len(first); next++ {
+		first[next] = len(allocs)
 	}
 	cur.AllocatedMilli = c.AllocatedMilli()
 	cur.Points = make([]Point, maxPct+1)
 	for k := range cur.Points {
-		p := Point{ArrivedPct: k}
-		switch {
-		case bins[k].n > 0:
-			p.GPUAllocPct = round2(bins[k].allocSum / float64(bins[k].n))
-			p.FragPct = round2(bins[k].fragSum / float64(bins[k].n))
-		case k > 0 && bins[k-1].n+bins[k+1].n > 0:
-			n := float64(bins[k-1].n + bins[k+1].n)
-			p.GPUAllocPct = round2((bins[k-1].allocSum + bins[k+1].allocSum) / n)
-			p.FragPct = round2((bins[k-1].fragSum + bins[k+1].fragSum) / n)
-		case k == 0 && bins[1].n > 0:
-			p.GPUAllocPct = round2(bins[1].allocSum / float64(bins[1].n))
-			p.FragPct = round2(bins[1].fragSum / float64(bins[1].n))
-		default:
-			// No pod's arrival rounds within a percent of k: the cluster
-			// is as the last arrival before k left it.
-			p.GPUAllocPct, p.FragPct = 0, emptyFragPct
-			for j := k - 1; j >= 0; j-- {
-				if bins[j].n > 0 {
-					p.GPUAllocPct, p.FragPct = bins[j].lastAlloc, bins[j].lastFrag
-					break
-				}
+		p := Point{ArrivedPct: k, FragPct: emptyFragPct}
+		lo, hi := first[k], first[k+1]
+		if lo == hi { // no record at k: those at k-1 and k+1, adjacent
+			lo, hi = first[max(k-1, 0)], first[k+2]
+		}
+		if lo == hi {
+			// Not one within a percent of k either: the cluster is as the
+			// last arrival before k left it (or empty).
+			if lo > 0 {
+				p.GPUAllocPct, p.FragPct = allocs[lo-1], frags[lo-1]
 			}
+		} else {
+			p.GPUAllocPct = round2(meanAsNumPy(allocs[lo:hi]))
+			p.FragPct = round2(meanAsNumPy(frags[lo:hi]))
 		}
 		cur.Points[k] = p
 	}
 	return cur, nil
+}
+
+// meanAsNumPy is the mean of xs as pandas computes it (Series.mean: NumPy's
+// add.reduce, then a division), so that means that fall within a rounding
+// error of a two-decimal tie round as the reference's do.
+func meanAsNumPy(xs []float64) float64 {
+	return pairwiseSum(xs) / float64(len(xs))
+}
+
+// pairwiseSum is NumPy's pairwise summation of float64 (pairwise_sum in
+// numpy/core/src/umath/loops_utils.h): below 8 values a plain loop; up to
+// 128, eight interleaved partial sums combined as
+// ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the remainder; above, the two
+// halves (the first a multiple of 8 long) summed apart.
+func pairwiseSum(xs []float64) float64 {
+	n := len(xs)
+	switch {
+	case n < 8:
+		s := 0.0
+		for _, x := range xs {
+			s += x
+		}
+		return s
+	case n <= 128:
+		var r [8]float64
+		copy(r[:], xs[:8])
+		i := 8
+		for ; i < n-n%8; i += 8 {
+			for j := range r {
+				r[j] += xs[i+j]
+			}
+		}
+		s := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+		for ; i < n; i++ {
+			s += xs[i]
+		}
+		return s
+	}
+	n2 := n / 2
+	n2 -= n2 % 8
+	return pairwiseSum(xs[:n2]) + pairwiseSum(xs[n2:])
 }
 
 // round2 rounds x to two decimals as Python's round(x, 2) does (the

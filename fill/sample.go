@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"slices"
 
+	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -25,21 +26,30 @@ const MaxLoad = 10
 //  3. if their GPU requests exceed load × capacityMilli, pods at uniformly
 //     drawn positions (Intn) are removed from that order until they do
 //     not; if they fall short, pods are drawn uniformly from the
-//     name-sorted list (Intn), with replacement, and appended, until the
-//     next draw would take the total past load × capacityMilli: that draw
-//     is discarded and sampling stops.
+//     name-sorted list (Intn), with replacement, and appended, until a
+//     draw's per-GPU request (gpu_milli, not num_gpu × gpu_milli: the
+//     reference's test) would take the total past load × capacityMilli:
+//     that draw is discarded and sampling stops.
 //
-// So the GPU milli requested by the returned pods never exceeds
-// load × capacityMilli, and after step 3's appending it is within one
-// pod's request of it. CPU-only pods (no GPU request) are drawn like any
-// other and add nothing to the total. It is an error if no pod asks for a
-// GPU, if capacityMilli is not positive, or if load is not in (0, MaxLoad].
+// So the GPU milli requested by the returned pods is within one pod's
+// request of load × capacityMilli, and exceeds it only through the last
+// multi-GPU pod, by less than that pod's request (see doc.go). CPU-only
+// pods are drawn like any other and add nothing to the total. It is an
+// error if no pod asks for a GPU, if capacityMilli is not positive, or if
+// load is not in (0, MaxLoad].
 func Sample(pods []workloads.OpenBPod, capacityMilli int64, load float64, seed uint64) ([]int, error) {
+	order, _, err := sample(pods, capacityMilli, load, seed)
+	return order, err
+}
+
+// sample is Sample, and also returns the generator in the state the
+// reference's is in when it next draws (the node order, see tieRank).
+func sample(pods []workloads.OpenBPod, capacityMilli int64, load float64, seed uint64) ([]int, *rand.Rand, error) {
 	if !(load > 0 && load <= MaxLoad) {
-		return nil, fmt.Errorf("load must be in (0, %d], got %g", MaxLoad, load)
+		return nil, nil, fmt.Errorf("load must be in (0, %d], got %g", MaxLoad, load)
 	}
 	if capacityMilli <= 0 {
-		return nil, fmt.Errorf("the cluster has no GPUs")
+		return nil, nil, fmt.Errorf("the cluster has no GPUs")
 	}
 	byName := make([]int, len(pods))
 	var total int64
@@ -48,7 +58,7 @@ func Sample(pods []workloads.OpenBPod, capacityMilli int64, load float64, seed u
 		total += pods[i].Req.TotalMilli()
 	}
 	if total <= 0 {
-		return nil, fmt.Errorf("no pod of the %d asks for a GPU, so no number of them reaches a GPU load", len(pods))
+		return nil, nil, fmt.Errorf("no pod of the %d asks for a GPU, so no number of them reaches a GPU load", len(pods))
 	}
 	slices.SortStableFunc(byName, func(a, b int) int { return cmp.Compare(pods[a].Name, pods[b].Name) })
 
@@ -68,12 +78,31 @@ func Sample(pods []workloads.OpenBPod, capacityMilli int64, load float64, seed u
 	case float64(total) < target:
 		for {
 			p := byName[r.Intn(len(byName))]
-			if float64(total+pods[p].Req.TotalMilli()) > target {
+			if float64(total+int64(pods[p].Req.GPUMilli)) > target {
 				break
 			}
 			total += pods[p].Req.TotalMilli()
 			order = append(order, p)
 		}
 	}
-	return order, nil
+	return order, r, nil
+}
+
+// tieRank is the reference's node order for breaking score ties, drawn
+// from r right after sampling as the reference draws it: it sorts the
+// nodes by name, draws rand.Perm of their number, and renames the node at
+// sorted position i with the prefix perm[i]; among equally scored nodes
+// the smallest name wins. So node n's rank is perm[its sorted position].
+func tieRank(c *hwmodel.Cluster, r *rand.Rand) []int {
+	byName := make([]int, c.NumNodes())
+	for i := range byName {
+		byName[i] = i
+	}
+	slices.SortStableFunc(byName, func(a, b int) int { return cmp.Compare(c.Node(a).Name, c.Node(b).Name) })
+	perm := r.Perm(len(byName))
+	rank := make([]int, len(byName))
+	for pos, n := range byName {
+		rank[n] = perm[pos]
+	}
+	return rank
 }
