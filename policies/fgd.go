@@ -38,22 +38,20 @@ const (
 	maxCacheEntries = 4 << 20
 )
 
-// fragClass is one GPU class of a compiled target workload.
+// fragClass is one class of a compiled target workload.
 type fragClass struct {
-	mi     int32 // index of its GPUMilli in fragModel.millis
-	gpus   int32
-	cpu    int64
-	models hwmodel.ModelSet
-	p      float64
+	mi  int32 // index of its GPUMilli in fragModel.millis; -1 for CPU-only
+	req hwmodel.Request
+	p   float64
 }
 
-// fragModel is a target workload compiled for fast evaluation: a node's
-// fragmentation is total·Σp − Σ over the GPU classes that fit of
-// p·(free milli on GPUs with at least the class's GPUMilli free).
+// fragModel is a target workload compiled for fast evaluation: the free
+// milli of a node's GPUs is sorted once per evaluation and merged with
+// the classes' distinct GPUMilli, so each class then costs O(1). It sums
+// like NodeFragmentation (see fragTally), so results are bit-identical.
 type fragModel struct {
-	allP    float64     // sum of all classes' popularity
 	millis  []int32     // distinct GPUMilli of the GPU classes, descending
-	classes []fragClass // GPU classes
+	classes []fragClass // in the target's order
 	cnt     []int32     // scratch, per milli: GPUs with at least that free
 	big     []int64     // scratch, per milli: their free milli
 }
@@ -61,20 +59,13 @@ type fragModel struct {
 func compileTarget(t TargetWorkload) fragModel {
 	var m fragModel
 	for _, k := range t.Classes {
-		m.allP += k.Popularity
-		if k.Req.GPUs > 0 && !slices.Contains(m.millis, k.Req.GPUMilli) {
+		if k.Req.GPUMilli > 0 && !slices.Contains(m.millis, k.Req.GPUMilli) {
 			m.millis = append(m.millis, k.Req.GPUMilli)
 		}
 	}
 	slices.SortFunc(m.millis, func(a, b int32) int { return int(b) - int(a) })
 	for _, k := range t.Classes {
-		if k.Req.GPUs == 0 {
-			continue
-		}
-		m.classes = append(m.classes, fragClass{
-			mi:   int32(slices.Index(m.millis, k.Req.GPUMilli)),
-			gpus: int32(k.Req.GPUs), cpu: k.Req.CPUMilli, models: k.Req.Models, p: k.Popularity,
-		})
+		m.classes = append(m.classes, fragClass{mi: int32(slices.Index(m.millis, k.Req.GPUMilli)), req: k.Req, p: k.Popularity})
 	}
 	m.cnt = make([]int32, len(m.millis))
 	m.big = make([]int64, len(m.millis))
@@ -82,8 +73,7 @@ func compileTarget(t TargetWorkload) fragModel {
 }
 
 // eval is the fragmentation of a node of GPU model model whose GPUs have
-// free milli free (any order) and cpu milli-CPU free. It is a pure
-// function of its arguments, so equal states give bit-equal results.
+// free milli free (any order) and cpu milli-CPU free.
 func (m *fragModel) eval(free []int32, cpu int64, model hwmodel.ModelID) float64 {
 	var buf [hwmodel.MaxGPUsPerNode]int32
 	s := buf[:len(free)]
@@ -107,13 +97,16 @@ func (m *fragModel) eval(free []int32, cpu int64, model hwmodel.ModelID) float64
 		}
 		m.cnt[u], m.big[u] = int32(j), acc
 	}
-	frag := float64(total) * m.allP
-	for _, k := range m.classes {
-		if cpu >= k.cpu && m.cnt[k.mi] >= k.gpus && k.models.Accepts(model) {
-			frag -= k.p * float64(m.big[k.mi])
+	var tally fragTally
+	for k := range m.classes {
+		c := &m.classes[k]
+		fits, small := false, int64(0)
+		if c.mi >= 0 {
+			fits, small = m.cnt[c.mi] >= int32(c.req.GPUs), total-m.big[c.mi]
 		}
+		tally.add(c.p, &c.req, total, cpu, model, fits, small)
 	}
-	return frag
+	return tally.sum()
 }
 
 // evalNode is eval on node i's current state.

@@ -25,6 +25,47 @@ import (
 // The node's fragmentation for a target workload is the expectation over
 // its classes: Σ popularity × fragmented milli. Memory plays no part, as in
 // the paper. The cluster's is the sum over nodes.
+//
+// The sum is taken exactly as the reference does in floating point: each
+// class adds popularity × milli to one of six tallies by why it is
+// fragmented (lacks both CPU and GPU room, lacks GPU room or fits, lacks
+// CPU only, CPU-only class with or without CPU, wrong model), in the
+// target's class order, and the tallies are added in that order. FGD
+// truncates scores to integers, so a last-bit difference can change a
+// decision; summed this way, placements follow the reference's.
+
+// fragTally is the six tallies of a node's fragmentation.
+type fragTally struct{ lackBoth, lackGPU, lackCPU, cpuFits, cpuLacks, noAccess float64 }
+
+func (t *fragTally) sum() float64 {
+	return t.lackBoth + t.lackGPU + t.lackCPU + t.cpuFits + t.cpuLacks + t.noAccess
+}
+
+// add tallies class r (popularity p) on a node whose GPUs have free milli
+// free (summing to total), with cpu milli-CPU free and GPU model m.
+// fits reports whether the node has r.GPUs GPUs with r.GPUMilli free, and
+// small is the free milli on the other GPUs.
+func (t *fragTally) add(p float64, r *hwmodel.Request, total, cpu int64, m hwmodel.ModelID, fits bool, small int64) {
+	all := p * float64(total)
+	switch {
+	case r.GPUMilli == 0:
+		if cpu >= r.CPUMilli {
+			t.cpuFits += all
+		} else {
+			t.cpuLacks += all
+		}
+	case !r.Models.Accepts(m):
+		t.noAccess += all
+	case fits && cpu >= r.CPUMilli:
+		t.lackGPU += p * float64(small) // fits: only the too-small GPUs' free milli
+	case fits:
+		t.lackCPU += all
+	case cpu >= r.CPUMilli:
+		t.lackGPU += all
+	default:
+		t.lackBoth += all
+	}
+}
 
 // NodeFragmentation is the expected fragmented GPU capacity of node i, in
 // milli-GPU, for the target workload t.
@@ -41,11 +82,20 @@ func NodeFragmentation(c *hwmodel.Cluster, node int, t TargetWorkload) float64 {
 		return 0
 	}
 	cpu := c.FreeCPU(node)
-	var frag float64
-	for _, k := range t.Classes {
-		frag += k.Popularity * float64(classFragment(free, total, cpu, n.Model, k.Req))
+	var tally fragTally
+	for k := range t.Classes {
+		r := &t.Classes[k].Req
+		fit, small := 0, int64(0)
+		for _, f := range free {
+			if f >= r.GPUMilli {
+				fit++
+			} else {
+				small += int64(f)
+			}
+		}
+		tally.add(t.Classes[k].Popularity, r, total, cpu, n.Model, fit >= r.GPUs, small)
 	}
-	return frag
+	return tally.sum()
 }
 
 // ClusterFragmentation is the sum of NodeFragmentation over all nodes, in
@@ -57,25 +107,4 @@ func ClusterFragmentation(c *hwmodel.Cluster, t TargetWorkload) float64 {
 		sum += NodeFragmentation(c, i, t)
 	}
 	return sum
-}
-
-// classFragment is the free milli that class r cannot use on a node whose
-// GPUs have free milli free (summing to total), cpu milli-CPU free and
-// GPU model m.
-func classFragment(free []int32, total, cpu int64, m hwmodel.ModelID, r hwmodel.Request) int64 {
-	if r.GPUs == 0 || !r.Models.Accepts(m) || cpu < r.CPUMilli {
-		return total
-	}
-	fit, small := 0, int64(0)
-	for _, f := range free {
-		if f >= r.GPUMilli {
-			fit++
-		} else {
-			small += int64(f)
-		}
-	}
-	if fit < r.GPUs {
-		return total
-	}
-	return small
 }

@@ -180,6 +180,25 @@ func TestTargetFromRequests(t *testing.T) {
 			t.Fatalf("cut %+v", got.Classes)
 		}
 	})
+	t.Run("specs: the same models written two ways are two classes, ties by falling text", func(t *testing.T) {
+		v16, v32 := model(t, "V100-16GB"), model(t, "V100-32GB")
+		r := gpuReq(1, 500, 1000)
+		r.Models = hwmodel.Of(v16, v32)
+		reqs := []hwmodel.Request{r, r, r, r, r, r, r, r, r, r}
+		specs := []string{"V100M16|V100M32", "V100M16|V100M32", "V100M16|V100M32", "V100M16|V100M32", "V100M16|V100M32",
+			"V100M16|V100M32|V100M32", "V100M16|V100M32|V100M32", "V100M16|V100M32|V100M32", "V100M16|V100M32|V100M32", "V100M16|V100M32|V100M32"}
+		// Two classes of 5: the longer text sorts first; a 50% cut keeps it alone.
+		got := TargetFromRequestSpecs(reqs, specs, 0.5)
+		if want := target(PodClass{r, 1}); !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
+		if got := TargetFromRequestSpecs(reqs, specs, 1); len(got.Classes) != 2 || got.Classes[0].Popularity != 0.5 {
+			t.Fatalf("coverage 1: %+v", got)
+		}
+		if got := TargetFromRequestsCoverage(reqs, 0.5); len(got.Classes) != 1 || got.Classes[0].Popularity != 1 {
+			t.Fatalf("without specs, one class: %+v", got)
+		}
+	})
 	t.Run("empty", func(t *testing.T) {
 		if got := TargetFromRequests(nil); len(got.Classes) != 0 {
 			t.Fatalf("got %+v", got)

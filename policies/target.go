@@ -49,38 +49,58 @@ func TargetFromRequests(reqs []hwmodel.Request) TargetWorkload {
 //     (the Kubernetes default request). A CPU-only request's models are
 //     ignored. CPU-only requests are classes too.
 //   - Classes are sorted by falling count; equal counts by falling CPUMilli,
-//     then GPUMilli, then GPUs, then Models (the reference compares the
-//     gpu_spec text there; the two orders differ only between classes that
-//     also tie on everything else, at the cut).
+//     then GPUMilli, then GPUs, then Models.
 //   - The most popular classes are kept, one at a time, until their count
 //     reaches coverage × len(reqs); coverage >= 1 keeps all.
 //   - A kept class's Popularity is its count over len(reqs), divided by the
 //     kept classes' share of len(reqs), so the kept popularities sum to 1.
 //
-// The result depends only on the multiset of requests.
+// The result depends only on the multiset of requests. The reference keys
+// classes by the text of the model constraint rather than by the set of
+// models; TargetFromRequestSpecs does that when the text is at hand.
 func TargetFromRequestsCoverage(reqs []hwmodel.Request, coverage float64) TargetWorkload {
+	return TargetFromRequestSpecs(reqs, nil, coverage)
+}
+
+// TargetFromRequestSpecs is TargetFromRequestsCoverage for requests that
+// come with the text of their GPU model constraint (specs[i] for reqs[i],
+// e.g. a trace's gpu_spec with empty parts dropped; nil means none), as
+// the reference simulator keys its classes by that text: "V100M16|V100M32"
+// and "V100M16|V100M32|V100M32" are two classes, which matters at the
+// coverage cut, and equal counts are ordered by falling text instead of
+// by Models. A CPU-only request's text is ignored.
+func TargetFromRequestSpecs(reqs []hwmodel.Request, specs []string, coverage float64) TargetWorkload {
 	if len(reqs) == 0 {
 		return TargetWorkload{}
 	}
-	counts := make(map[hwmodel.Request]int, 128)
-	for _, r := range reqs {
-		counts[classKey(r)]++
+	type key struct {
+		r    hwmodel.Request
+		spec string
+	}
+	counts := make(map[key]int, 128)
+	for i, r := range reqs {
+		k := key{r: classKey(r)}
+		if i < len(specs) && r.GPUs > 0 {
+			k.spec = specs[i]
+		}
+		counts[k]++
 	}
 	type kv struct {
-		r hwmodel.Request
+		k key
 		n int
 	}
 	all := make([]kv, 0, len(counts))
-	for r, n := range counts {
-		all = append(all, kv{r, n})
+	for k, n := range counts {
+		all = append(all, kv{k, n})
 	}
 	slices.SortFunc(all, func(a, b kv) int {
 		return cmp.Or(
 			cmp.Compare(b.n, a.n),
-			cmp.Compare(b.r.CPUMilli, a.r.CPUMilli),
-			cmp.Compare(b.r.GPUMilli, a.r.GPUMilli),
-			cmp.Compare(b.r.GPUs, a.r.GPUs),
-			cmp.Compare(b.r.Models, a.r.Models),
+			cmp.Compare(b.k.r.CPUMilli, a.k.r.CPUMilli),
+			cmp.Compare(b.k.r.GPUMilli, a.k.r.GPUMilli),
+			cmp.Compare(b.k.r.GPUs, a.k.r.GPUs),
+			cmp.Compare(b.k.spec, a.k.spec),
+			cmp.Compare(b.k.r.Models, a.k.r.Models),
 		)
 	})
 	total := float64(len(reqs))
@@ -96,7 +116,7 @@ func TargetFromRequestsCoverage(reqs []hwmodel.Request, coverage float64) Target
 		if kept < len(all) {
 			p /= cum / total
 		}
-		t.Classes[i] = PodClass{Req: all[i].r, Popularity: p}
+		t.Classes[i] = PodClass{Req: all[i].k.r, Popularity: p}
 	}
 	return t
 }
