@@ -61,7 +61,7 @@ func WriteMarkdown(w io.Writer, all []*Results, pub *Published, command string) 
 				}
 				p, ok := pub.Mean(r.Trace, m.Policy, r.Load, k, r.Seeds)
 				if ok {
-					fmt.Fprintf(&sections, " %.2f | %.2f | %+.2f |", v, p, v-p)
+					fmt.Fprintf(&sections, " %.2f | %.2f | %s |", v, p, signed(v-p))
 					diffs = append(diffs, cmp{r.Trace, m.Policy, k, v - p})
 				} else {
 					fmt.Fprintf(&sections, " %.2f | – | – |", v)
@@ -154,4 +154,13 @@ func swapGap(ours, theirs []float64) (gapOurs, gapTheirs float64) {
 		}
 	}
 	return gapOurs, gapTheirs
+}
+
+// signed writes a difference with its sign and two decimals, and one that
+// rounds to zero as 0.00 (not -0.00).
+func signed(d float64) string {
+	if math.Abs(d) < 0.005 {
+		return "0.00"
+	}
+	return fmt.Sprintf("%+.2f", d)
 }

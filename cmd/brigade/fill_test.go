@@ -182,3 +182,25 @@ func TestFillBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSimOpenBNodes: brigade sim replays a timed openb pod list on an openb
+// node list given by --nodes, under every placement (fgd gets the trace's
+// requests as its target); a five-column pod list is refused for replay.
+func TestSimOpenBNodes(t *testing.T) {
+	trace := "../../workloads/testdata/openb/good.csv"
+	for _, placement := range []string{"firstfit", "fgd", "bestfit", "dotprod", "packing", "clustering", "random"} {
+		code, stdout, stderr := brigade(t, "sim", "--quiet", "--format", "openb", "--nodes", fillNodes, "--trace", trace,
+			"--policy", "fcfs", "--placement", placement, "--out", t.TempDir())
+		if code != exitOK || !strings.Contains(stdout, "fcfs") {
+			t.Errorf("--placement %s: exit %d\n%s%s", placement, code, stdout, stderr)
+		}
+	}
+	code, _, stderr := brigade(t, "sim", "--nodes", fillNodes, "--cluster", "philly-like", "--out", t.TempDir())
+	if code != exitUsage || !strings.Contains(stderr, "give one") {
+		t.Errorf("--nodes with --cluster: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = brigade(t, "sim", "--quiet", "--format", "openb", "--nodes", fillNodes, "--trace", fillPods, "--out", filepath.Join(t.TempDir(), "o"))
+	if code != exitError || !strings.Contains(stderr, `pods.csv:1: field "creation_time": this pod list has no times`) {
+		t.Errorf("five-column list: exit %d, %s", code, stderr)
+	}
+}

@@ -29,6 +29,7 @@ Microsoft Philly trace (virtual clusters as tenants) on the philly-sample
 cluster, under every built-in policy.`
 
 const simExamples = `  brigade sim
+  brigade sim --format openb --nodes openb_node_list_gpu_node.csv --trace openb_pod_list_default.csv --policy fcfs --placement fgd
   brigade sim --trace philly.csv --format philly --cluster philly-like --policy fcfs,fair
   brigade sim --trace jobs.csv --cluster examples/cluster.yaml --policy sjf --backfill --seed 7 --out runs/sjf
   brigade sim --policy priority --priority-weight 2 --wait-weight 0.5
@@ -38,6 +39,7 @@ type simFlags struct {
 	synthetic                                  int
 	load                                       float64
 	trace, format, cluster, tenantWeights, out string
+	nodes                                      string
 	policies                                   []string
 	placement                                  string
 	backfill                                   bool
@@ -56,9 +58,10 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.format, "format", "auto", "trace format: philly, openb, brigade (see docs/trace-format.md), or auto to tell by the header")
 	fs.IntVar(&f.synthetic, "synthetic", 0, "instead of a trace, generate this many `jobs` from --seed (Poisson arrivals, lognormal durations of median 19m capped at 2d, Philly-like GPU counts, 4 weighted tenants, priorities, noisy estimates)")
 	fs.Float64Var(&f.load, "load", 0.9, "with --synthetic: offered load, the jobs' GPU-time over (arrival window × cluster GPUs); arrivals are spaced to match it")
-	fs.StringVar(&f.cluster, "cluster", "", "cluster preset name or YAML/JSON `spec` file (docs/cluster.md); default philly-sample for the embedded trace, philly-like otherwise")
+	fs.StringVar(&f.cluster, "cluster", "", "cluster preset name, YAML/JSON `spec` file (docs/cluster.md) or Alibaba openb node list (told by its header); default philly-sample for the embedded trace, philly-like otherwise")
+	fs.StringVar(&f.nodes, "nodes", "", "the same as --cluster, for an openb node list `file` (openb_node_list_gpu_node.csv)")
 	fs.StringSliceVar(&f.policies, "policy", nil, "comma-separated policies to compare (default: all of "+strings.Join(policies.Names(), ",")+")")
-	fs.StringVar(&f.placement, "placement", "firstfit", "GPU placement: firstfit or bestfit")
+	fs.StringVar(&f.placement, "placement", "firstfit", "GPU placement: one of "+strings.Join(policies.PlacementNames(), ", ")+" (fgd's target workload is the trace's requests; random draws from --seed)")
 	fs.BoolVar(&f.backfill, "backfill", false, "EASY backfill: let later jobs start if they do not delay the first blocked job's reservation")
 	fs.IntVar(&f.backfillDepth, "backfill-depth", 1000, "most queued jobs backfill examines per scheduling point")
 	fs.Float64Var(&f.priorityWeight, "priority-weight", 1, "priority policy: weight of the job's priority in its score")
@@ -96,10 +99,21 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		Placement: f.placement, Backfill: f.backfill, BackfillDepth: f.backfillDepth,
 		PriorityWeight: f.priorityWeight, WaitWeightPerHour: f.waitWeight, UseOracle: f.oracle,
 	}
+	if !slices.Contains(policies.PlacementNames(), f.placement) {
+		return usageError{fmt.Errorf("unknown placement %q (known: %s)", f.placement, strings.Join(policies.PlacementNames(), ", "))}
+	}
+	check := opts
+	check.Placement = "" // fgd needs the trace's requests, read below
 	for _, n := range names {
-		if _, err := policies.New(n, opts); err != nil {
+		if _, err := policies.New(n, check); err != nil {
 			return usageError{err}
 		}
+	}
+	if f.nodes != "" {
+		if f.cluster != "" {
+			return usageError{fmt.Errorf("--nodes and --cluster are the same thing; give one")}
+		}
+		f.cluster = f.nodes
 	}
 	var (
 		w            *workloads.Workload
@@ -155,6 +169,11 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	w.FillEstimates()
+	reqs := make([]hwmodel.Request, len(w.Jobs))
+	for i := range w.Jobs {
+		reqs[i] = w.Jobs[i].Req
+	}
+	opts.Placer = policies.PlacerConfig{Seed: f.seed, Target: policies.TargetFromRequests(reqs)}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "brigade: %d jobs from %s on %s, policies %s\n", len(w.Jobs), workloadName, spec.Name, strings.Join(names, ","))
 	}
