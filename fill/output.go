@@ -120,7 +120,7 @@ func (r *Results) WriteSummary(w io.Writer, pub *Published) error {
 			if !ok || k >= len(m.Alloc) {
 				return "-", "-"
 			}
-			return f("%.2f", v), signed(m.Alloc[k]-v)
+			return f("%.2f", v), signed(m.Alloc[k] - v)
 		}
 		pf := func(k int) string {
 			v, ok := pub.FragMean(r.Trace, m.Policy, r.Load, k, r.Seeds)
