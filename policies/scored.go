@@ -23,9 +23,15 @@ import (
 // trace by about 0.8 percentage points, away from the published values;
 // a fresh random choice among tied nodes for every request lowers FGD,
 // packing and clustering by 3 to 5 points.) PlacerConfig.TieRank replaces
-// the drawn order: given the reference's own order, these placements
-// reproduce its published per-seed curves for the default trace (GPU
-// allocation and fragmentation ratio at every whole percent) exactly.
+// the drawn order. Given the reference's own order (its generator's
+// Perm of the name-sorted nodes, drawn after the workload sampling and ten
+// more draws by its informers), bestfit, dotprod, packing, clustering and
+// fgd reproduce the published per-seed curves (GPU allocation and
+// fragmentation ratio at every whole percent, to the hundredth) of the
+// default, cpu*, gpushare*, gpuspec* and multigpu20 pod lists, all ten
+// seeds; on multigpu30-50 the reference's number of extra draws varies by
+// seed, and random cannot be replayed (its draws depend on the order of
+// the reference's parallel node filter).
 //
 // Feasible means: enough free CPU and memory; for a GPU request, a node
 // of an accepted GPU model with GPUs idle GPUs (whole-GPU request) or one
