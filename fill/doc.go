@@ -12,21 +12,19 @@
 // simulator.go for the workload and the per-pod report, pkg/utils/frag.go
 // for typical pods and fragmentation, experiments/run_scripts/ for the
 // settings, experiments/analysis/merge_*_discrete*.py for the per-percent
-// tables). With them, the per-seed curves published in
-// analysis_allo_discrete.csv are reproduced to the hundredth wherever no
-// pod has failed yet (on the default trace, for all ten seeds, up to 88%
-// for the five deterministic policies; a test checks 0–60%), which pins
-// down the sampled workload, its order and the metrics; above that the
-// curves depend on the placement policies (package policies).
+// tables). With them and the placements of package policies, the
+// published per-seed curves of the default trace are reproduced exactly
+// for the five deterministic policies (fgd, bestfit, dotprod, packing,
+// clustering; all ten seeds): the GPU allocation ratio to the hundredth at
+// every whole percent, the fragmentation ratio within its rounding to two
+// decimals (TestPublishedCurves). Random placement cannot be replayed:
+// its draws depend on the order of the artifact's parallel node filter.
 //
 // # The experiment
 //
 // Inputs: a cluster (a node list) of G GPUs, capacity C = 1000·G milli-GPU;
 // a pod list P (every row, whatever its phase); a load L (1.3 in the
 // paper); seeds (42–51 in the paper); placement policies.
-//
-// Target workload. FGD's "typical pods" are built once per pod list, from
-// P itself (not from the sampled workload), by policies.TargetFromRequests.
 //
 // Workload of one seed (Sample). A math/rand generator seeded with the
 // seed draws one Int; P sorted by name is shuffled; then, if P's GPU
@@ -44,14 +42,23 @@
 // of the generator, and so the node order below, identical to the
 // artifact's.
 //
-// Node order. Right after sampling, the same generator draws a permutation
-// of the nodes (sorted by name), and the artifact renames node i with the
-// prefix perm[i]; its scheduler breaks score ties by the smallest name.
-// Run hands that order to the placers as policies.PlacerConfig.TieRank.
+// Node order. After sampling, the same generator gives ten numbers to the
+// artifact's Kubernetes informers, then draws a permutation of the nodes
+// (sorted by name), and the artifact renames node i with the prefix
+// perm[i]; its scheduler breaks score ties by the smallest name. Run hands
+// that order to the placers as policies.PlacerConfig.TieRank. (On the
+// multigpu30-50 lists, whose workloads are cut down rather than filled
+// up, the informers' count varies by seed in the artifact, so ties there
+// follow a different, equally random order.)
+//
+// Target workload. FGD's "typical pods" are built once per pod list, from
+// P itself (not from the sampled workload), by
+// policies.TargetFromRequestSpecs with each pod's gpu_spec text, as the
+// artifact keys them.
 //
 // Arrivals. The pods arrive one at a time in that order. Each is offered
-// once to the policy's placer (policies.NewPlacerWith with the seed and the
-// target) on the current cluster: if it places the pod, the pod holds its
+// once to the policy's placer (policies.NewPlacerWith with the seed, the
+// target and the tie order) on the current cluster: if it places the pod, the pod holds its
 // GPUs, CPU and memory to the end; if not, the pod fails, stays failed,
 // and the next pod comes. No pod leaves. CPU-only pods are placed too
 // (they take CPU and memory) and add nothing to the GPU load. Every
@@ -79,8 +86,9 @@
 // Curves. For every whole percent k = 0, 1, ..., floor(100·L), the curve's
 // gpu_alloc_pct is round2 of the mean of u_i over the records with
 // k_i = k, and frag_pct likewise of f_i. The mean is computed as pandas
-// does (NumPy's pairwise summation, then a division), so that a mean
-// within a rounding error of a two-decimal tie rounds the same way. When no record has k_i = k, the
+// does (NumPy's add.reduce: the first value plus the pairwise sum of the
+// others; then a division), so that a mean within a rounding error of a
+// two-decimal tie rounds the same way. When no record has k_i = k, the
 // mean is over the records with k_i = k−1 or k+1 (the artifact's rule).
 // When there is none either (the artifact leaves a gap; here it happens
 // only on clusters a few pods can fill), the value is the last record's

@@ -52,9 +52,9 @@ pod-6,4000,8192,1,700
 	}
 	// Output:
 	// tiny-pods on tiny (3 nodes, 8 GPUs): load 1.2, seeds 1-2, policies fgd,random
-	// fgd: 14 pods; allocated 45.62% at 50%, 88.12% at 100%, 88.12% at 120%
+	// fgd: 14 pods; allocated 45.62% at 50%, 91.25% at 100%, 91.25% at 120%
 	// random: 14 pods; allocated 45.62% at 50%, 85.00% at 100%, 85.00% at 120%
 	// policy  alloc@100%  alloc@120%  frag@100%  frag@120%  failed
-	// fgd     88.12       88.12       72.22      72.22      13.5%
+	// fgd     91.25       91.25       72.22      72.22      10.4%
 	// random  85.00       85.00       90.97      90.97      13.5%
 }

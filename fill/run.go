@@ -145,10 +145,11 @@ func prepare(e Experiment) (*prepared, error) {
 		return nil, err
 	}
 	reqs := make([]hwmodel.Request, len(e.Pods))
+	specs := make([]string, len(e.Pods))
 	for i, p := range e.Pods {
-		reqs[i] = p.Req
+		reqs[i], specs[i] = p.Req, p.GPUSpec
 	}
-	p := &prepared{e: e, proto: proto, target: policies.TargetFromRequests(reqs)}
+	p := &prepared{e: e, proto: proto, target: policies.TargetFromRequestSpecs(reqs, specs, policies.DefaultTargetCoverage)}
 	for _, name := range e.Policies {
 		if _, err := policies.NewPlacerWith(name, policies.PlacerConfig{Seed: e.Seeds[0], Target: p.target}); err != nil {
 			return nil, err
@@ -277,11 +278,13 @@ func (r *run) do() (Curve, error) {
 	return cur, nil
 }
 
-// meanAsNumPy is the mean of xs as pandas computes it (Series.mean: NumPy's
-// add.reduce, then a division), so that means that fall within a rounding
-// error of a two-decimal tie round as the reference's do.
+// meanAsNumPy is the mean of xs (not empty) as pandas computes it
+// (Series.mean: NumPy's add.reduce, then a division), so that means that
+// fall within a rounding error of a two-decimal tie round as the
+// reference's do. add.reduce starts from the first value and adds the
+// pairwise sum of the others.
 func meanAsNumPy(xs []float64) float64 {
-	return pairwiseSum(xs) / float64(len(xs))
+	return (xs[0] + pairwiseSum(xs[1:])) / float64(len(xs))
 }
 
 // pairwiseSum is NumPy's pairwise summation of float64 (pairwise_sum in

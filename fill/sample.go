@@ -88,12 +88,24 @@ func sample(pods []workloads.OpenBPod, capacityMilli int64, load float64, seed u
 	return order, r, nil
 }
 
+// informerDraws is how many numbers the reference's generator gives out
+// between the workload sampling and the node order: its Kubernetes
+// informers, started in between, draw from the same global source (a
+// random watch timeout each). Ten reproduces the published runs (see
+// policies/scored.go); on the multigpu30-50 lists, whose workloads are
+// cut down rather than filled up, the reference's count varies by seed.
+const informerDraws = 10
+
 // tieRank is the reference's node order for breaking score ties, drawn
-// from r right after sampling as the reference draws it: it sorts the
-// nodes by name, draws rand.Perm of their number, and renames the node at
-// sorted position i with the prefix perm[i]; among equally scored nodes
-// the smallest name wins. So node n's rank is perm[its sorted position].
+// from r after sampling as the reference draws it: after informerDraws
+// draws, it sorts the nodes by name, draws rand.Perm of their number, and
+// renames the node at sorted position i with the prefix perm[i]; among
+// equally scored nodes the smallest name wins. So node n's rank is
+// perm[its sorted position].
 func tieRank(c *hwmodel.Cluster, r *rand.Rand) []int {
+	for range informerDraws {
+		r.Int63()
+	}
 	byName := make([]int, c.NumNodes())
 	for i := range byName {
 		byName[i] = i
