@@ -84,11 +84,11 @@
 // exact ties to even.
 //
 // Curves. For every whole percent k = 0, 1, ..., floor(100·L), the curve's
-// gpu_alloc_pct is round2 of the mean of u_i over the records with
-// k_i = k, and frag_pct likewise of f_i. The mean is computed as pandas
-// does (NumPy's add.reduce: the first value plus the pairwise sum of the
-// others; then a division), so that a mean within a rounding error of a
-// two-decimal tie rounds the same way. When no record has k_i = k, the
+// gpu_alloc_pct is the mean of u_i, rounded to two decimals, over the records with
+// k_i = k, and frag_pct likewise of f_i. The mean and its rounding are
+// computed as pandas and NumPy do them (NumPy's pairwise summation, a
+// division, then numpy.around: x × 100 rounded to even, ÷ 100), so that a
+// mean within a rounding error of a two-decimal tie rounds the same way. When no record has k_i = k, the
 // mean is over the records with k_i = k−1 or k+1 (the artifact's rule).
 // When there is none either (the artifact leaves a gap; here it happens
 // only on clusters a few pods can fill), the value is the last record's

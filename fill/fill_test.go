@@ -426,3 +426,13 @@ func TestPairwiseSum(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundAsNumPy: numpy.around rounds x × 100 after that product's own
+// rounding, which is not Python's round(float, 2) near ties.
+func TestRoundAsNumPy(t *testing.T) {
+	for in, want := range map[float64]float64{69.045000000000002: 69.04, 59.034999999999997: 59.04, 76.025000000000006: 76.03, 0.125: 0.12, 33.3333: 33.33} {
+		if got := roundAsNumPy(in); got != want {
+			t.Errorf("roundAsNumPy(%v) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -43,6 +43,7 @@ func WriteMarkdown(w io.Writer, all []*Results, pub *Published, command string) 
 	}
 	var diffs []cmp
 	rankOK, rankN := 0, 0
+	exact, compared := 0, 0
 	var sections strings.Builder
 	for _, r := range all {
 		fin := MaxPct(r.Load)
@@ -75,6 +76,18 @@ func WriteMarkdown(w io.Writer, all []*Results, pub *Published, command string) 
 			}
 			fmt.Fprintf(&sections, " %.1f%% |\n", m.FailedPct)
 		}
+		var same []string
+		for i, name := range r.Policies {
+			n, of := identicalCurves(r, pub, i)
+			if of > 0 {
+				same = append(same, fmt.Sprintf("%s %d/%d", name, n, of))
+				exact += n
+				compared += of
+			}
+		}
+		if len(same) > 0 {
+			fmt.Fprintf(&sections, "\nPer-seed curves identical to the published ones at every whole percent (GPU allocation, to the hundredth): %s.\n", strings.Join(same, ", "))
+		}
 		if len(theirs) == len(ours) && len(ours) > 1 {
 			rankN++
 			o, t := rankOrder(r.Policies, ours), rankOrder(r.Policies, theirs)
@@ -102,10 +115,11 @@ func WriteMarkdown(w io.Writer, all []*Results, pub *Published, command string) 
 			}
 			sum += math.Abs(d.diff)
 		}
-		fmt.Fprintf(&b, "**Summary.** %d of %d comparisons (%d traces × policies × {100%%, %d%%}) are within 1.0 point of the published mean; "+
+		fmt.Fprintf(&b, "**Summary.** %d of %d comparisons (%s × policies × {100%%, %d%%}) are within 1.0 point of the published mean; "+
 			"the mean absolute difference is %.2f points and the largest is %+.2f (%s, %s, at %d%%). "+
-			"The policies rank as published at %d%% on %d of %d traces.\n\n",
-			within, len(diffs), len(all), final, sum/float64(len(diffs)), worst.diff, worst.trace, worst.policy, worst.pct, final, rankOK, rankN)
+			"The policies rank as published at %d%% on %d of %s. "+
+			"%d of the %d per-seed GPU allocation curves are identical to the published ones at every whole percent, to the hundredth.\n\n",
+			within, len(diffs), plural(len(all), "trace"), final, sum/float64(len(diffs)), worst.diff, worst.trace, worst.policy, worst.pct, final, rankOK, plural(rankN, "trace"), exact, compared)
 	}
 	b.WriteString(sections.String())
 	_, err := io.WriteString(w, b.String())
@@ -163,4 +177,36 @@ func signed(d float64) string {
 		return "0.00"
 	}
 	return fmt.Sprintf("%+.2f", d)
+}
+
+// identicalCurves counts the seeds of policy number i whose GPU allocation
+// curve equals the published per-seed curve at every whole percent, out
+// of the seeds that have one.
+func identicalCurves(r *Results, pub *Published, i int) (n, of int) {
+	for j, seed := range r.Seeds {
+		c := r.Curves[i*len(r.Seeds)+j]
+		if _, ok := pub.Mean(r.Trace, c.Policy, r.Load, 0, []uint64{seed}); !ok || !slices.Contains(pub.Seeds(r.Trace, c.Policy, r.Load), seed) {
+			continue
+		}
+		of++
+		same := true
+		for k, p := range c.Points {
+			v, ok := pub.Mean(r.Trace, c.Policy, r.Load, k, []uint64{seed})
+			if !ok || math.Abs(p.GPUAllocPct-v) > 0.005 {
+				same = false
+				break
+			}
+		}
+		if same {
+			n++
+		}
+	}
+	return n, of
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

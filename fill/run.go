@@ -270,8 +270,8 @@ func (r *run) do() (Curve, error) {
 				p.GPUAllocPct, p.FragPct = allocs[lo-1], frags[lo-1]
 			}
 		} else {
-			p.GPUAllocPct = round2(meanAsNumPy(allocs[lo:hi]))
-			p.FragPct = round2(meanAsNumPy(frags[lo:hi]))
+			p.GPUAllocPct = roundAsNumPy(meanAsNumPy(allocs[lo:hi]))
+			p.FragPct = roundAsNumPy(meanAsNumPy(frags[lo:hi]))
 		}
 		cur.Points[k] = p
 	}
@@ -279,13 +279,19 @@ func (r *run) do() (Curve, error) {
 }
 
 // meanAsNumPy is the mean of xs (not empty) as pandas computes it
-// (Series.mean: NumPy's add.reduce, then a division), so that means that
-// fall within a rounding error of a two-decimal tie round as the
-// reference's do. add.reduce starts from the first value and adds the
-// pairwise sum of the others.
+// (Series.mean: NumPy's add.reduce, the pairwise sum of the values from
+// the identity 0, then a division), so that means within a rounding error
+// of a two-decimal tie round as the reference's do.
 func meanAsNumPy(xs []float64) float64 {
-	return (xs[0] + pairwiseSum(xs[1:])) / float64(len(xs))
+	return (0 + pairwiseSum(xs)) / float64(len(xs))
 }
+
+// roundAsNumPy rounds to two decimals as Python's round() does on the
+// NumPy float64 that pandas' mean returns (numpy.around): x × 100, rounded
+// to the nearest integer, ties to even, then ÷ 100. Unlike round2 it sees
+// x × 100 after that product's own rounding, so 69.045000000000002 becomes
+// 69.04 (6904.5 exactly, to even), where round2 gives 69.05.
+func roundAsNumPy(x float64) float64 { return math.RoundToEven(x*100) / 100 }
 
 // pairwiseSum is NumPy's pairwise summation of float64 (pairwise_sum in
 // numpy/core/src/umath/loops_utils.h): below 8 values a plain loop; up to
