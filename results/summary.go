@@ -164,6 +164,11 @@ type Summary struct {
 	// period, before a few long jobs drain alone and dilute the ratio over
 	// the makespan. 0 when the caller gave no window or it is empty.
 	GPUUtilisationArrivals float64 `json:"gpu_utilisation_arrivals"`
+	// GPUFragRatio is ∫FragmentedMilli dt over ∫(capacity − AllocatedMilli)
+	// dt across the run: the share of idle GPU capacity that the target
+	// workload could not use (the FGD paper's fragmentation ratio, time-
+	// averaged over idle capacity). 0 when fragmentation was not tracked.
+	GPUFragRatio float64 `json:"gpu_frag_ratio"`
 	// GPUHoursAllocated is the Timeline's ∫AllocatedMilli dt in GPU-hours.
 	GPUHoursAllocated float64 `json:"gpu_hours_allocated"`
 
@@ -282,6 +287,7 @@ func Summarize(in RunInput) Summary {
 		}
 		s.GPUUtilisationArrivals = ratio(in.Arrivals.AllocatedMilliGPUSeconds, capacityMilli*(last-first).Seconds())
 	}
+	s.GPUFragRatio = ratio(ig.FragmentedMilliGPUSeconds, capacityMilli*makespan.Seconds()-ig.AllocatedMilliGPUSeconds)
 	s.GPUHoursAllocated = ig.AllocatedMilliGPUSeconds / hwmodel.MilliPerGPU / 3600
 	s.QueueLength = QueueLength{Mean: ratio(ig.QueuedJobSeconds, makespan.Seconds()), Max: tmax.Queued}
 

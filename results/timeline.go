@@ -15,6 +15,10 @@ type State struct {
 	InSystem int // jobs submitted and not yet terminal, including jobs waiting on DAG dependencies
 	// AllocatedMilli is the GPU capacity held by running jobs, in milli-GPU.
 	AllocatedMilli int64
+	// FragmentedMilli is the idle GPU capacity that the run's target
+	// workload could not use (policies.ClusterFragmentation), in milli-GPU;
+	// 0 when the caller does not track fragmentation.
+	FragmentedMilli int64
 }
 
 // MaxBuckets bounds the number of time-series buckets a Timeline keeps. When a
@@ -30,10 +34,11 @@ const DefaultBucket = hwmodel.Minute
 // [Start, End], converted to seconds: QueuedJobSeconds is ∫Queued dt in
 // job-seconds, and so on. AllocatedMilliGPUSeconds is in milli-GPU-seconds.
 type Integrals struct {
-	QueuedJobSeconds         float64
-	RunningJobSeconds        float64
-	InSystemJobSeconds       float64
-	AllocatedMilliGPUSeconds float64
+	QueuedJobSeconds          float64
+	RunningJobSeconds         float64
+	InSystemJobSeconds        float64
+	AllocatedMilliGPUSeconds  float64
+	FragmentedMilliGPUSeconds float64
 }
 
 // Bucket is one point of the time series: time-weighted means of the State
@@ -48,11 +53,15 @@ type Bucket struct {
 	QueueLength    float64 // mean Queued
 	RunningJobs    float64 // mean Running
 	GPUUtilisation float64 // mean AllocatedMilli / capacity; 0 when capacity is 0
+	// GPUFragmentation is ∫FragmentedMilli / ∫(capacity − AllocatedMilli)
+	// over the bucket: the share of idle GPU capacity that was fragmented;
+	// 0 when nothing was idle.
+	GPUFragmentation float64
 }
 
 // bucketAcc holds one bucket's integrals in count × µs.
 type bucketAcc struct {
-	queued, running, alloc acc
+	queued, running, alloc, frag acc
 }
 
 // Timeline integrates the cluster's piecewise-constant State over simulated
@@ -78,7 +87,7 @@ type Timeline struct {
 	cur             State        // state holding since last
 	max             State
 
-	queued, running, inSystem, alloc acc
+	queued, running, inSystem, alloc, frag acc
 
 	buckets []bucketAcc // index i covers [i×width, (i+1)×width); cap = maxBuckets
 }
@@ -114,7 +123,7 @@ func (t *Timeline) Observe(now hwmodel.Time, s State) {
 	if t.closed {
 		panic("results: Timeline.Observe after Close")
 	}
-	if s.Queued < 0 || s.Running < 0 || s.InSystem < 0 || s.AllocatedMilli < 0 {
+	if s.Queued < 0 || s.Running < 0 || s.InSystem < 0 || s.AllocatedMilli < 0 || s.FragmentedMilli < 0 {
 		panic(fmt.Sprintf("results: Timeline.Observe: negative state %+v at %d µs", s, now))
 	}
 	if !t.started {
@@ -167,10 +176,12 @@ func (t *Timeline) advance(now hwmodel.Time) {
 	t.running.addMul(int64(s.Running), dt)
 	t.inSystem.addMul(int64(s.InSystem), dt)
 	t.alloc.addMul(s.AllocatedMilli, dt)
+	t.frag.addMul(s.FragmentedMilli, dt)
 	t.max.Queued = max(t.max.Queued, s.Queued)
 	t.max.Running = max(t.max.Running, s.Running)
 	t.max.InSystem = max(t.max.InSystem, s.InSystem)
 	t.max.AllocatedMilli = max(t.max.AllocatedMilli, s.AllocatedMilli)
+	t.max.FragmentedMilli = max(t.max.FragmentedMilli, s.FragmentedMilli)
 
 	// Make room for the bucket holding the segment's last instant.
 	for int((now-1)/t.width) >= t.maxBuckets {
@@ -180,7 +191,7 @@ func (t *Timeline) advance(now hwmodel.Time) {
 	if need > len(t.buckets) {
 		t.buckets = t.buckets[:need] // within capacity; merge zeroes what it frees
 	}
-	if s.Queued == 0 && s.Running == 0 && s.AllocatedMilli == 0 {
+	if s.Queued == 0 && s.Running == 0 && s.AllocatedMilli == 0 && s.FragmentedMilli == 0 {
 		t.last = now
 		return
 	}
@@ -192,6 +203,7 @@ func (t *Timeline) advance(now hwmodel.Time) {
 		b.queued.addMul(int64(s.Queued), d)
 		b.running.addMul(int64(s.Running), d)
 		b.alloc.addMul(s.AllocatedMilli, d)
+		b.frag.addMul(s.FragmentedMilli, d)
 		a = e
 	}
 	t.last = now
@@ -209,6 +221,7 @@ func (t *Timeline) merge() {
 			b.queued.add(o.queued)
 			b.running.add(o.running)
 			b.alloc.add(o.alloc)
+			b.frag.add(o.frag)
 		}
 		t.buckets[i] = b
 	}
@@ -240,10 +253,11 @@ func (t *Timeline) Max() State { return t.max }
 // Integrals returns the exact integrals over [Start, End], in seconds.
 func (t *Timeline) Integrals() Integrals {
 	return Integrals{
-		QueuedJobSeconds:         t.queued.float() / float64(hwmodel.Second),
-		RunningJobSeconds:        t.running.float() / float64(hwmodel.Second),
-		InSystemJobSeconds:       t.inSystem.float() / float64(hwmodel.Second),
-		AllocatedMilliGPUSeconds: t.alloc.float() / float64(hwmodel.Second),
+		QueuedJobSeconds:          t.queued.float() / float64(hwmodel.Second),
+		RunningJobSeconds:         t.running.float() / float64(hwmodel.Second),
+		InSystemJobSeconds:        t.inSystem.float() / float64(hwmodel.Second),
+		AllocatedMilliGPUSeconds:  t.alloc.float() / float64(hwmodel.Second),
+		FragmentedMilliGPUSeconds: t.frag.float() / float64(hwmodel.Second),
 	}
 }
 
@@ -269,6 +283,9 @@ func (t *Timeline) Buckets() []Bucket {
 			b.RunningJobs = a.running.float() / c
 			if t.capacity > 0 {
 				b.GPUUtilisation = a.alloc.float() / (c * float64(t.capacity))
+				if idle := c*float64(t.capacity) - a.alloc.float(); idle > 0 {
+					b.GPUFragmentation = a.frag.float() / idle
+				}
 			}
 		}
 		out = append(out, b)

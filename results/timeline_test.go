@@ -220,3 +220,25 @@ func BenchmarkTimelineObserve(b *testing.B) {
 		tl.Observe(now, State{Queued: i % 5, Running: i % 3, InSystem: i%5 + i%3, AllocatedMilli: int64(i%8) * 1000})
 	}
 }
+
+func TestTimelineFragmentation(t *testing.T) {
+	s := hwmodel.Second
+	tl := NewTimeline(20*s, 2000)
+	tl.Observe(0, State{Running: 1, AllocatedMilli: 1000, FragmentedMilli: 500})
+	tl.Observe(10*s, State{})
+	tl.Close(20 * s)
+	if got := tl.Integrals().FragmentedMilliGPUSeconds; got != 5000 {
+		t.Fatalf("∫frag = %v milli-GPU·s, want 500 × 10 = 5000", got)
+	}
+	b := tl.Buckets()
+	if len(b) != 1 {
+		t.Fatalf("%d buckets, want 1", len(b))
+	}
+	// Idle: 2000 × 20 − 1000 × 10 = 30000 milli-GPU·s, of which 5000 fragmented.
+	if got, want := b[0].GPUFragmentation, 5000.0/30000; math.Abs(got-want) > 1e-12 {
+		t.Fatalf("bucket fragmentation = %v, want %v", got, want)
+	}
+	if tl.Max().FragmentedMilli != 500 {
+		t.Fatalf("max fragmentation %d, want 500", tl.Max().FragmentedMilli)
+	}
+}

@@ -100,7 +100,7 @@ type PolicyTimeline struct {
 }
 
 // TimeseriesCSVHeader is the header row WriteTimeseriesCSV writes.
-var TimeseriesCSVHeader = []string{"bucket_start_s", "policy", "queue_length", "running_jobs", "gpu_utilisation"}
+var TimeseriesCSVHeader = []string{"bucket_start_s", "policy", "queue_length", "running_jobs", "gpu_utilisation", "gpu_frag_ratio"}
 
 // WriteTimeseriesCSV writes every run's buckets (Timeline.Buckets) to path,
 // atomically: one header row, then runs in the order given, each run's
@@ -125,6 +125,7 @@ func WriteTimeseriesCSV(path string, runs []PolicyTimeline) error {
 					strconv.FormatFloat(b.QueueLength, 'f', 6, 64),
 					strconv.FormatFloat(b.RunningJobs, 'f', 6, 64),
 					strconv.FormatFloat(b.GPUUtilisation, 'f', 6, 64),
+					strconv.FormatFloat(b.GPUFragmentation, 'f', 6, 64),
 				)
 				if err := cw.Write(row); err != nil {
 					return err

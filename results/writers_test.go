@@ -85,7 +85,7 @@ var summaryKeys = []string{
 	"policy", "seed", "cluster", "workload",
 	"jobs_submitted", "jobs_succeeded", "jobs_failed", "makespan_s",
 	"wait_s", "jct_s", "bounded_slowdown",
-	"throughput_jobs_per_h", "gpu_utilisation", "gpu_utilisation_arrivals", "gpu_hours_allocated",
+	"throughput_jobs_per_h", "gpu_utilisation", "gpu_utilisation_arrivals", "gpu_frag_ratio", "gpu_hours_allocated",
 	"queue_length", "starvation", "tenants", "jain_index", "jain_index_slowdown", "littles_law", "events",
 }
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,6 +29,9 @@ type Spec struct {
 	Bucket              hwmodel.Time
 	StarvationThreshold hwmodel.Time
 	CheckInvariants     bool
+	// FragTarget, when set, is the workload fragmentation is measured
+	// against; the time series and summary then report GPU fragmentation.
+	FragTarget *policies.TargetWorkload
 	// Parallel is how many policies run at once; 0 or 1 runs them in turn.
 	Parallel int
 }
@@ -134,6 +138,7 @@ func runOne(spec Spec, name string) (PolicyRun, error) {
 	}
 	prep, err := Prepare(cluster, spec.Workload, policy, PrepareOptions{
 		Bucket: spec.Bucket, RevealOracle: spec.Options.UseOracle, CheckInvariants: spec.CheckInvariants,
+		FragTarget: spec.FragTarget,
 	})
 	if err != nil {
 		return PolicyRun{}, err
@@ -154,6 +159,10 @@ type PrepareOptions struct {
 	Bucket          hwmodel.Time // time-series resolution; 0 means one hour
 	RevealOracle    bool
 	CheckInvariants bool
+	// FragTarget, when set, turns on fragmentation tracking: after every
+	// batch of events the cluster's fragmentation against it is measured
+	// (a pass over the nodes, re-evaluating only those that changed).
+	FragTarget *policies.TargetWorkload
 }
 
 // Prepared is an engine wired to a timeline, ready to Run.
@@ -179,6 +188,10 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 	if n := len(w.Jobs); n > 0 {
 		lastSubmit = w.Jobs[n-1].Submit
 	}
+	var meter *policies.FragMeter
+	if opt.FragTarget != nil {
+		meter = policies.NewFragMeter(*opt.FragTarget)
+	}
 	eng, err := sim.New(sim.Config{
 		Cluster:         c,
 		Workload:        w,
@@ -186,7 +199,11 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 		RevealOracle:    opt.RevealOracle,
 		CheckInvariants: opt.CheckInvariants,
 		Observe: func(now hwmodel.Time, o sim.Observation) {
-			p.Timeline.Observe(now, results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli})
+			state := results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli}
+			if meter != nil {
+				state.FragmentedMilli = int64(math.Round(meter.Cluster(c)))
+			}
+			p.Timeline.Observe(now, state)
 			if p.arrivals == nil && now >= lastSubmit {
 				// The engine observes at every arrival instant, so this is
 				// the integral over exactly [first submit, last submit].

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -208,5 +209,40 @@ func TestSimTenantWeights(t *testing.T) {
 	}
 	if plain == weighted {
 		t.Errorf("a weight of 8 for the largest tenant changed nothing under fair share")
+	}
+}
+
+// TestSimOpenBReportsFragmentation: replaying an Alibaba pod list on an
+// openb node list with fgd placement reports GPU fragmentation in the
+// summary and the time series.
+func TestSimOpenBReportsFragmentation(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := brigade(t, "sim", "--quiet", "--format", "openb",
+		"--trace", filepath.Join("..", "..", "workloads", "testdata", "openb", "good.csv"),
+		"--cluster", filepath.Join("..", "..", "fill", "testdata", "nodes.csv"),
+		"--policy", "fcfs", "--placement", "fgd", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	summary, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []struct {
+		Policy       string  `json:"policy"`
+		GPUFragRatio float64 `json:"gpu_frag_ratio"`
+	}
+	if err := json.Unmarshal(summary, &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Policy != "fcfs/fgd" || !(runs[0].GPUFragRatio > 0 && runs[0].GPUFragRatio < 1) {
+		t.Fatalf("summary %+v: want one fcfs/fgd run with a fragmentation ratio in (0, 1)", runs)
+	}
+	series, err := os.ReadFile(filepath.Join(out, "timeseries.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(series), "bucket_start_s,policy,queue_length,running_jobs,gpu_utilisation,gpu_frag_ratio\n") {
+		t.Fatalf("timeseries.csv header: %q", strings.SplitN(string(series), "\n", 2)[0])
 	}
 }

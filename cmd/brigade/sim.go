@@ -57,7 +57,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.trace, "trace", "", "workload trace `file` (.gz is read transparently); default: the embedded Philly sample")
 	fs.StringVar(&f.format, "format", "auto", "trace format: philly, openb, brigade (see docs/trace-format.md), or auto to tell by the header")
 	fs.IntVar(&f.synthetic, "synthetic", 0, "instead of a trace, generate this many `jobs` from --seed (Poisson arrivals, lognormal durations of median 19m capped at 2d, Philly-like GPU counts, 4 weighted tenants, priorities, noisy estimates)")
-	fs.Float64Var(&f.load, "load", 0.9, "with --synthetic: offered load, the jobs' GPU-time over (arrival window × cluster GPUs); arrivals are spaced to match it")
+	fs.Float64Var(&f.load, "load", 0, "offered load: space arrivals (keeping their order and durations) so the jobs' GPU-time is this multiple of cluster GPUs × arrival window; default 0.9 with --synthetic, as recorded for traces")
 	fs.StringVar(&f.cluster, "cluster", "", "cluster preset name, YAML/JSON `spec` file (docs/cluster.md) or Alibaba openb node list (told by its header); default philly-sample for the embedded trace, philly-like otherwise")
 	fs.StringVar(&f.nodes, "nodes", "", "the same as --cluster, for an openb node list `file` (openb_node_list_gpu_node.csv)")
 	fs.StringSliceVar(&f.policies, "policy", nil, "comma-separated policies to compare (default: all of "+strings.Join(policies.Names(), ",")+")")
@@ -154,6 +154,17 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if f.load != 0 && f.synthetic == 0 {
+		c, err := spec.Build()
+		if err != nil {
+			return err
+		}
+		before := w.OfferedLoad(c.TotalGPUs())
+		if err := w.ScaleToLoad(c.TotalGPUs(), f.load); err != nil {
+			return usageError{fmt.Errorf("--load: %w", err)}
+		}
+		workloadName += fmt.Sprintf(", arrivals rescaled from load %.3g to %g", before, f.load)
+	}
 	if f.tenantWeights != "" {
 		weights, err := workloads.ReadTenantWeights(f.tenantWeights)
 		if err != nil {
@@ -173,7 +184,8 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	for i := range w.Jobs {
 		reqs[i] = w.Jobs[i].Req
 	}
-	opts.Placer = policies.PlacerConfig{Seed: f.seed, Target: policies.TargetFromRequests(reqs)}
+	target := policies.TargetFromRequests(reqs)
+	opts.Placer = policies.PlacerConfig{Seed: f.seed, Target: target}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "brigade: %d jobs from %s on %s, policies %s\n", len(w.Jobs), workloadName, spec.Name, strings.Join(names, ","))
 	}
@@ -183,6 +195,7 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		Policies: names, Options: opts, Seed: f.seed,
 		Bucket: bucket, StarvationThreshold: starvation,
 		CheckInvariants: f.checkInvariants,
+		FragTarget:      &target,
 		Parallel:        runtime.GOMAXPROCS(0),
 	})
 	if err != nil {
@@ -213,6 +226,9 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 // synthetic generates --synthetic jobs at --load on the cluster
 // (runner.SyntheticAtLoad).
 func synthetic(f simFlags, spec *hwmodel.ClusterSpec) (*workloads.Workload, string, error) {
+	if f.load == 0 {
+		f.load = 0.9
+	}
 	if !(f.load > 0) {
 		return nil, "", usageError{fmt.Errorf("--load must be positive, got %g", f.load)}
 	}
