@@ -26,12 +26,11 @@ import (
 // the drawn order. Given the reference's own order (its generator's
 // Perm of the name-sorted nodes, drawn after the workload sampling and ten
 // more draws by its informers), bestfit, dotprod, packing, clustering and
-// fgd reproduce the published per-seed curves (GPU allocation and
-// fragmentation ratio at every whole percent, to the hundredth) of the
-// default, cpu*, gpushare*, gpuspec* and multigpu20 pod lists, all ten
-// seeds; on multigpu30-50 the reference's number of extra draws varies by
-// seed, and random cannot be replayed (its draws depend on the order of
-// the reference's parallel node filter).
+// fgd reproduce the published per-seed GPU allocation curves (at every
+// whole percent, to the hundredth) of all 17 shipped pod lists, all ten
+// seeds (docs/fgd-reproduction.md); random cannot be replayed draw for
+// draw (its draws depend on the order of the reference's parallel node
+// filter) and matches only on average.
 //
 // Feasible means: enough free CPU and memory; for a GPU request, a node
 // of an accepted GPU model with GPUs idle GPUs (whole-GPU request) or one
