@@ -20,6 +20,9 @@ type Node struct {
 	GPUs      int
 	CPUMilli  int64
 	MemoryMiB int64
+	// MIG holds, per GPU, its MIG layout; a nil slice or a nil entry means
+	// the GPU is not MIG-enabled.
+	MIG []MIGLayout
 }
 
 // Request is what a job asks for. A whole-GPU job asks for GPUs >= 1 with
@@ -32,6 +35,9 @@ type Request struct {
 	CPUMilli  int64
 	MemoryMiB int64
 	Models    ModelSet
+	// MIG, when not zero, asks for one MIG instance (then GPUs is 1 and
+	// GPUMilli is 0: the share of the GPU depends on the instance).
+	MIG MIGRequest
 }
 
 // TotalMilli is the GPU capacity the request occupies, in milli-GPUs.
@@ -67,6 +73,10 @@ type Share struct {
 	Milli     int32 // per selected GPU
 	CPUMilli  int64
 	MemoryMiB int64
+	// Instance, when > 0, places a MIG job on instance Instance−1 of the
+	// one GPU the share selects; Milli is then that instance's share of the
+	// GPU (MIGMilli).
+	Instance int
 }
 
 // GPUCount is the number of GPUs the share selects.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestOpenBNodeListSmall(t *testing.T) {
 		t.Fatalf("%d nodes", c.NumNodes())
 	}
 	for i, w := range want {
-		if got := c.Node(i); got != w {
+		if got := c.Node(i); !reflect.DeepEqual(got, w) {
 			t.Errorf("node %d: %+v, want %+v", i, got, w)
 		}
 	}
@@ -121,7 +122,7 @@ func TestOpenBNodeListSmall(t *testing.T) {
 	nb, _ := back.NodeList()
 	na, _ := spec.NodeList()
 	for i := range na {
-		if na[i] != nb[i] {
+		if !reflect.DeepEqual(na[i], nb[i]) {
 			t.Errorf("node %d after YAML round trip: %+v, want %+v", i, nb[i], na[i])
 		}
 	}

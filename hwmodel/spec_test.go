@@ -66,7 +66,7 @@ func TestParseGoodSpecs(t *testing.T) {
 				t.Fatalf("%d nodes, want %d", c.NumNodes(), len(want))
 			}
 			for i, w := range want {
-				if got := c.Node(i); got != w {
+				if got := c.Node(i); !reflect.DeepEqual(got, w) {
 					t.Errorf("node %d = %+v, want %+v", i, got, w)
 				}
 			}
