@@ -53,6 +53,11 @@ const (
 	Start DecisionKind = iota + 1
 	// Preempt stops a running job and returns it to the queue.
 	Preempt
+	// Reconfigure repartitions one MIG GPU (Decision.Node, Decision.GPU)
+	// into Decision.Layout. The driver refuses it if it would destroy an
+	// instance in use; new instances become usable after the driver's
+	// reconfiguration time.
+	Reconfigure
 )
 
 func (k DecisionKind) String() string {
@@ -61,6 +66,8 @@ func (k DecisionKind) String() string {
 		return "start"
 	case Preempt:
 		return "preempt"
+	case Reconfigure:
+		return "reconfigure"
 	}
 	return fmt.Sprintf("DecisionKind(%d)", uint8(k))
 }
@@ -70,6 +77,10 @@ type Decision struct {
 	Kind      DecisionKind
 	Job       JobID
 	Placement hwmodel.Placement // for Start
+	// For Reconfigure: the GPU (node index, GPU index within the node) and
+	// its new layout.
+	Node, GPU int
+	Layout    hwmodel.MIGLayout
 }
 
 // Rejection is a decision the driver refused, with the reason.
