@@ -25,11 +25,16 @@ type JobRecord struct {
 	End      hwmodel.Time // end of the last attempt
 	// Wait is the total time the job spent ready but not running, over all
 	// attempts; Run is the total time it ran, over all attempts.
-	Wait     hwmodel.Time
-	Run      hwmodel.Time
-	GPUs     int
+	Wait hwmodel.Time
+	Run  hwmodel.Time
+	GPUs int
+	// GPUMilli is the share of each GPU; for a MIG job, the share of the
+	// instance its last attempt ran on (0 if it never ran).
 	GPUMilli int32
-	Nodes    string // node names of the last attempt, joined by "+"
-	Attempts int
-	State    JobState
+	// MIGProfile is the profile of the MIG instance of the last attempt;
+	// empty for other jobs.
+	MIGProfile string
+	Nodes      string // node names of the last attempt, joined by "+"
+	Attempts   int
+	State      JobState
 }

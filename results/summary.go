@@ -50,6 +50,12 @@ type RunInput struct {
 	SlowdownBound hwmodel.Time
 	// Events is the number of events the engine processed; copied as is.
 	Events int64
+	// MIGReconfigurations is how many MIG reconfigurations the run applied
+	// and MIGReconfigGPUTime the GPU-time they made unavailable (each
+	// reconfiguration blocks its GPU for the run's reconfiguration time);
+	// copied as is.
+	MIGReconfigurations int64
+	MIGReconfigGPUTime  hwmodel.Time
 }
 
 // Dist summarises a sample. Percentiles use gonum's stat.Quantile with
@@ -172,6 +178,20 @@ type Summary struct {
 	// GPUHoursAllocated is the Timeline's ∫AllocatedMilli dt in GPU-hours.
 	GPUHoursAllocated float64 `json:"gpu_hours_allocated"`
 
+	// MIG metrics, all 0 on a cluster without MIG GPUs.
+	// MIGSliceUtilisation is the Timeline's ∫MIGBusySlices dt over
+	// ∫MIGSlices dt: busy compute slices over the compute slices of
+	// MIG-enabled GPUs, time-averaged.
+	MIGSliceUtilisation float64 `json:"mig_slice_utilisation"`
+	// MIGFragmentation is ∫MIGFragSlices dt over ∫MIGFreeSlices dt: while
+	// MIG requests were queued, the share of free usable MIG slices that sat
+	// in instances no queued MIG request fits.
+	MIGFragmentation float64 `json:"mig_fragmentation"`
+	// MIGReconfigurations counts the MIG reconfigurations applied;
+	// MIGReconfigGPUS is the GPU-seconds they made unavailable.
+	MIGReconfigurations int64   `json:"mig_reconfigurations"`
+	MIGReconfigGPUS     float64 `json:"mig_reconfig_gpu_s"`
+
 	QueueLength QueueLength     `json:"queue_length"`
 	Starvation  Starvation      `json:"starvation"`
 	Tenants     []TenantSummary `json:"tenants"`
@@ -289,6 +309,10 @@ func Summarize(in RunInput) Summary {
 	}
 	s.GPUFragRatio = ratio(ig.FragmentedMilliGPUSeconds, capacityMilli*makespan.Seconds()-ig.AllocatedMilliGPUSeconds)
 	s.GPUHoursAllocated = ig.AllocatedMilliGPUSeconds / hwmodel.MilliPerGPU / 3600
+	s.MIGSliceUtilisation = ratio(ig.MIGBusySliceSeconds, ig.MIGSliceSeconds)
+	s.MIGFragmentation = ratio(ig.MIGFragSliceSeconds, ig.MIGFreeSliceSeconds)
+	s.MIGReconfigurations = in.MIGReconfigurations
+	s.MIGReconfigGPUS = in.MIGReconfigGPUTime.Seconds()
 	s.QueueLength = QueueLength{Mean: ratio(ig.QueuedJobSeconds, makespan.Seconds()), Max: tmax.Queued}
 
 	// Little's law: L from the Timeline, λ and W from the records.

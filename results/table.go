@@ -13,6 +13,10 @@ import (
 const tableHeader = "policy\tjobs\twait\t\t\tjct\n" +
 	"\tdone\tmean\tp50\tp99\tmean\tp99\tbsld\tutil\tstarved\tjain\tlittle\n"
 
+// tableHeaderMIG is tableHeader with the MIG columns.
+const tableHeaderMIG = "policy\tjobs\twait\t\t\tjct\t\t\t\t\t\t\tmig\n" +
+	"\tdone\tmean\tp50\tp99\tmean\tp99\tbsld\tutil\tstarved\tjain\tlittle\tutil\tfrag\treconf\n"
+
 // FormatTable writes the terminal comparison table: two header rows and one
 // row per run, in the order given. Columns:
 //
@@ -29,20 +33,32 @@ const tableHeader = "policy\tjobs\twait\t\t\tjct\n" +
 //	         (JainIndexSlowdown; "-" when undefined): 1 = every tenant
 //	         slowed alike
 //	little   Little's-law relative error, %
+//	mig      only when some run used MIG (a MIG slice was busy or a
+//	         reconfiguration happened): util is MIG slice utilisation
+//	         (%), frag MIG fragmentation (%), reconf the number of
+//	         reconfigurations
 //
 // Durations use one human unit (see HumanDuration). A row fits in 100
 // columns for policy names of up to 12 characters and fewer than 100,000
 // jobs; longer names or counts widen the table rather than being cut.
 func FormatTable(w io.Writer, runs []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	io.WriteString(tw, tableHeader)
+	mig := false
+	for i := range runs {
+		mig = mig || runs[i].MIGSliceUtilisation > 0 || runs[i].MIGReconfigurations > 0
+	}
+	if mig {
+		io.WriteString(tw, tableHeaderMIG)
+	} else {
+		io.WriteString(tw, tableHeader)
+	}
 	for i := range runs {
 		s := &runs[i]
 		jain := "-"
 		if s.JainIndexSlowdown > 0 {
 			jain = strconv.FormatFloat(s.JainIndexSlowdown, 'f', 3, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%d\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%d\t%s\t%s",
 			s.Policy,
 			s.JobsSucceeded, s.JobsSubmitted,
 			HumanDuration(s.WaitS.Mean), HumanDuration(s.WaitS.P50), HumanDuration(s.WaitS.P99),
@@ -53,6 +69,10 @@ func FormatTable(w io.Writer, runs []Summary) error {
 			jain,
 			compact(100*s.LittlesLaw.RelError, 2)+"%",
 		)
+		if mig {
+			fmt.Fprintf(tw, "\t%.1f%%\t%.1f%%\t%d", 100*s.MIGSliceUtilisation, 100*s.MIGFragmentation, s.MIGReconfigurations)
+		}
+		io.WriteString(tw, "\n")
 	}
 	return tw.Flush()
 }

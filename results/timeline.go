@@ -19,6 +19,22 @@ type State struct {
 	// workload could not use (policies.ClusterFragmentation), in milli-GPU;
 	// 0 when the caller does not track fragmentation.
 	FragmentedMilli int64
+	// MIG compute slices (all zero on a cluster without MIG GPUs):
+	// MIGSlices is the slices of the GPUs that are MIG-enabled now, and
+	// MIGBusySlices those of instances that run a job. MIGFreeSlices and
+	// MIGFragSlices are measured only while at least one MIG request is
+	// queued (both 0 otherwise): the slices of free instances that can be
+	// used now (not being reconfigured), and the part of them in instances
+	// that no queued MIG request fits.
+	MIGSlices     int64
+	MIGBusySlices int64
+	MIGFreeSlices int64
+	MIGFragSlices int64
+}
+
+// hasMIG reports whether any MIG field is non-zero.
+func (s State) hasMIG() bool {
+	return s.MIGSlices != 0 || s.MIGBusySlices != 0 || s.MIGFreeSlices != 0 || s.MIGFragSlices != 0
 }
 
 // MaxBuckets bounds the number of time-series buckets a Timeline keeps. When a
@@ -39,6 +55,11 @@ type Integrals struct {
 	InSystemJobSeconds        float64
 	AllocatedMilliGPUSeconds  float64
 	FragmentedMilliGPUSeconds float64
+	// ∫ of the MIG slice counts, in slice-seconds.
+	MIGSliceSeconds     float64
+	MIGBusySliceSeconds float64
+	MIGFreeSliceSeconds float64
+	MIGFragSliceSeconds float64
 }
 
 // Bucket is one point of the time series: time-weighted means of the State
@@ -57,11 +78,28 @@ type Bucket struct {
 	// over the bucket: the share of idle GPU capacity that was fragmented;
 	// 0 when nothing was idle.
 	GPUFragmentation float64
+	// MIGSliceUtilisation is ∫MIGBusySlices / ∫MIGSlices over the bucket;
+	// MIGFragmentation is ∫MIGFragSlices / ∫MIGFreeSlices. Each is 0 when
+	// its denominator is.
+	MIGSliceUtilisation float64
+	MIGFragmentation    float64
 }
 
 // bucketAcc holds one bucket's integrals in count × µs.
 type bucketAcc struct {
-	queued, running, alloc, frag acc
+	queued, running, alloc, frag   acc
+	mig, migBusy, migFree, migFrag acc
+}
+
+func (b *bucketAcc) add(o bucketAcc) {
+	b.queued.add(o.queued)
+	b.running.add(o.running)
+	b.alloc.add(o.alloc)
+	b.frag.add(o.frag)
+	b.mig.add(o.mig)
+	b.migBusy.add(o.migBusy)
+	b.migFree.add(o.migFree)
+	b.migFrag.add(o.migFrag)
 }
 
 // Timeline integrates the cluster's piecewise-constant State over simulated
@@ -88,6 +126,7 @@ type Timeline struct {
 	max             State
 
 	queued, running, inSystem, alloc, frag acc
+	mig, migBusy, migFree, migFrag         acc
 
 	buckets []bucketAcc // index i covers [i×width, (i+1)×width); cap = maxBuckets
 }
@@ -123,7 +162,8 @@ func (t *Timeline) Observe(now hwmodel.Time, s State) {
 	if t.closed {
 		panic("results: Timeline.Observe after Close")
 	}
-	if s.Queued < 0 || s.Running < 0 || s.InSystem < 0 || s.AllocatedMilli < 0 || s.FragmentedMilli < 0 {
+	if s.Queued < 0 || s.Running < 0 || s.InSystem < 0 || s.AllocatedMilli < 0 || s.FragmentedMilli < 0 ||
+		s.MIGSlices < 0 || s.MIGBusySlices < 0 || s.MIGFreeSlices < 0 || s.MIGFragSlices < 0 {
 		panic(fmt.Sprintf("results: Timeline.Observe: negative state %+v at %d µs", s, now))
 	}
 	if !t.started {
@@ -177,11 +217,21 @@ func (t *Timeline) advance(now hwmodel.Time) {
 	t.inSystem.addMul(int64(s.InSystem), dt)
 	t.alloc.addMul(s.AllocatedMilli, dt)
 	t.frag.addMul(s.FragmentedMilli, dt)
+	if s.hasMIG() {
+		t.mig.addMul(s.MIGSlices, dt)
+		t.migBusy.addMul(s.MIGBusySlices, dt)
+		t.migFree.addMul(s.MIGFreeSlices, dt)
+		t.migFrag.addMul(s.MIGFragSlices, dt)
+	}
 	t.max.Queued = max(t.max.Queued, s.Queued)
 	t.max.Running = max(t.max.Running, s.Running)
 	t.max.InSystem = max(t.max.InSystem, s.InSystem)
 	t.max.AllocatedMilli = max(t.max.AllocatedMilli, s.AllocatedMilli)
 	t.max.FragmentedMilli = max(t.max.FragmentedMilli, s.FragmentedMilli)
+	t.max.MIGSlices = max(t.max.MIGSlices, s.MIGSlices)
+	t.max.MIGBusySlices = max(t.max.MIGBusySlices, s.MIGBusySlices)
+	t.max.MIGFreeSlices = max(t.max.MIGFreeSlices, s.MIGFreeSlices)
+	t.max.MIGFragSlices = max(t.max.MIGFragSlices, s.MIGFragSlices)
 
 	// Make room for the bucket holding the segment's last instant.
 	for int((now-1)/t.width) >= t.maxBuckets {
@@ -191,7 +241,7 @@ func (t *Timeline) advance(now hwmodel.Time) {
 	if need > len(t.buckets) {
 		t.buckets = t.buckets[:need] // within capacity; merge zeroes what it frees
 	}
-	if s.Queued == 0 && s.Running == 0 && s.AllocatedMilli == 0 && s.FragmentedMilli == 0 {
+	if s.Queued == 0 && s.Running == 0 && s.AllocatedMilli == 0 && s.FragmentedMilli == 0 && !s.hasMIG() {
 		t.last = now
 		return
 	}
@@ -204,6 +254,12 @@ func (t *Timeline) advance(now hwmodel.Time) {
 		b.running.addMul(int64(s.Running), d)
 		b.alloc.addMul(s.AllocatedMilli, d)
 		b.frag.addMul(s.FragmentedMilli, d)
+		if s.hasMIG() {
+			b.mig.addMul(s.MIGSlices, d)
+			b.migBusy.addMul(s.MIGBusySlices, d)
+			b.migFree.addMul(s.MIGFreeSlices, d)
+			b.migFrag.addMul(s.MIGFragSlices, d)
+		}
 		a = e
 	}
 	t.last = now
@@ -217,11 +273,7 @@ func (t *Timeline) merge() {
 	for i := 0; i < h; i++ {
 		b := t.buckets[2*i]
 		if 2*i+1 < n {
-			o := t.buckets[2*i+1]
-			b.queued.add(o.queued)
-			b.running.add(o.running)
-			b.alloc.add(o.alloc)
-			b.frag.add(o.frag)
+			b.add(t.buckets[2*i+1])
 		}
 		t.buckets[i] = b
 	}
@@ -258,6 +310,10 @@ func (t *Timeline) Integrals() Integrals {
 		InSystemJobSeconds:        t.inSystem.float() / float64(hwmodel.Second),
 		AllocatedMilliGPUSeconds:  t.alloc.float() / float64(hwmodel.Second),
 		FragmentedMilliGPUSeconds: t.frag.float() / float64(hwmodel.Second),
+		MIGSliceSeconds:           t.mig.float() / float64(hwmodel.Second),
+		MIGBusySliceSeconds:       t.migBusy.float() / float64(hwmodel.Second),
+		MIGFreeSliceSeconds:       t.migFree.float() / float64(hwmodel.Second),
+		MIGFragSliceSeconds:       t.migFrag.float() / float64(hwmodel.Second),
 	}
 }
 
@@ -286,6 +342,12 @@ func (t *Timeline) Buckets() []Bucket {
 				if idle := c*float64(t.capacity) - a.alloc.float(); idle > 0 {
 					b.GPUFragmentation = a.frag.float() / idle
 				}
+			}
+			if m := a.mig.float(); m > 0 {
+				b.MIGSliceUtilisation = a.migBusy.float() / m
+			}
+			if f := a.migFree.float(); f > 0 {
+				b.MIGFragmentation = a.migFrag.float() / f
 			}
 		}
 		out = append(out, b)

@@ -39,7 +39,7 @@ type PolicyJobs struct {
 var JobsCSVHeader = []string{
 	"policy", "id", "name", "dag", "tenant", "priority",
 	"submit_s", "ready_s", "start_s", "end_s", "wait_s", "run_s", "jct_s",
-	"bounded_slowdown", "gpus", "gpu_milli", "nodes", "attempts", "state",
+	"bounded_slowdown", "gpus", "gpu_milli", "nodes", "attempts", "state", "mig_profile",
 }
 
 // WriteJobsCSV writes every run's job records to path, atomically: one header
@@ -82,6 +82,7 @@ func WriteJobsCSV(path string, runs []PolicyJobs) error {
 					j.Nodes,
 					strconv.Itoa(j.Attempts),
 					string(j.State),
+					j.MIGProfile,
 				)
 				if err := cw.Write(row); err != nil {
 					return err
@@ -100,7 +101,8 @@ type PolicyTimeline struct {
 }
 
 // TimeseriesCSVHeader is the header row WriteTimeseriesCSV writes.
-var TimeseriesCSVHeader = []string{"bucket_start_s", "policy", "queue_length", "running_jobs", "gpu_utilisation", "gpu_frag_ratio"}
+var TimeseriesCSVHeader = []string{"bucket_start_s", "policy", "queue_length", "running_jobs", "gpu_utilisation", "gpu_frag_ratio",
+	"mig_slice_utilisation", "mig_fragmentation"}
 
 // WriteTimeseriesCSV writes every run's buckets (Timeline.Buckets) to path,
 // atomically: one header row, then runs in the order given, each run's
@@ -126,6 +128,8 @@ func WriteTimeseriesCSV(path string, runs []PolicyTimeline) error {
 					strconv.FormatFloat(b.RunningJobs, 'f', 6, 64),
 					strconv.FormatFloat(b.GPUUtilisation, 'f', 6, 64),
 					strconv.FormatFloat(b.GPUFragmentation, 'f', 6, 64),
+					strconv.FormatFloat(b.MIGSliceUtilisation, 'f', 6, 64),
+					strconv.FormatFloat(b.MIGFragmentation, 'f', 6, 64),
 				)
 				if err := cw.Write(row); err != nil {
 					return err

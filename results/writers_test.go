@@ -86,6 +86,7 @@ var summaryKeys = []string{
 	"jobs_submitted", "jobs_succeeded", "jobs_failed", "makespan_s",
 	"wait_s", "jct_s", "bounded_slowdown",
 	"throughput_jobs_per_h", "gpu_utilisation", "gpu_utilisation_arrivals", "gpu_frag_ratio", "gpu_hours_allocated",
+	"mig_slice_utilisation", "mig_fragmentation", "mig_reconfigurations", "mig_reconfig_gpu_s",
 	"queue_length", "starvation", "tenants", "jain_index", "jain_index_slowdown", "littles_law", "events",
 }
 
