@@ -20,8 +20,11 @@ type Node struct {
 	GPUs      int
 	CPUMilli  int64
 	MemoryMiB int64
-	// MIG holds, per GPU, its MIG layout; a nil slice or a nil entry means
-	// the GPU is not MIG-enabled.
+	// MIG holds, per GPU, its initial MIG layout; a nil slice or a nil
+	// entry means the GPU is not MIG-enabled. When not nil it has one entry
+	// per GPU. NewCluster validates every layout against the node's model.
+	// Node returns this initial description; Cluster.MIGLayoutOf gives a
+	// GPU's current layout after Reconfigure.
 	MIG []MIGLayout
 }
 
@@ -40,14 +43,33 @@ type Request struct {
 	MIG MIGRequest
 }
 
-// TotalMilli is the GPU capacity the request occupies, in milli-GPUs.
+// TotalMilli is the GPU capacity the request occupies, in milli-GPUs. It
+// is 0 for a MIG request, whose share depends on the instance it gets
+// (MIGMilli).
 func (r Request) TotalMilli() int64 { return int64(r.GPUs) * int64(r.GPUMilli) }
 
-// Fractional reports whether the request shares one GPU with others.
-func (r Request) Fractional() bool { return r.GPUs == 1 && r.GPUMilli < MilliPerGPU }
+// Fractional reports whether the request shares one GPU with others
+// through GPUMilli (a MIG request is not fractional: see WantsMIG).
+func (r Request) Fractional() bool {
+	return r.GPUs == 1 && r.GPUMilli < MilliPerGPU && r.MIG.IsZero()
+}
+
+// WantsMIG reports whether the request asks for a MIG instance.
+func (r Request) WantsMIG() bool { return !r.MIG.IsZero() }
 
 // Validate checks the request's own consistency.
 func (r Request) Validate() error {
+	if r.WantsMIG() {
+		switch {
+		case r.GPUs != 1 || r.GPUMilli != 0:
+			return fmt.Errorf("a MIG request (%s) asks for gpus 1 and gpu_milli 0, got %d and %d", r.MIG, r.GPUs, r.GPUMilli)
+		case r.CPUMilli < 0:
+			return fmt.Errorf("cpu_milli must be >= 0, got %d", r.CPUMilli)
+		case r.MemoryMiB < 0:
+			return fmt.Errorf("memory_mib must be >= 0, got %d", r.MemoryMiB)
+		}
+		return r.MIG.Validate()
+	}
 	switch {
 	case r.GPUs < 0:
 		return fmt.Errorf("gpus must be >= 0, got %d", r.GPUs)
@@ -75,7 +97,7 @@ type Share struct {
 	MemoryMiB int64
 	// Instance, when > 0, places a MIG job on instance Instance−1 of the
 	// one GPU the share selects; Milli is then that instance's share of the
-	// GPU (MIGMilli).
+	// GPU (MIGMilli of the instance's profile).
 	Instance int
 }
 
@@ -127,6 +149,22 @@ type Cluster struct {
 	nodeFree  []int64
 	kindCount []int32
 	kinds     []int32 // per node: kinds with a nonzero count
+
+	// MIG books, by flat GPU index; nil until some GPU is MIG-enabled. A
+	// MIG-enabled GPU has gpuFree 0, so whole and shared placement never
+	// sees it; its use is in busy bits instead.
+	mig            []migGPU
+	migGPUs        int // MIG-enabled GPUs
+	migSlicesTotal int // compute slices of MIG-enabled GPUs
+	migSlicesBusy  int // compute slices of busy instances
+}
+
+// migGPU is one GPU's MIG state: its layout (empty when not MIG-enabled),
+// which instances are in use, and which are being created (blocked).
+type migGPU struct {
+	layout  MIGLayout
+	busy    uint64
+	blocked uint64
 }
 
 // NewCluster builds a cluster with all capacity free. Nodes must have
@@ -152,6 +190,14 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 		if int(n.Model) >= len(catalogue) {
 			return nil, fmt.Errorf("node %q: unknown GPU model id %d", n.Name, n.Model)
 		}
+		if n.MIG != nil && len(n.MIG) != n.GPUs {
+			return nil, fmt.Errorf("node %q: mig lists %d layouts for %d GPUs", n.Name, len(n.MIG), n.GPUs)
+		}
+		for g, l := range n.MIG {
+			if err := ValidateMIGLayout(n.Model, l); err != nil {
+				return nil, fmt.Errorf("node %q GPU %d: MIG layout %q: %w", n.Name, g, l.String(n.Model), err)
+			}
+		}
 		c.gpuBase = append(c.gpuBase, len(c.gpuFree))
 		for g := 0; g < n.GPUs; g++ {
 			c.gpuFree = append(c.gpuFree, MilliPerGPU)
@@ -171,14 +217,40 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 	}
 	c.gen = make([]uint64, len(c.nodes))
 	c.kinds = make([]int32, len(c.nodes))
+	for i := range c.nodes {
+		n := &c.nodes[i]
+		if n.MIG == nil {
+			continue
+		}
+		layouts := make([]MIGLayout, len(n.MIG))
+		for g, l := range n.MIG {
+			layouts[g] = l.Clone()
+			if len(l) > 0 {
+				c.enableMIG(i, g, l.Clone(), 0)
+			}
+		}
+		n.MIG = layouts // the caller's slices stay the caller's
+	}
+	c.gen = make([]uint64, len(c.nodes)) // a fresh cluster starts at generation 0
 	return c, nil
 }
 
 // NumNodes is the number of nodes.
 func (c *Cluster) NumNodes() int { return len(c.nodes) }
 
-// Node returns node i's static description.
-func (c *Cluster) Node(i int) Node { return c.nodes[i] }
+// Node returns node i's static description (with its initial MIG
+// layouts; see MIGLayoutOf for the current ones). The MIG slice is a copy.
+func (c *Cluster) Node(i int) Node {
+	n := c.nodes[i]
+	if n.MIG != nil {
+		layouts := make([]MIGLayout, len(n.MIG))
+		for g, l := range n.MIG {
+			layouts[g] = l.Clone()
+		}
+		n.MIG = layouts
+	}
+	return n
+}
 
 // TotalGPUs is the number of GPUs in the cluster.
 func (c *Cluster) TotalGPUs() int { return c.totalGPUs }
@@ -202,6 +274,7 @@ func (c *Cluster) GPUsAccepted(s ModelSet) int {
 
 // FreeWholeGPUsAccepted is the number of idle GPUs, cluster-wide, whose
 // model the set accepts; placement uses it to give up early without a scan.
+// MIG-enabled GPUs are never idle in this sense.
 func (c *Cluster) FreeWholeGPUsAccepted(s ModelSet) int {
 	n := 0
 	for i := range catalogue {
@@ -247,9 +320,28 @@ func (c *Cluster) MaxNodeGPUs(s ModelSet) int {
 // for at most as many GPUs as the largest accepted node holds goes on one
 // node; a larger one is a gang across nodes of a single GPU model. Drivers fail such jobs at submission rather
 // than let them wait forever.
+//
+// A MIG request is satisfiable when some node of an accepted model, with
+// enough CPU and memory, has a GPU whose model's profile table has a
+// profile the request matches, whatever that GPU's layout is today:
+// reconfiguration may create the instance (whether a run allows
+// reconfiguration is the driver's business, not this check's).
 func (c *Cluster) Satisfiable(r Request) error {
 	if err := r.Validate(); err != nil {
 		return err
+	}
+	if r.WantsMIG() {
+		for _, n := range c.nodes {
+			if n.GPUs == 0 || !r.Models.Accepts(n.Model) || n.CPUMilli < r.CPUMilli || n.MemoryMiB < r.MemoryMiB {
+				continue
+			}
+			for p := range migOf(n.Model).profilesOrNil() {
+				if r.MIG.Matches(n.Model, p) {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no node of model %s with %d milli-CPU and %d MiB has a MIG-capable GPU with a profile matching %s", r.Models, r.CPUMilli, r.MemoryMiB, r.MIG)
 	}
 	if r.GPUs > c.GPUsAccepted(r.Models) {
 		return fmt.Errorf("asks for %d GPUs of model %s, the cluster has %d", r.GPUs, r.Models, c.GPUsAccepted(r.Models))
@@ -277,13 +369,16 @@ func (c *Cluster) Satisfiable(r Request) error {
 	return fmt.Errorf("no node has %d GPUs of model %s, %d milli-CPU and %d MiB", r.GPUs, r.Models, r.CPUMilli, r.MemoryMiB)
 }
 
-// AllocatedMilli is the GPU capacity in use, in milli-GPUs.
+// AllocatedMilli is the GPU capacity in use, in milli-GPUs; a busy MIG
+// instance counts its MIGMilli.
 func (c *Cluster) AllocatedMilli() int64 { return c.allocatedMilli }
 
-// FreeWholeGPUs is the number of completely idle GPUs on node i.
+// FreeWholeGPUs is the number of completely idle GPUs on node i, not
+// counting MIG-enabled GPUs (which are never handed out whole).
 func (c *Cluster) FreeWholeGPUs(i int) int { return c.wholeFree[i] }
 
-// FreeMilli is the free share of GPU g on node i.
+// FreeMilli is the free share of GPU g on node i; 0 for a MIG-enabled GPU,
+// which is never handed out whole or shared.
 func (c *Cluster) FreeMilli(i, g int) int32 { return c.gpuFree[c.gpuBase[i]+g] }
 
 // FreeCPU is node i's free CPU in milli-cores.
@@ -293,17 +388,20 @@ func (c *Cluster) FreeCPU(i int) int64 { return c.freeCPU[i] }
 func (c *Cluster) FreeMemory(i int) int64 { return c.freeMem[i] }
 
 // Generation is node i's change counter: every Allocate or Release that
-// touches node i increases it, and nothing else changes it. A node whose
+// touches node i, and every Reconfigure or UnblockMIG of one of its GPUs,
+// increases it, and nothing else changes it. A node whose
 // generation is unchanged has the same free capacity (and share kinds) as
 // before, so placements may cache per-node results keyed by it.
 func (c *Cluster) Generation(i int) uint64 { return c.gen[i] }
 
-// NodeFreeMilli is the free GPU milli of node i, summed over its GPUs.
+// NodeFreeMilli is the free GPU milli of node i, summed over its GPUs
+// (MIG-enabled GPUs add 0).
 func (c *Cluster) NodeFreeMilli(i int) int64 { return c.nodeFree[i] }
 
 // SharesOfKind counts the allocated shares on node i of kind k: k == 0
 // counts GPU-sharing shares (less than 1000 milli per GPU), k >= 1 counts
-// shares of exactly k whole GPUs. Shares without GPUs are not counted. The
+// shares of exactly k whole GPUs. Shares without GPUs, and MIG shares
+// (Instance > 0), are not counted. The
 // FGD paper's GPU-clustering placement groups jobs by this kind.
 func (c *Cluster) SharesOfKind(i, k int) int {
 	if k < 0 || k > c.nodes[i].GPUs {
@@ -319,7 +417,7 @@ func (c *Cluster) ShareKinds(i int) int { return int(c.kinds[i]) }
 // shareKind is the SharesOfKind slot of a share, or -1 for none.
 func shareKind(s Share) int {
 	switch {
-	case s.GPUs == 0:
+	case s.GPUs == 0 || s.Instance > 0:
 		return -1
 	case s.Milli < MilliPerGPU:
 		return 0
@@ -364,8 +462,17 @@ func (c *Cluster) Fits(p Placement) error {
 			return fmt.Errorf("node %q: needs %d MiB, %d free: %w", n.Name, s.MemoryMiB, c.freeMem[s.Node], ErrCapacity)
 		}
 		base := c.gpuBase[s.Node]
+		if s.Instance != 0 {
+			if err := c.fitsMIG(s); err != nil {
+				return err
+			}
+			continue
+		}
 		for m := s.GPUs; m != 0; m &= m - 1 {
 			g := bits.TrailingZeros64(m)
+			if c.isMIG(base + g) {
+				return fmt.Errorf("node %q GPU %d is MIG-enabled: a share on it must name an instance: %w", n.Name, g, ErrCapacity)
+			}
 			if c.gpuFree[base+g] < s.Milli {
 				return fmt.Errorf("node %q GPU %d: needs %d milli, %d free: %w", n.Name, g, s.Milli, c.gpuFree[base+g], ErrCapacity)
 			}
@@ -401,6 +508,13 @@ func (c *Cluster) apply(s Share, sign int) {
 	base := c.gpuBase[i]
 	model := c.nodes[i].Model
 	c.gen[i]++
+	if s.Instance > 0 {
+		c.applyMIG(s, sign)
+		if c.freeCPU[i] > c.nodes[i].CPUMilli || c.freeMem[i] > c.nodes[i].MemoryMiB {
+			panic(fmt.Sprintf("hwmodel: release of node %q returned more CPU or memory than it has", c.nodes[i].Name))
+		}
+		return
+	}
 	if k := shareKind(s); k >= 0 && k <= c.nodes[i].GPUs {
 		slot := base + i + k
 		before := c.kindCount[slot]
@@ -460,6 +574,19 @@ func (c *Cluster) CheckInvariants() error {
 			if f < 0 || f > MilliPerGPU {
 				return fmt.Errorf("node %q GPU %d: free share %d outside 0..1000", n.Name, g, f)
 			}
+			if c.isMIG(c.gpuBase[i] + g) {
+				used, err := c.checkMIG(i, g)
+				if err != nil {
+					return err
+				}
+				alloc += used
+				continue
+			}
+			if c.mig != nil {
+				if mg := &c.mig[c.gpuBase[i]+g]; mg.busy != 0 || mg.blocked != 0 {
+					return fmt.Errorf("node %q GPU %d: not MIG-enabled, yet busy %#x blocked %#x", n.Name, g, mg.busy, mg.blocked)
+				}
+			}
 			if f == MilliPerGPU {
 				whole++
 			}
@@ -501,5 +628,5 @@ func (c *Cluster) CheckInvariants() error {
 	if alloc != c.allocatedMilli {
 		return fmt.Errorf("allocated %d milli-GPU by GPU, books say %d", alloc, c.allocatedMilli)
 	}
-	return nil
+	return c.checkMIGTotals()
 }
