@@ -238,19 +238,11 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 // NumNodes is the number of nodes.
 func (c *Cluster) NumNodes() int { return len(c.nodes) }
 
-// Node returns node i's static description (with its initial MIG
-// layouts; see MIGLayoutOf for the current ones). The MIG slice is a copy.
-func (c *Cluster) Node(i int) Node {
-	n := c.nodes[i]
-	if n.MIG != nil {
-		layouts := make([]MIGLayout, len(n.MIG))
-		for g, l := range n.MIG {
-			layouts[g] = l.Clone()
-		}
-		n.MIG = layouts
-	}
-	return n
-}
+// Node returns node i's static description, with its initial MIG layouts
+// (see MIGLayoutOf for the current ones). Placement calls it in inner
+// loops, so it does not copy: the MIG slice is the cluster's own and
+// callers must not modify it.
+func (c *Cluster) Node(i int) Node { return c.nodes[i] }
 
 // TotalGPUs is the number of GPUs in the cluster.
 func (c *Cluster) TotalGPUs() int { return c.totalGPUs }

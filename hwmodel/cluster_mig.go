@@ -168,6 +168,9 @@ func (c *Cluster) applyMIG(s Share, sign int) {
 	if mg.busy&bit == 0 {
 		panic(fmt.Sprintf("hwmodel: release of node %q GPU %d MIG instance %d, which is not in use", c.nodes[i].Name, gpu, k))
 	}
+	if want := MIGMilli(c.nodes[i].Model, mg.layout[k].Profile); s.Milli != want {
+		panic(fmt.Sprintf("hwmodel: release of node %q GPU %d MIG instance %d with %d milli, the instance is %d (a share not rewritten after Reconfigure?)", c.nodes[i].Name, gpu, k, s.Milli, want))
+	}
 	mg.busy &^= bit
 	c.migSlicesBusy -= slices
 	c.allocatedMilli -= int64(s.Milli)
