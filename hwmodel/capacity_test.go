@@ -88,6 +88,19 @@ func checkRedLine(t testing.TB, c *hwmodel.Cluster) {
 			if f < 0 || f > hwmodel.MilliPerGPU {
 				t.Fatalf("node %s GPU %d: free %d outside 0..1000", n.Name, g, f)
 			}
+			if c.IsMIG(i, g) {
+				// Never whole or shared; its use is its busy instances.
+				if f != 0 {
+					t.Fatalf("node %s GPU %d: MIG-enabled with %d milli free", n.Name, g, f)
+				}
+				l := c.MIGLayoutOf(i, g)
+				for k := range l {
+					if c.MIGBusy(i, g)&(1<<k) != 0 {
+						used += int64(hwmodel.MIGMilli(n.Model, l[k].Profile))
+					}
+				}
+				continue
+			}
 			used += int64(hwmodel.MilliPerGPU - f)
 		}
 	}

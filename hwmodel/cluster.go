@@ -224,9 +224,11 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 		}
 		layouts := make([]MIGLayout, len(n.MIG))
 		for g, l := range n.MIG {
+			// One copy serves both: Reconfigure replaces a GPU's layout
+			// with a fresh copy and never writes into the old one.
 			layouts[g] = l.Clone()
 			if len(l) > 0 {
-				c.enableMIG(i, g, l.Clone(), 0)
+				c.enableMIG(i, g, layouts[g], 0)
 			}
 		}
 		n.MIG = layouts // the caller's slices stay the caller's

@@ -29,7 +29,7 @@ func ExampleResolveCluster() {
 	// Output:
 	// dgx-h100x64: 64 nodes, 512 GPUs
 	// first node dgx-h100-000: 8 × H100-80GB, 224000 milli-CPU, 2097152 MiB
-	// cluster "dgx-h100x65": no such file, and not a preset (presets: philly-like, philly-sample, dgx-h100x64, dgx-a100x16, mixed-small)
+	// cluster "dgx-h100x65": no such file, and not a preset (presets: philly-like, philly-sample, dgx-h100x64, dgx-a100x16, mixed-small, h200x8, h200x8-mig)
 }
 
 // A spec can also come from bytes, for example embedded in a test.
@@ -53,5 +53,5 @@ node_groups:
 	fmt.Println(err)
 	// Output:
 	// box-001 V100-32GB 8
-	// typo.yaml: nodes[0].cpu: unknown field (known fields: name, gpu_model, gpus, cpu_milli, memory_mib); did you mean "cpu_milli"?
+	// typo.yaml: nodes[0].cpu: unknown field (known fields: name, gpu_model, gpus, cpu_milli, memory_mib, mig); did you mean "cpu_milli"?
 }

@@ -17,6 +17,8 @@ const (
 
 	dgxH100CPU = 224_000 // DGX H100: 2 × Xeon 8480C, 112 cores, 224 threads
 	dgxH100Mem = 2 * tib
+	dgxH200CPU = dgxH100CPU // DGX H200: the same two Xeon 8480C as DGX H100
+	dgxH200Mem = 2 * tib
 	dgxA100CPU = 256_000 // DGX A100: 2 × EPYC 7742, 128 cores, 256 threads
 	dgxA100Mem = 2 * tib // the 640 GB (A100-80GB) model
 	v100x4CPU  = 80_000  // a typical 4-GPU V100 server: 2 × 20-core Xeon
@@ -85,6 +87,27 @@ var presets = []struct {
 					CPUMilli: capacityOf(v100x4CPU), MemoryMiB: capacityOf(v100x4Mem)},
 				{NamePrefix: "t4", Count: 8, GPUModel: "T4", GPUsPerNode: 4,
 					CPUMilli: capacityOf(t4x4CPU), MemoryMiB: capacityOf(t4x4Mem)},
+			},
+		}
+	}},
+	{"h200x8", func() ClusterSpec {
+		return ClusterSpec{
+			Description: "8 H200-141GB GPUs on one DGX H200 node, 224 CPU threads and 2 TiB, used as whole GPUs: " +
+				"the baseline of the MIG worked example (docs/cluster.md)",
+			NodeGroups: []NodeGroupSpec{
+				{NamePrefix: "dgx-h200", Count: 1, GPUModel: "H200-141GB", GPUsPerNode: 8,
+					CPUMilli: capacityOf(dgxH200CPU), MemoryMiB: capacityOf(dgxH200Mem)},
+			},
+		}
+	}},
+	{"h200x8-mig", func() ClusterSpec {
+		return ClusterSpec{
+			Description: "the h200x8 node with every GPU MIG-partitioned into the balanced layout " +
+				"(3g.71gb + 2g.35gb + 1g.18gb + 1g.18gb): the static-MIG case of the worked example",
+			NodeGroups: []NodeGroupSpec{
+				{NamePrefix: "dgx-h200", Count: 1, GPUModel: "H200-141GB", GPUsPerNode: 8,
+					CPUMilli: capacityOf(dgxH200CPU), MemoryMiB: capacityOf(dgxH200Mem),
+					MIG: &MIGSpec{All: "balanced"}},
 			},
 		}
 	}},

@@ -21,6 +21,8 @@ var presetSizes = []struct {
 	{"dgx-h100x64", 64, 512, true, map[string]int{"H100-80GB": 512}},
 	{"dgx-a100x16", 16, 128, true, map[string]int{"A100-80GB": 128}},
 	{"mixed-small", 20, 96, true, map[string]int{"A100-80GB": 32, "V100-32GB": 32, "T4": 32}},
+	{"h200x8", 1, 8, true, map[string]int{"H200-141GB": 8}},
+	{"h200x8-mig", 1, 8, true, map[string]int{"H200-141GB": 8}},
 }
 
 func TestPresets(t *testing.T) {

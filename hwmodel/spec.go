@@ -67,6 +67,8 @@ type NodeGroupSpec struct {
 	GPUsPerNode int    `json:"gpus_per_node"`        // 0..MaxGPUsPerNode
 	CPUMilli    *int64 `json:"cpu_milli,omitempty"`  // nil: UnlimitedCapacity
 	MemoryMiB   *int64 `json:"memory_mib,omitempty"` // nil: UnlimitedCapacity
+	// MIG gives every node's GPUs their MIG layouts; nil: no MIG.
+	MIG *MIGSpec `json:"mig,omitempty"`
 }
 
 // NodeSpec is one individually named node.
@@ -76,6 +78,87 @@ type NodeSpec struct {
 	GPUs      int    `json:"gpus"`                 // 0..MaxGPUsPerNode
 	CPUMilli  *int64 `json:"cpu_milli,omitempty"`  // nil: UnlimitedCapacity
 	MemoryMiB *int64 `json:"memory_mib,omitempty"` // nil: UnlimitedCapacity
+	// MIG gives the node's GPUs their MIG layouts; nil: no MIG.
+	MIG *MIGSpec `json:"mig,omitempty"`
+}
+
+// MIGSpec is the mig field of a node group or node: either one layout for
+// every GPU (All: a layout string such as "3g.71gb,2g.35gb,1g.18gb,1g.18gb"
+// or a named layout such as "balanced", see ParseMIGLayout), written as a
+// string, or one layout per GPU (PerGPU, "" for a GPU used whole), written
+// as a list of strings with one entry per GPU. Layout strings are kept as
+// written, so a spec renders back to the same text.
+type MIGSpec struct {
+	All    string
+	PerGPU []string // when not nil, one entry per GPU and All is unused
+}
+
+// UnmarshalJSON reads a string or a list of strings.
+func (m *MIGSpec) UnmarshalJSON(data []byte) error {
+	var one string
+	if err := json.Unmarshal(data, &one); err == nil {
+		*m = MIGSpec{All: one}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("mig: want a layout string or a list of layout strings, one per GPU")
+	}
+	if list == nil {
+		list = []string{}
+	}
+	*m = MIGSpec{PerGPU: list}
+	return nil
+}
+
+// MarshalJSON writes All as a string, or PerGPU as a list.
+func (m MIGSpec) MarshalJSON() ([]byte, error) {
+	if m.PerGPU != nil {
+		return json.Marshal(m.PerGPU)
+	}
+	return json.Marshal(m.All)
+}
+
+// layouts parses the spec for gpus GPUs of model, reporting problems under
+// field; nil when no GPU is MIG-enabled.
+func (m *MIGSpec) layouts(model ModelID, gpus int, field string, p *problems) []MIGLayout {
+	if m == nil {
+		return nil
+	}
+	if m.PerGPU == nil {
+		l, err := ParseMIGLayout(model, m.All)
+		if err != nil {
+			p.add(field, "MIG layout %q: %v", m.All, err)
+			return nil
+		}
+		if len(l) == 0 || gpus == 0 {
+			return nil
+		}
+		out := make([]MIGLayout, gpus)
+		for g := range out {
+			out[g] = l // NewCluster copies
+		}
+		return out
+	}
+	if len(m.PerGPU) != gpus {
+		p.add(field, "lists %d layouts for %d GPUs; want one per GPU (\"\" for a GPU used whole), or one string for all", len(m.PerGPU), gpus)
+		return nil
+	}
+	out := make([]MIGLayout, gpus)
+	any := false
+	for g, s := range m.PerGPU {
+		l, err := ParseMIGLayout(model, s)
+		if err != nil {
+			p.add(fmt.Sprintf("%s[%d]", field, g), "MIG layout %q for GPU %d: %v", s, g, err)
+			continue
+		}
+		out[g] = l
+		any = any || len(l) > 0
+	}
+	if !any {
+		return nil
+	}
+	return out
 }
 
 // SpecError is one problem with a cluster spec: the file (or preset) it is
@@ -211,6 +294,7 @@ const (
 	kindString fieldKind = iota
 	kindInt
 	kindList
+	kindStringOrList // a string, or a list of strings
 )
 
 type fieldDef struct {
@@ -228,6 +312,7 @@ var (
 		{name: "gpus_per_node", kind: kindInt, required: true},
 		{name: "cpu_milli", kind: kindInt},
 		{name: "memory_mib", kind: kindInt},
+		{name: "mig", kind: kindStringOrList},
 	}
 	nodeFields = []fieldDef{
 		{name: "name", kind: kindString, required: true},
@@ -235,6 +320,7 @@ var (
 		{name: "gpus", kind: kindInt, required: true},
 		{name: "cpu_milli", kind: kindInt},
 		{name: "memory_mib", kind: kindInt},
+		{name: "mig", kind: kindStringOrList},
 	}
 	specFields = []fieldDef{
 		{name: "name", kind: kindString, required: true},
@@ -291,6 +377,18 @@ func checkObject(v any, path string, defs []fieldDef, p *problems) {
 			}
 		case kindInt:
 			checkInt(val, fp, p)
+		case kindStringOrList:
+			switch val := val.(type) {
+			case string:
+			case []any:
+				for i, it := range val {
+					if _, ok := it.(string); !ok {
+						p.add(fmt.Sprintf("%s[%d]", fp, i), "want a layout string (\"\" for a GPU used whole), got %s; put it in quotes", describe(it))
+					}
+				}
+			default:
+				p.add(fp, "want a MIG layout string, a named layout (%s), or a list of layout strings, one per GPU; got %s", strings.Join(MIGLayoutNames(), ", "), describe(val))
+			}
 		case kindList:
 			items, ok := val.([]any)
 			if !ok {
@@ -455,6 +553,31 @@ func checkCapacity(v *int64, field string, p *problems) int64 {
 	return *v
 }
 
+// checkMIGSpec reports problems with a mig field; model is the checked
+// model (meaningful only when name is a known model).
+func checkMIGSpec(m *MIGSpec, name string, model ModelID, gpus int, field string, p *problems) {
+	if m == nil {
+		return
+	}
+	if _, ok := LookupModel(name); !ok {
+		if name == "" && (m.PerGPU != nil || strings.TrimSpace(m.All) != "") {
+			p.add(field, "needs gpu_model: MIG layouts are per GPU model")
+		}
+		return // an unknown model is reported under gpu_model
+	}
+	if !MIGCapable(model) {
+		empty := strings.TrimSpace(m.All) == ""
+		for _, s := range m.PerGPU {
+			empty = empty && strings.TrimSpace(s) == ""
+		}
+		if !empty {
+			p.add(field, "%s does not support MIG (MIG models: A100-40GB, A100-80GB, H100-80GB, H200-141GB)", Model(model).Name)
+		}
+		return
+	}
+	m.layouts(model, gpus, field, p)
+}
+
 func checkModel(model string, gpus int, field string, p *problems) ModelID {
 	if model == "" {
 		if gpus > 0 {
@@ -524,9 +647,12 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 			p.add(path+".gpus_per_node", "must be in 0..%d, got %d", MaxGPUsPerNode, g.GPUsPerNode)
 			sizeOK = false
 		}
-		checkModel(g.GPUModel, g.GPUsPerNode, path+".gpu_model", p)
+		gm := checkModel(g.GPUModel, g.GPUsPerNode, path+".gpu_model", p)
 		checkCapacity(g.CPUMilli, path+".cpu_milli", p)
 		checkCapacity(g.MemoryMiB, path+".memory_mib", p)
+		if g.GPUsPerNode >= 0 && g.GPUsPerNode <= MaxGPUsPerNode {
+			checkMIGSpec(g.MIG, g.GPUModel, gm, g.GPUsPerNode, path+".mig", p)
+		}
 		if sizeOK {
 			totalNodes += g.Count
 			totalGPUs += g.Count * g.GPUsPerNode
@@ -541,9 +667,12 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 			p.add(path+".gpus", "must be in 0..%d, got %d", MaxGPUsPerNode, n.GPUs)
 			sizeOK = false
 		}
-		checkModel(n.GPUModel, n.GPUs, path+".gpu_model", p)
+		nm := checkModel(n.GPUModel, n.GPUs, path+".gpu_model", p)
 		checkCapacity(n.CPUMilli, path+".cpu_milli", p)
 		checkCapacity(n.MemoryMiB, path+".memory_mib", p)
+		if n.GPUs >= 0 && n.GPUs <= MaxGPUsPerNode {
+			checkMIGSpec(n.MIG, n.GPUModel, nm, n.GPUs, path+".mig", p)
+		}
 		if sizeOK {
 			totalNodes++
 			totalGPUs += max(n.GPUs, 0)
@@ -568,6 +697,7 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 		model := checkModel(g.GPUModel, g.GPUsPerNode, "", p)
 		cpu := checkCapacity(g.CPUMilli, "", p)
 		mem := checkCapacity(g.MemoryMiB, "", p)
+		mig := g.MIG.layouts(model, g.GPUsPerNode, "", p)
 		width := max(3, len(strconv.Itoa(g.Count-1)))
 		for k := 0; k < g.Count; k++ {
 			name := groupNodeName(g.NamePrefix, k, width)
@@ -577,7 +707,7 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 				break // one report per group is enough
 			}
 			origin[name] = here
-			nodes = append(nodes, Node{Name: name, Model: model, GPUs: g.GPUsPerNode, CPUMilli: cpu, MemoryMiB: mem})
+			nodes = append(nodes, Node{Name: name, Model: model, GPUs: g.GPUsPerNode, CPUMilli: cpu, MemoryMiB: mem, MIG: mig})
 		}
 	}
 	for i, n := range s.Nodes {
@@ -586,12 +716,14 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 			continue
 		}
 		origin[n.Name] = nodeOrigin{group: -1, index: i}
+		model := checkModel(n.GPUModel, n.GPUs, "", p)
 		nodes = append(nodes, Node{
 			Name:      n.Name,
-			Model:     checkModel(n.GPUModel, n.GPUs, "", p),
+			Model:     model,
 			GPUs:      n.GPUs,
 			CPUMilli:  checkCapacity(n.CPUMilli, "", p),
 			MemoryMiB: checkCapacity(n.MemoryMiB, "", p),
+			MIG:       n.MIG.layouts(model, n.GPUs, "", p),
 		})
 	}
 	if err := p.err(); err != nil {
@@ -711,6 +843,7 @@ func (s *ClusterSpec) YAML() ([]byte, error) {
 			fmt.Fprintf(&b, "    gpus_per_node: %d\n", g.GPUsPerNode)
 			capacity("cpu_milli", g.CPUMilli)
 			capacity("memory_mib", g.MemoryMiB)
+			migYAML(&b, g.MIG)
 		}
 	}
 	if len(s.Nodes) > 0 {
@@ -723,7 +856,24 @@ func (s *ClusterSpec) YAML() ([]byte, error) {
 			fmt.Fprintf(&b, "    gpus: %d\n", n.GPUs)
 			capacity("cpu_milli", n.CPUMilli)
 			capacity("memory_mib", n.MemoryMiB)
+			migYAML(&b, n.MIG)
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// migYAML writes a mig field at node-group indentation.
+func migYAML(b *bytes.Buffer, m *MIGSpec) {
+	switch {
+	case m == nil:
+	case m.PerGPU == nil:
+		fmt.Fprintf(b, "    mig: %s\n", yamlString(m.All))
+	case len(m.PerGPU) == 0:
+		b.WriteString("    mig: []\n")
+	default:
+		b.WriteString("    mig:\n")
+		for _, l := range m.PerGPU {
+			fmt.Fprintf(b, "      - %s\n", yamlString(l))
+		}
+	}
 }
