@@ -23,6 +23,9 @@ var brigadeColumns = []column{
 	{"dag", false},
 	{"retries", false},
 	{"failed_attempts", false},
+	{"mig_profile", false},
+	{"mig_min_slices", false},
+	{"mig_min_memory_gb", false},
 }
 
 // DefaultTenant is the tenant of a job in a Brigade CSV file without one.
@@ -32,7 +35,8 @@ const DefaultTenant = "default"
 // docs/trace-format.md: a header naming the columns in any order, then one
 // job per line. Required columns: name, submit_s, duration_s, gpus.
 // Optional: tenant, priority, estimate_s, gpu_milli, cpu_milli,
-// memory_mib, gpu_models, deps, dag, retries, failed_attempts. An empty
+// memory_mib, gpu_models, deps, dag, retries, failed_attempts,
+// mig_profile, mig_min_slices, mig_min_memory_gb (a MIG job). An empty
 // cell in an optional column takes its default. Lines starting with '#'
 // are comments; an unknown column is an error. Submit times are used as
 // written (not shifted). file names the input in errors and in Job.Source.
@@ -130,6 +134,9 @@ func brigadeRow(t *table) (Job, []string, error) {
 		if j.Req.Models, err = hwmodel.ParseModelSet(s); err != nil {
 			return j, nil, t.errorf("gpu_models", "want GPU model names separated by '|': %v", err)
 		}
+	}
+	if err := brigadeMIG(t, &j); err != nil {
+		return j, nil, err
 	}
 	n, err := t.optInteger("retries", 0, maxCount, 0)
 	if err != nil {

@@ -9,7 +9,8 @@ import (
 
 // OfferedLoad is the workload's GPU demand relative to a cluster of gpus
 // GPUs over its arrival window: Σ GPUs × share × Duration over all jobs,
-// divided by (last Submit − first Submit) × gpus. Unlike a generator's
+// divided by (last Submit − first Submit) × gpus. A MIG job counts as
+// the share of a GPU its slices are (MIGSlicesOf / 7). Unlike a generator's
 // long-run rate, it is what this finite workload actually asks for, which
 // matters with heavy-tailed durations, whose mean a finite sample rarely
 // reaches. 0 when the window is empty or gpus <= 0.
@@ -24,7 +25,11 @@ func (w *Workload) OfferedLoad(gpus int) float64 {
 	var gpuSeconds float64
 	for i := range w.Jobs {
 		r := w.Jobs[i].Req
-		gpuSeconds += float64(r.TotalMilli()) / hwmodel.MilliPerGPU * w.Jobs[i].Duration.Seconds()
+		share := float64(r.TotalMilli()) / hwmodel.MilliPerGPU
+		if !r.MIG.IsZero() {
+			share = migGPUShare(r.MIG)
+		}
+		gpuSeconds += share * w.Jobs[i].Duration.Seconds()
 	}
 	return gpuSeconds / (span * float64(gpus))
 }

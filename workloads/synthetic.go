@@ -53,6 +53,46 @@ type SyntheticConfig struct {
 
 	Estimate EstimateConfig
 	DAG      DAGConfig
+	// MIG makes a fraction of the jobs ask for one MIG instance instead of
+	// GPUs (inference, say); the zero value makes none.
+	MIG MIGConfig
+}
+
+// MIGConfig makes some jobs MIG jobs. With probability Fraction a job asks
+// for one MIG instance with at least the compute slices and memory of a
+// class drawn from Classes (by Weight) instead of drawing a GPU count. Its
+// duration is drawn from Duration when set (inference is short), else from
+// the workload's Duration. Classes give minimums rather than profile
+// names, so any MIG-capable GPU model can serve them. CPU and memory are
+// CPUMilliPerGPU and MemoryMiBPerGPU times MinSlices/7 (at least one
+// slice). With Fraction 0 the generator draws exactly what it drew before
+// MIG existed, so existing workloads do not change.
+type MIGConfig struct {
+	Fraction float64
+	Classes  []MIGClass
+	Duration *DurationConfig
+}
+
+// MIGClass is one kind of MIG request in a MIGConfig's mix.
+type MIGClass struct {
+	MinSlices    int
+	MinMemoryMiB int64
+	Weight       float64
+}
+
+// DefaultMIGClasses is an inference mix for MIGConfig.Classes, sized for
+// today's models on 80–141 GB GPUs: half the requests need one slice and
+// 16 GiB (a small model; 1g.18gb on an H200, 1g.20gb on an H100), 30% two
+// slices and 32 GiB (2g.35gb on an H200), 15% three slices and 64 GiB
+// (3g.71gb) and 5% four slices and 64 GiB (4g.71gb). The proportions are
+// an assumption, not a measurement.
+func DefaultMIGClasses() []MIGClass {
+	return []MIGClass{
+		{MinSlices: 1, MinMemoryMiB: 16 * 1024, Weight: 50},
+		{MinSlices: 2, MinMemoryMiB: 32 * 1024, Weight: 30},
+		{MinSlices: 3, MinMemoryMiB: 64 * 1024, Weight: 15},
+		{MinSlices: 4, MinMemoryMiB: 64 * 1024, Weight: 5},
+	}
 }
 
 // ArrivalConfig is the arrival process of jobs (of DAGs, for DAG tasks:
@@ -201,21 +241,8 @@ func (c SyntheticConfig) Validate() error {
 	default:
 		return fmt.Errorf("Arrival.Process: want \"poisson\" or \"bursty\", found %q", a.Process)
 	}
-	d := c.Duration
-	if d.Min <= 0 || d.Max < d.Min || d.Max > maxTime {
-		return fmt.Errorf("Duration.Min and Max: want 0 < Min <= Max <= %g s, found %g s and %g s", float64(maxSeconds), d.Min.Seconds(), d.Max.Seconds())
-	}
-	switch d.Dist {
-	case "lognormal":
-		if d.Median <= 0 || !finite(d.Sigma) || d.Sigma < 0 {
-			return fmt.Errorf("Duration: want Median > 0 and Sigma >= 0, found %g s and %g", d.Median.Seconds(), d.Sigma)
-		}
-	case "pareto":
-		if !finite(d.Alpha) || d.Alpha <= 0 {
-			return fmt.Errorf("Duration.Alpha: want a finite tail index > 0, found %g", d.Alpha)
-		}
-	default:
-		return fmt.Errorf("Duration.Dist: want \"lognormal\" or \"pareto\", found %q", d.Dist)
+	if err := c.Duration.validate("Duration"); err != nil {
+		return err
 	}
 	if len(c.GPUCounts) == 0 {
 		return errors.New("GPUCounts: want at least one GPU count")
@@ -261,6 +288,9 @@ func (c SyntheticConfig) Validate() error {
 	if e := c.Estimate; e.Enabled && (!finite(e.Factor) || e.Factor <= 0 || !finite(e.Sigma) || e.Sigma < 0) {
 		return fmt.Errorf("Estimate: want Factor > 0 and Sigma >= 0, found %g and %g", e.Factor, e.Sigma)
 	}
+	if err := c.MIG.validate(weights); err != nil {
+		return err
+	}
 	g := c.DAG
 	if !(g.Probability >= 0 && g.Probability <= 1) {
 		return fmt.Errorf("DAG.Probability: want 0..1, found %g", g.Probability)
@@ -278,6 +308,55 @@ func (c SyntheticConfig) Validate() error {
 	return nil
 }
 
+func (d DurationConfig) validate(name string) error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if d.Min <= 0 || d.Max < d.Min || d.Max > maxTime {
+		return fmt.Errorf("%s.Min and Max: want 0 < Min <= Max <= %g s, found %g s and %g s", name, float64(maxSeconds), d.Min.Seconds(), d.Max.Seconds())
+	}
+	switch d.Dist {
+	case "lognormal":
+		if d.Median <= 0 || !finite(d.Sigma) || d.Sigma < 0 {
+			return fmt.Errorf("%s: want Median > 0 and Sigma >= 0, found %g s and %g", name, d.Median.Seconds(), d.Sigma)
+		}
+	case "pareto":
+		if !finite(d.Alpha) || d.Alpha <= 0 {
+			return fmt.Errorf("%s.Alpha: want a finite tail index > 0, found %g", name, d.Alpha)
+		}
+	default:
+		return fmt.Errorf("%s.Dist: want \"lognormal\" or \"pareto\", found %q", name, d.Dist)
+	}
+	return nil
+}
+
+func (m MIGConfig) validate(weights func(string, []float64, int) error) error {
+	if !(m.Fraction >= 0 && m.Fraction <= 1) {
+		return fmt.Errorf("MIG.Fraction: want 0..1, found %g", m.Fraction)
+	}
+	if m.Fraction == 0 {
+		return nil
+	}
+	if len(m.Classes) == 0 {
+		return errors.New("MIG.Classes: want at least one class when MIG.Fraction > 0")
+	}
+	w := make([]float64, len(m.Classes))
+	for i, k := range m.Classes {
+		if k.MinSlices < 0 || k.MinSlices > maxMIGSlices || k.MinMemoryMiB < 0 || k.MinMemoryMiB > maxMIGMemoryGiB*1024 {
+			return fmt.Errorf("MIG.Classes[%d]: want MinSlices in 0..%d and MinMemoryMiB in 0..%d, found %d and %d", i, maxMIGSlices, maxMIGMemoryGiB*1024, k.MinSlices, k.MinMemoryMiB)
+		}
+		if k.MinSlices == 0 && k.MinMemoryMiB == 0 {
+			return fmt.Errorf("MIG.Classes[%d]: want MinSlices or MinMemoryMiB > 0", i)
+		}
+		w[i] = k.Weight
+	}
+	if err := weights("MIG.Classes weights", w, len(w)); err != nil {
+		return err
+	}
+	if m.Duration != nil {
+		return m.Duration.validate("MIG.Duration")
+	}
+	return nil
+}
+
 // MeanArrivalsPerHour is the long-run arrival rate of the arrival process
 // (DAGs count once).
 func (c SyntheticConfig) MeanArrivalsPerHour() float64 {
@@ -291,8 +370,10 @@ func (c SyntheticConfig) MeanArrivalsPerHour() float64 {
 
 // MeanDuration is the expected job duration in seconds under the
 // configured distribution, clamping or bounds included.
-func (c SyntheticConfig) MeanDuration() float64 {
-	d := c.Duration
+func (c SyntheticConfig) MeanDuration() float64 { return c.Duration.mean() }
+
+// mean is the distribution's expected value in seconds.
+func (d DurationConfig) mean() float64 {
 	lo, hi := d.Min.Seconds(), d.Max.Seconds()
 	if d.Dist == "pareto" {
 		a := d.Alpha
@@ -318,7 +399,8 @@ func (c SyntheticConfig) MeanDuration() float64 {
 // MeanGPUDemand is the expected number of GPUs busy on a cluster large
 // enough that nothing waits: the long-run job rate times the mean GPU
 // share times the mean duration (GPU count and duration are drawn
-// independently). Use it to size a cluster for a target load.
+// independently; a MIG job counts as MinSlices/7 of a GPU for its own
+// duration distribution). Use it to size a cluster for a target load.
 func (c SyntheticConfig) MeanGPUDemand() float64 {
 	perArrival := 1.0
 	if c.DAG.Probability > 0 {
@@ -338,7 +420,20 @@ func (c SyntheticConfig) MeanGPUDemand() float64 {
 		sum += c.GPUWeights[i]
 		gpus += c.GPUWeights[i] * share
 	}
-	return c.MeanArrivalsPerHour() / 3600 * perArrival * gpus / sum * c.MeanDuration()
+	gpuSeconds := gpus / sum * c.MeanDuration()
+	if f := c.MIG.Fraction; f > 0 {
+		wsum, share := 0.0, 0.0
+		for _, k := range c.MIG.Classes {
+			wsum += k.Weight
+			share += k.Weight * migGPUShare(hwmodel.MIGRequest{MinSlices: k.MinSlices})
+		}
+		d := c.Duration
+		if c.MIG.Duration != nil {
+			d = *c.MIG.Duration
+		}
+		gpuSeconds = (1-f)*gpuSeconds + f*share/wsum*d.mean()
+	}
+	return c.MeanArrivalsPerHour() / 3600 * perArrival * gpuSeconds
 }
 
 // Generate makes a workload from cfg. The same configuration and seed give
@@ -359,6 +454,13 @@ func Generate(cfg SyntheticConfig, seed uint64) (*Workload, error) {
 	}
 	if len(cfg.PriorityWeights) > 1 {
 		g.prioCum = cumulative(cfg.PriorityWeights)
+	}
+	if cfg.MIG.Fraction > 0 {
+		w := make([]float64, len(cfg.MIG.Classes))
+		for i, k := range cfg.MIG.Classes {
+			w[i] = k.Weight
+		}
+		g.migCum = cumulative(w)
 	}
 	g.startArrivals()
 
@@ -525,6 +627,7 @@ type generator struct {
 	cfg                        *SyntheticConfig
 	r                          *rand.Rand
 	gpuCum, tenantCum, prioCum []float64
+	migCum                     []float64
 
 	now      float64 // seconds; time of the last arrival
 	started  bool
@@ -607,6 +710,10 @@ func (g *generator) pickPriority() int {
 func (g *generator) fillJob(j *Job) {
 	c := g.cfg
 	d := c.Duration
+	mig := c.MIG.Fraction > 0 && g.r.Float64() < c.MIG.Fraction
+	if mig && c.MIG.Duration != nil {
+		d = *c.MIG.Duration
+	}
 	var sec float64
 	lo, hi := d.Min.Seconds(), d.Max.Seconds()
 	switch d.Dist {
@@ -620,10 +727,14 @@ func (g *generator) fillJob(j *Job) {
 	// Clamp in seconds first: a huge Sigma may overflow to +Inf.
 	j.Duration = min(max(hwmodel.FromSeconds(min(max(sec, lo), hi)), d.Min), d.Max)
 
-	gpus := c.GPUCounts[pick(g.r, g.gpuCum)]
-	j.Req.GPUs = gpus
 	share := int64(hwmodel.MilliPerGPU)
-	if gpus > 0 {
+	if mig {
+		k := c.MIG.Classes[pick(g.r, g.migCum)]
+		j.Req.GPUs = 1
+		j.Req.MIG = hwmodel.MIGRequest{MinSlices: k.MinSlices, MinMemoryMiB: k.MinMemoryMiB}
+		share = int64(max(k.MinSlices, 1)) * hwmodel.MilliPerGPU / maxMIGSlices
+	} else if gpus := c.GPUCounts[pick(g.r, g.gpuCum)]; gpus > 0 {
+		j.Req.GPUs = gpus
 		j.Req.GPUMilli = hwmodel.MilliPerGPU
 		if gpus == 1 && c.SharedFraction > 0 && g.r.Float64() < c.SharedFraction {
 			j.Req.GPUMilli = c.SharedMilli[g.r.IntN(len(c.SharedMilli))]
