@@ -217,6 +217,12 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 	}
 	c.gen = make([]uint64, len(c.nodes))
 	c.kinds = make([]int32, len(c.nodes))
+	// Copy the caller's layouts so that the caller's slices stay the
+	// caller's: one copy for the node description that Node returns, one
+	// for the books, which no caller can reach. Neither is written into
+	// once made (Reconfigure installs a fresh copy), so GPUs given the
+	// very same slice (a spec's group layout) share them.
+	var src, copied, books MIGLayout
 	for i := range c.nodes {
 		n := &c.nodes[i]
 		if n.MIG == nil {
@@ -224,14 +230,16 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 		}
 		layouts := make([]MIGLayout, len(n.MIG))
 		for g, l := range n.MIG {
-			// One copy serves both: Reconfigure replaces a GPU's layout
-			// with a fresh copy and never writes into the old one.
-			layouts[g] = l.Clone()
-			if len(l) > 0 {
-				c.enableMIG(i, g, layouts[g], 0)
+			if len(l) == 0 {
+				continue
 			}
+			if len(src) != len(l) || &src[0] != &l[0] {
+				src, copied, books = l, l.Clone(), l.Clone()
+			}
+			layouts[g] = copied
+			c.enableMIG(i, g, books, 0)
 		}
-		n.MIG = layouts // the caller's slices stay the caller's
+		n.MIG = layouts
 	}
 	c.gen = make([]uint64, len(c.nodes)) // a fresh cluster starts at generation 0
 	return c, nil

@@ -1,7 +1,8 @@
 // Package hwmodel is Brigade's model of the hardware: the GPU catalogue
-// (gpu.go), nodes and the cluster's capacity books (cluster.go), simulated
-// time (time.go), and cluster specs and presets that describe a cluster as
-// data (spec.go, presets.go; the schema is in docs/cluster.md).
+// (gpu.go), MIG profiles and layouts (mig.go), nodes and the cluster's
+// capacity books (cluster.go, with the MIG books in cluster_mig.go),
+// simulated time (time.go), and cluster specs and presets that describe a
+// cluster as data (spec.go, presets.go; the schema is in docs/cluster.md).
 //
 // # Invariants
 //
@@ -15,6 +16,30 @@
 // rather than return more than was taken, because that means the caller's
 // books are wrong. Cluster.CheckInvariants recomputes everything and is
 // called by tests after every event.
+//
+// MIG. There is one MIG table (mig.go): per model, its compute and memory
+// slices and its profiles with NVML ids, instance limits, memory and valid
+// starts; nvml_test.go checks it against go-nvml's mock machines, with
+// real hardware winning where they disagree. Every layout a Cluster holds
+// passes ValidateMIGLayout for its GPU's model: every start is one its
+// profile allows, no two instances share a memory slice, no profile has
+// more instances than its maximum, and the instances take at most the
+// GPU's compute slices; so the model never holds a partition NVML would
+// refuse. A MIG-enabled GPU has FreeMilli 0 and is never an idle GPU, so
+// it is never handed out whole or shared; it is used one instance per
+// share, and an instance is busy at most once. Busy and blocked instances
+// are disjoint and exist in the layout; AllocatedMilli counts each busy
+// instance's MIGMilli; MIGSliceStats equals what the layouts and busy bits
+// imply. Cluster.Reconfigure never destroys or moves a busy instance,
+// partitions a whole GPU only while idle, turns MIG off only with no
+// instance busy, and changes nothing when it refuses. CheckInvariants
+// re-verifies all of it.
+//
+// Copies. Lookups return copies (MIGProfiles, MIGLayoutOf) except
+// Cluster.Node, which placement calls in inner loops: its Node.MIG slice
+// is the cluster's description of the initial layouts and must be treated
+// as read-only (the books keep their own copy, so a caller that writes
+// into it corrupts only the description).
 //
 // Pure data. Nothing in this package reads the clock (Time is simulated
 // microseconds, handed in by the driver), starts a goroutine, or uses the

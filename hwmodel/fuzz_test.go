@@ -17,7 +17,7 @@ import (
 func FuzzParseClusterSpec(f *testing.F) {
 	files, _ := filepath.Glob("testdata/spec/*.*")
 	bad, _ := filepath.Glob("testdata/spec/bad/*")
-	for _, file := range append(append(files, bad...), "../examples/cluster.yaml") {
+	for _, file := range append(append(files, bad...), "../examples/cluster.yaml", "../examples/mig-cluster.yaml") {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)

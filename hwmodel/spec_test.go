@@ -154,6 +154,14 @@ func TestParseBadSpecs(t *testing.T) {
 		{"memory_too_big.yaml", "nodes[0].memory_mib", []string{"0..1099511627776"}},
 		{"too_many_nodes.yaml", "", []string{"120000 nodes", "at most 100000"}},
 		{"too_many_gpus.yaml", "", []string{"1280000 GPUs"}},
+		{"mig_overlap.yaml", "nodes[0].mig[1]", []string{`MIG layout "4g.20gb@0,3g.20gb@0" for GPU 1: instance 1 (3g.20gb@0) overlaps instance 0 (4g.20gb@0) at memory slice 0`}},
+		{"mig_bad_start.yaml", "nodes[0].mig[0]", []string{"GPU 0", "3g.20gb cannot start at memory slice 2 (valid starts: 0, 4)"}},
+		{"mig_count.yaml", "node_groups[0].mig", []string{"lists 3 layouts for 8 GPUs"}},
+		{"mig_not_capable.yaml", "node_groups[0].mig", []string{"T4 does not support MIG"}},
+		{"mig_type.yaml", "node_groups[0].mig", []string{"want a MIG layout string", "balanced", "got number 3"}},
+		{"mig_item_type.yaml", "nodes[0].mig[1]", []string{"want a layout string", "number 7"}},
+		{"mig_unknown_profile.yaml", "node_groups[0].mig", []string{`profile "3g.40gb" does not exist on H200-141GB`, "1g.18gb,"}},
+		{"mig_no_model.yaml", "nodes[0].mig", []string{"needs gpu_model"}},
 	}
 	seen := map[string]bool{}
 	for _, tc := range tests {
@@ -368,5 +376,95 @@ func TestExampleClusterFile(t *testing.T) {
 	checkRedLine(t, c)
 	if c.NumNodes() != spec.NumNodes() || c.TotalGPUs() != spec.NumGPUs() || c.TotalGPUs() == 0 {
 		t.Errorf("built %d nodes / %d GPUs, spec says %d / %d", c.NumNodes(), c.TotalGPUs(), spec.NumNodes(), spec.NumGPUs())
+	}
+}
+
+func TestSpecMIG(t *testing.T) {
+	data := []byte(`name: mig
+node_groups:
+  - name_prefix: h
+    count: 2
+    gpu_model: H200
+    gpus_per_node: 2
+    mig: 3g.71gb,3g.71gb
+  - name_prefix: w
+    count: 1
+    gpu_model: H200
+    gpus_per_node: 1
+    mig: ""
+nodes:
+  - name: a
+    gpu_model: A100-80GB
+    gpus: 3
+    mig: [all-1g, "", "4g.40gb,3g.40gb"]
+  - name: b
+    gpu_model: A100-80GB
+    gpus: 2
+    mig: ["", ""]
+`)
+	spec, err := hwmodel.ParseClusterSpec(data, "mig.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRedLine(t, c)
+	h, a := modelID(t, "H200"), modelID(t, "A100-80GB")
+	want := []struct {
+		node, gpu int
+		layout    string
+		m         hwmodel.ModelID
+	}{
+		{0, 0, "3g.71gb@0,3g.71gb@4", h}, {1, 1, "3g.71gb@0,3g.71gb@4", h}, {2, 0, "", h},
+		{3, 0, "1g.10gb@0,1g.10gb@1,1g.10gb@2,1g.10gb@3,1g.10gb@4,1g.10gb@5,1g.10gb@6", a},
+		{3, 1, "", a}, {3, 2, "4g.40gb@0,3g.40gb@4", a}, {4, 0, "", a}, {4, 1, "", a},
+	}
+	for _, w := range want {
+		if got := c.MIGLayoutOf(w.node, w.gpu).String(w.m); got != w.layout || c.IsMIG(w.node, w.gpu) != (w.layout != "") {
+			t.Errorf("node %d GPU %d: layout %q, want %q", w.node, w.gpu, got, w.layout)
+		}
+	}
+	if c.Node(2).MIG != nil || c.Node(4).MIG != nil {
+		t.Error("a node without MIG GPUs got layouts")
+	}
+	if c.NumMIGGPUs() != 6 || c.FreeWholeGPUs(3) != 1 {
+		t.Errorf("MIG GPUs %d, node a whole %d", c.NumMIGGPUs(), c.FreeWholeGPUs(3))
+	}
+	// Renders and reads back, layout strings as written.
+	y, err := spec.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := hwmodel.ParseClusterSpec(y, "rendered.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, y)
+	}
+	if !reflect.DeepEqual(withoutSource(back), withoutSource(spec)) {
+		t.Fatalf("round trip changed the spec:\n%s", y)
+	}
+	if !strings.Contains(string(y), "mig: \"3g.71gb,3g.71gb\"") || !strings.Contains(string(y), "      - all-1g") {
+		t.Errorf("rendering:\n%s", y)
+	}
+	// A programmatic spec is validated the same way.
+	bad := &hwmodel.ClusterSpec{Name: "x", Nodes: []hwmodel.NodeSpec{{Name: "n", GPUModel: "H100", GPUs: 1, MIG: &hwmodel.MIGSpec{All: "7g.80gb,1g.10gb"}}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "nodes[0].mig: MIG layout") || !strings.Contains(err.Error(), "8 compute slices") {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestExampleMIGClusterFile(t *testing.T) {
+	spec, err := hwmodel.LoadClusterSpec("../examples/mig-cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRedLine(t, c)
+	if c.NumMIGGPUs() == 0 || c.NumMIGGPUs() == c.TotalGPUs() {
+		t.Errorf("%d of %d GPUs MIG-enabled; the example should mix MIG and whole GPUs", c.NumMIGGPUs(), c.TotalGPUs())
 	}
 }
