@@ -660,3 +660,34 @@ func keepBusy(c *hwmodel.Cluster, i, g int, want hwmodel.MIGLayout, rng *rand.Ra
 	}
 	return l
 }
+
+// TestMIGQueriesDoNotAllocate: placement calls these per GPU.
+func TestMIGQueriesDoNotAllocate(t *testing.T) {
+	c := migTestCluster(t)
+	h := modelID(t, "H200")
+	r := hwmodel.MIGRequest{MinSlices: 2}
+	n := testing.AllocsPerRun(100, func() {
+		_ = c.FindMIGInstance(0, 1, r)
+		_ = c.FindMIGInstance(0, 0, r)
+		_ = r.Matches(h, 3)
+		_ = hwmodel.MIGMilli(h, 4)
+		_ = c.MIGInstanceFree(0, 0, 2)
+		_ = c.MIGBusy(0, 0) | c.MIGBlocked(0, 0)
+		_ = c.IsMIG(0, 1)
+		_ = c.MIGShare(0, 0, 1, 0, 0)
+		_ = c.Node(0)
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per run", n)
+	}
+	p := hwmodel.Placement{c.MIGShare(0, 0, 0, 100, 100)}
+	n = testing.AllocsPerRun(100, func() {
+		if err := c.Allocate(p); err != nil {
+			t.Fatal(err)
+		}
+		c.Release(p)
+	})
+	if n != 0 {
+		t.Errorf("MIG Allocate+Release: %v allocations per run", n)
+	}
+}

@@ -75,11 +75,11 @@ func (r MIGRequest) Validate() error {
 // profile with at least MinSlices compute slices and MinMemoryMiB memory.
 // The zero request matches nothing.
 func (r MIGRequest) Matches(m ModelID, profileIndex int) bool {
-	ps := MIGProfiles(m)
+	ps := migOf(m).profilesOrNil() // not MIGProfiles: placement calls this in inner loops
 	if r.IsZero() || profileIndex < 0 || profileIndex >= len(ps) {
 		return false
 	}
-	p := ps[profileIndex]
+	p := &ps[profileIndex]
 	if r.Profile != "" && !strings.EqualFold(r.Profile, p.Name) {
 		return false
 	}
