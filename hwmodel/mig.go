@@ -148,17 +148,24 @@ func a100Like(oneG, oneGme, oneGbig, twoG, threeG, fourG, sevenG string, m1, m2,
 
 // migTable is Brigade's one MIG table, by model name. Sources:
 //
-//   - A100-40GB and A100-80GB: nvidia-smi mig -lgip / -lgipp on real
-//     A100s (MIG user guide); go-nvml's dgxa100 mock agrees.
-//   - H100-80GB: go-nvml's dgxh100 mock for ids, counts and memory; the
-//     placements are those of the MIG user guide (the same as A100's). The
-//     mock lists the 1g.20gb profile at starts 0..6 with size 1 and the 3g
-//     and 7g profiles with sizes 3 and 7 (compute slices, not memory
-//     slices); real H100s report {0,2,4,6}:2, {0,4}:4 and {0}:8.
+//   - A100-40GB and A100-80GB: nvidia-smi mig -lgip / -lgipp output for
+//     real A100s as the MIG user guide shows it; go-nvml's dgxa100 mock
+//     agrees on everything but the id (below).
+//   - H100-80GB: go-nvml's dgxh100 mock for counts and memory (its round
+//     sizes, 10240 MiB for 1g.10gb, look synthesised; real H100s may report
+//     a little less, which this table does not claim); the placements are
+//     the MIG user guide's, the same as A100's. The mock lists the 1g.20gb
+//     profile at starts 0..6 with size 1 and the 3g and 7g profiles with
+//     sizes 3 and 7 (compute slices, not memory slices); real GPUs report
+//     {0,2,4,6}:2, {0,4}:4 and {0}:8.
 //   - H200-141GB: a real H200 with driver 580 (ids, counts, memory). The
 //     dgxh200 mock gives larger memory sizes (18432 MiB for the 1-slice
 //     profiles, 35840, 72704 and 144384 for the others) and the same
 //     placement slips as its H100 mock; real hardware wins.
+//   - Ids: the id real NVML reports and nvidia-smi prints (19, 20, 15, 14,
+//     9, 5, 0). The mocks report the GetGpuInstanceProfileInfo enum value
+//     (0, 7, 9, 1, 2, 3, 4) as the id instead; NVMLProfileEnum maps one to
+//     the other.
 //
 // hwmodel/nvml_test.go checks the table against the mocks and names each
 // place where it deliberately differs.
