@@ -53,10 +53,14 @@ const (
 	Start DecisionKind = iota + 1
 	// Preempt stops a running job and returns it to the queue.
 	Preempt
-	// Reconfigure repartitions one MIG GPU (Decision.Node, Decision.GPU)
-	// into Decision.Layout. The driver refuses it if it would destroy an
-	// instance in use; new instances become usable after the driver's
-	// reconfiguration time.
+	// Reconfigure repartitions one GPU (Decision.Node, Decision.GPU) into
+	// Decision.Layout (hwmodel.Cluster.Reconfigure's rules). The driver
+	// refuses it if it would destroy an instance in use, if the GPU is
+	// already being reconfigured, if the run does not allow
+	// reconfiguration, or if it would turn a whole GPU into a MIG GPU and
+	// the run does not allow that; new instances become usable after the
+	// driver's reconfiguration time (Events.Unblocked). Decision.Job is
+	// ignored (-1 by convention).
 	Reconfigure
 )
 
@@ -89,15 +93,27 @@ type Rejection struct {
 	Reason   string
 }
 
+// GPURef names one GPU: a node index and the GPU's index within the node.
+type GPURef struct{ Node, GPU int }
+
 // Events is what happened since the policy's previous call. Every job that
 // enters the queue appears in Queued exactly once per entry; a job leaves the
 // queue only through Started (the driver accepted a Start). Rejected Starts
 // leave the job queued, so the policy must keep it.
+//
+// Every Reconfigure decision is answered at the next call by exactly one
+// Reconfigured (applied: the GPU has its new layout, and its new instances
+// are blocked) or Rejected; an applied one later appears once in Unblocked,
+// when the driver's reconfiguration time is over and its new instances can
+// be used. Between the two the GPU is "in flight": a driver rejects another
+// Reconfigure of it.
 type Events struct {
-	Queued   []JobID // became ready, or returned after a failure or preemption
-	Started  []JobID // Start decisions the driver applied
-	Ended    []JobID // left running: succeeded, failed, or preempted
-	Rejected []Rejection
+	Queued       []JobID // became ready, or returned after a failure or preemption
+	Started      []JobID // Start decisions the driver applied
+	Ended        []JobID // left running: succeeded, failed, or preempted
+	Rejected     []Rejection
+	Reconfigured []GPURef // Reconfigure decisions the driver applied
+	Unblocked    []GPURef // reconfigurations that finished
 }
 
 // Reset empties the slices, keeping their storage.
@@ -106,6 +122,8 @@ func (e *Events) Reset() {
 	e.Started = e.Started[:0]
 	e.Ended = e.Ended[:0]
 	e.Rejected = e.Rejected[:0]
+	e.Reconfigured = e.Reconfigured[:0]
+	e.Unblocked = e.Unblocked[:0]
 }
 
 // View is the read-only window a policy schedules through. The cluster it

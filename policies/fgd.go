@@ -111,13 +111,12 @@ func (m *fragModel) eval(free []int32, cpu int64, model hwmodel.ModelID) float64
 
 // evalNode is eval on node i's current state.
 func (m *fragModel) evalNode(c *hwmodel.Cluster, i int) float64 {
-	n := c.Node(i)
 	var buf [hwmodel.MaxGPUsPerNode]int32
-	free := buf[:n.GPUs]
+	free := buf[:c.NodeGPUs(i)]
 	for g := range free {
 		free[g] = c.FreeMilli(i, g)
 	}
-	return m.eval(free, c.FreeCPU(i), n.Model)
+	return m.eval(free, c.FreeCPU(i), c.NodeModel(i))
 }
 
 // FragMeter measures fragmentation like NodeFragmentation and
@@ -238,16 +237,16 @@ func fgdScore(delta float64) int64 {
 func (f *fgdState) compute(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64, int) {
 	m := &f.meter.m
 	before := f.meter.Node(c, i)
-	n := c.Node(i)
+	model := c.NodeModel(i) // not c.Node(i): that copies a MIG node's layouts
 	var buf [hwmodel.MaxGPUsPerNode]int32
-	free := buf[:n.GPUs]
+	free := buf[:c.NodeGPUs(i)]
 	for g := range free {
 		free[g] = c.FreeMilli(i, g)
 	}
 	cpu := c.FreeCPU(i) - r.CPUMilli
 	switch {
 	case r.GPUs == 0:
-		return fgdScore(before - m.eval(free, cpu, n.Model)), -1
+		return fgdScore(before - m.eval(free, cpu, model)), -1
 	case !r.Fractional():
 		for g, k := 0, r.GPUs; g < len(free) && k > 0; g++ {
 			if free[g] == hwmodel.MilliPerGPU {
@@ -255,7 +254,7 @@ func (f *fgdState) compute(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64
 				k--
 			}
 		}
-		return fgdScore(before - m.eval(free, cpu, n.Model)), -1
+		return fgdScore(before - m.eval(free, cpu, model)), -1
 	}
 	// GPUs with equal free share give equal scores: evaluate each value once.
 	var seen [hwmodel.MaxGPUsPerNode]struct {
@@ -277,7 +276,7 @@ func (f *fgdState) compute(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64
 		}
 		if s < 0 {
 			free[g] = v - r.GPUMilli
-			s = fgdScore(before - m.eval(free, cpu, n.Model))
+			s = fgdScore(before - m.eval(free, cpu, model))
 			free[g] = v
 			seen[nseen].free, seen[nseen].score = v, s
 			nseen++

@@ -70,7 +70,10 @@ func (t *fragTally) add(p float64, r *hwmodel.Request, total, cpu int64, m hwmod
 // NodeFragmentation is the expected fragmented GPU capacity of node i, in
 // milli-GPU, for the target workload t.
 func NodeFragmentation(c *hwmodel.Cluster, node int, t TargetWorkload) float64 {
-	n := c.Node(node)
+	n := struct {
+		GPUs  int
+		Model hwmodel.ModelID
+	}{c.NodeGPUs(node), c.NodeModel(node)} // not c.Node: that copies a MIG node's layouts
 	var buf [hwmodel.MaxGPUsPerNode]int32
 	free := buf[:n.GPUs]
 	var total int64

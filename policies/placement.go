@@ -163,6 +163,9 @@ type placeScratch struct {
 // validRequest is Request.Validate without building errors, so a bad job
 // at the head of a queue costs nothing per call; such a job never places.
 func validRequest(r hwmodel.Request) bool {
+	if r.WantsMIG() {
+		return validMIGRequest(&r)
+	}
 	switch {
 	case r.GPUs < 0 || r.CPUMilli < 0 || r.MemoryMiB < 0:
 		return false
@@ -182,6 +185,8 @@ func (s *placeScratch) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmode
 		return dst, false
 	}
 	switch {
+	case r.WantsMIG():
+		return placeMIG(dst, c, r)
 	case r.GPUs == 0:
 		return placeCPUOnly(dst, c, r)
 	case r.Fractional():
@@ -206,7 +211,7 @@ func nodeFits(c *hwmodel.Cluster, i int, cpu, mem int64) bool {
 // has checked that the node has k idle GPUs.
 func idleMask(c *hwmodel.Cluster, i, k int) uint64 {
 	var m uint64
-	n := c.Node(i).GPUs
+	n := c.NodeGPUs(i)
 	for g := 0; g < n && k > 0; g++ {
 		if c.FreeMilli(i, g) == hwmodel.MilliPerGPU {
 			m |= 1 << uint(g)
@@ -230,7 +235,7 @@ func placeWhole(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (h
 		return dst, false
 	}
 	for i := 0; i < c.NumNodes(); i++ {
-		if c.FreeWholeGPUs(i) < r.GPUs || !r.Models.Accepts(c.Node(i).Model) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
+		if c.FreeWholeGPUs(i) < r.GPUs || !r.Models.Accepts(c.NodeModel(i)) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
 			continue
 		}
 		return append(dst, hwmodel.Share{
@@ -247,11 +252,11 @@ func placeFractional(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Reques
 		return dst, false
 	}
 	for i := 0; i < c.NumNodes(); i++ {
-		n := c.Node(i)
-		if n.GPUs == 0 || !r.Models.Accepts(n.Model) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
+		gpus := c.NodeGPUs(i)
+		if gpus == 0 || !r.Models.Accepts(c.NodeModel(i)) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
 			continue
 		}
-		for g := 0; g < n.GPUs; g++ {
+		for g := 0; g < gpus; g++ {
 			if c.FreeMilli(i, g) >= need {
 				return append(dst, hwmodel.Share{
 					Node: i, GPUs: 1 << uint(g), Milli: need,
@@ -318,7 +323,7 @@ func (s *placeScratch) collect(c *hwmodel.Cluster, id hwmodel.ModelID) {
 	s.cand = s.cand[:0]
 	var cnt [hwmodel.MaxGPUsPerNode + 2]int
 	for i := 0; i < c.NumNodes(); i++ {
-		if f := c.FreeWholeGPUs(i); f > 0 && c.Node(i).Model == id {
+		if f := c.FreeWholeGPUs(i); f > 0 && c.NodeModel(i) == id {
 			s.cand = append(s.cand, gangNode{node: int32(i), idle: int32(f)})
 			cnt[f]++
 		}

@@ -56,7 +56,7 @@ type queue interface {
 	len() int
 	begin(v View, tot *clusterTotals)
 	next() (qitem, bool)
-	take(it qitem, j *Job)
+	take(it qitem, j *Job, milli int64) // milli: the GPU milli its placement holds
 }
 
 // keyFunc computes a job's static order key.
@@ -139,11 +139,11 @@ func (q *treeQueue) insert(j *Job) qitem {
 	return it
 }
 
-func (q *treeQueue) remove(it qitem, _ *Job)    { q.t.Delete(it) }
-func (q *treeQueue) len() int                   { return q.t.Len() }
-func (q *treeQueue) begin(View, *clusterTotals) { q.cur.reset() }
-func (q *treeQueue) next() (qitem, bool)        { return q.cur.next() }
-func (q *treeQueue) take(it qitem, _ *Job)      { q.t.Delete(it) }
+func (q *treeQueue) remove(it qitem, _ *Job)        { q.t.Delete(it) }
+func (q *treeQueue) len() int                       { return q.t.Len() }
+func (q *treeQueue) begin(View, *clusterTotals)     { q.cur.reset() }
+func (q *treeQueue) next() (qitem, bool)            { return q.cur.next() }
+func (q *treeQueue) take(it qitem, _ *Job, _ int64) { q.t.Delete(it) }
 
 // clusterTotals is a cluster's static capacity, for dominant shares.
 type clusterTotals struct {
@@ -284,12 +284,12 @@ func (q *fairQueue) next() (qitem, bool) {
 	}
 }
 
-func (q *fairQueue) take(it qitem, j *Job) {
+func (q *fairQueue) take(it qitem, j *Job, milli int64) {
 	t := q.tenant(j.Tenant)
 	if _, ok := t.t.Delete(it); ok {
 		q.n--
 	}
-	t.gpu += j.Req.TotalMilli()
+	t.gpu += milli
 	t.cpu += j.Req.CPUMilli
 	t.mem += j.Req.MemoryMiB
 	t.score = q.tot.dominant(t.gpu, t.cpu, t.mem) / t.weight

@@ -39,6 +39,15 @@ type Options struct {
 	// estimated ends) use Job.Oracle, the true duration, when the driver
 	// reveals it (> 0), instead of the user's estimate.
 	UseOracle bool
+	// MIGReconfigure turns on dynamic MIG reconfiguration: a queued MIG job
+	// that finds no free matching instance may get a Reconfigure decision
+	// that repartitions a MIG GPU's free slices (mig.go). Without it MIG
+	// layouts are static. The driver must allow reconfiguration too.
+	MIGReconfigure bool
+	// MIGConvertWhole, with MIGReconfigure, also lets the policy turn an
+	// entirely idle whole GPU of a MIG-capable model into a MIG GPU when
+	// no MIG GPU can be repartitioned for the job.
+	MIGConvertWhole bool
 }
 
 // orderEntry is one named queue order in the registry.
@@ -108,7 +117,8 @@ func Describe(name string) string {
 // the base name, plus "+bf" when backfilling and "/<placement>" when the
 // placement is not the default, plus "+oracle" when true durations drive
 // its decisions (SJF or backfill with UseOracle), e.g. "fcfs", "sjf+bf",
-// "fair/bestfit", "sjf+oracle".
+// "fair/bestfit", "sjf+oracle". MIG options do not change the label: a
+// comparison of MIG setups names its rows itself.
 func New(name string, opt Options) (Policy, error) {
 	k := slices.IndexFunc(orders, func(o orderEntry) bool { return o.name == name })
 	if k < 0 {
@@ -140,6 +150,9 @@ func New(name string, opt Options) (Policy, error) {
 	}
 	if opt.Placement != "" && opt.Placement != DefaultPlacement {
 		label += "/" + opt.Placement
+	}
+	if opt.MIGConvertWhole && !opt.MIGReconfigure {
+		return nil, fmt.Errorf("MIGConvertWhole needs MIGReconfigure")
 	}
 	s := newScheduler(label, nil, placer, opt)
 	s.q = orders[k].make(opt, s)

@@ -58,6 +58,7 @@ type reservation struct {
 	availM   int64 // memory (cpu mode)
 	needM    int64
 	done     bool
+	free     bool // the blocked job is a MIG job: backfill is unconstrained
 }
 
 // settle checks whether the need is met; in gpu mode on one model m.
@@ -90,6 +91,7 @@ type scheduler struct {
 	tot    clusterTotals
 	res    reservation
 	step   func(runItem) bool // s.walkStep, bound once
+	mig    migPlanner
 }
 
 func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
@@ -97,6 +99,7 @@ func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
 		name: name, q: q, placer: p,
 		backfill: o.Backfill, depth: o.BackfillDepth, oracle: o.UseOracle,
 		running: btree.NewG(btreeDegree, lessRun),
+		mig:     migPlanner{enabled: o.MIGReconfigure, convert: o.MIGConvertWhole},
 	}
 	s.step = s.walkStep
 	return s
@@ -139,6 +142,7 @@ func (s *scheduler) dequeued(j *Job) {
 // previous call.
 func (s *scheduler) absorb(v View) {
 	ev := v.Events()
+	s.mig.absorb(ev)
 	for _, rj := range ev.Rejected {
 		id := rj.Decision.Job
 		if rj.Decision.Kind != Start || id < 0 {
@@ -218,6 +222,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 	s.tot.update(c)
 	s.q.begin(v, &s.tot)
 	s.failed.reset()
+	s.mig.resetCall()
 	blocked := false
 	visited := 0
 	for {
@@ -232,6 +237,11 @@ func (s *scheduler) Schedule(v View) []Decision {
 		if !blocked {
 			if p, ok := s.place(c, j.Req); ok && s.commit(v, it, j, p) {
 				continue
+			}
+			if j.Req.WantsMIG() {
+				s.migWait(v, j, true)
+			} else {
+				s.migOff(v, j)
 			}
 			if !s.backfill {
 				break // strict order: the head blocks everything behind it
@@ -251,6 +261,14 @@ func (s *scheduler) Schedule(v View) []Decision {
 			if j.Req.GPUs > 0 {
 				continue
 			}
+		}
+		if j.Req.WantsMIG() {
+			// It cannot delay the head (see mig.go): no reservation test.
+			if p, ok := s.place(c, j.Req); ok && s.commit(v, it, j, p) {
+				continue
+			}
+			s.migWait(v, j, false)
+			continue
 		}
 		s.backfillOne(v, c, now, it, j)
 	}
@@ -274,13 +292,19 @@ func singleNode(c *hwmodel.Cluster, r hwmodel.Request) bool {
 	return r.GPUs == 0 || r.GPUs <= c.MaxNodeGPUs(r.Models)
 }
 
-// dooms reports whether failed request f proves that r cannot fit.
+// dooms reports whether failed request f proves that r cannot fit. A
+// failed MIG request dooms only the same MIG request (instances are not
+// ordered by size across requests); no whole or shared request dooms a
+// MIG one, nor the reverse.
 func dooms(f, r hwmodel.Request) bool {
 	if r.CPUMilli < f.CPUMilli || r.MemoryMiB < f.MemoryMiB {
 		return false
 	}
 	if f.GPUs == 0 {
 		return true // no node has the CPU and memory, whatever else r needs
+	}
+	if f.WantsMIG() || r.WantsMIG() {
+		return f.MIG == r.MIG && within(r.Models, f.Models)
 	}
 	return r.GPUs >= f.GPUs && r.GPUMilli >= f.GPUMilli && within(r.Models, f.Models)
 }
@@ -341,7 +365,7 @@ func (s *scheduler) commit(v View, it qitem, j *Job, p hwmodel.Placement) bool {
 	}
 	p = p[:n:n] // a driver appending to it cannot reach the slab
 	s.out = append(s.out, Decision{Kind: Start, Job: j.ID, Placement: p})
-	s.q.take(it, j)
+	s.q.take(it, j, placementMilli(p))
 	s.dequeued(j)
 	st := s.state(j.ID)
 	st.where = stStarting
@@ -353,11 +377,21 @@ func (s *scheduler) commit(v View, it qitem, j *Job, p hwmodel.Placement) bool {
 	return true
 }
 
+// placementMilli is the GPU milli a placement holds (for a MIG job, its
+// instance's share).
+func placementMilli(p hwmodel.Placement) int64 {
+	var n int64
+	for _, sh := range p {
+		n += int64(sh.GPUCount()) * int64(sh.Milli)
+	}
+	return n
+}
+
 // placementModel is the GPU model a placement uses (gangs use one), or -1.
 func placementModel(c *hwmodel.Cluster, p hwmodel.Placement) int16 {
 	for _, sh := range p {
 		if sh.GPUs != 0 {
-			return int16(c.Node(sh.Node).Model)
+			return int16(c.NodeModel(sh.Node))
 		}
 	}
 	return -1
@@ -383,6 +417,10 @@ func (s *scheduler) reserveFor(v View, j *Job) {
 	c := v.Cluster()
 	r := &s.res
 	*r = reservation{now: v.Now(), shadow: v.Now()}
+	if j.Req.WantsMIG() {
+		r.free = true // see mig.go: nothing behind a MIG head can delay it
+		return
+	}
 	if j.Req.GPUs > 0 {
 		r.gpu, r.need = true, j.Req.TotalMilli()
 		for m := 0; m < numModels; m++ {
@@ -457,7 +495,7 @@ func (t *clusterTotals) onlyOn(a, b hwmodel.ModelSet) bool {
 // it ends by the shadow time, or it uses only the reservation's extra.
 func (s *scheduler) backfillOne(v View, c *hwmodel.Cluster, now Time, it qitem, j *Job) {
 	r := &s.res
-	if now+s.duration(j) <= r.shadow {
+	if r.free || now+s.duration(j) <= r.shadow {
 		if p, ok := s.place(c, j.Req); ok {
 			s.commit(v, it, j, p)
 		}

@@ -135,6 +135,9 @@ func (p *scored) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Requ
 	if !validRequest(r) {
 		return dst, false
 	}
+	if r.WantsMIG() {
+		return placeMIG(dst, c, r) // the same rule for every placer (mig.go)
+	}
 	if r.GPUs > 0 {
 		maxNode := c.MaxNodeGPUs(r.Models)
 		switch {
@@ -211,7 +214,7 @@ func feasible(c *hwmodel.Cluster, i int, r *hwmodel.Request) bool {
 				return false
 			}
 		}
-		if r.Models != hwmodel.AnyModel && !r.Models.Accepts(c.Node(i).Model) {
+		if r.Models != hwmodel.AnyModel && !r.Models.Accepts(c.NodeModel(i)) {
 			return false
 		}
 	}
@@ -222,7 +225,7 @@ func feasible(c *hwmodel.Cluster, i int, r *hwmodel.Request) bool {
 // ties by lowest index, or -1.
 func tightestGPU(c *hwmodel.Cluster, i int, milli int32) int {
 	pick, left := -1, int32(math.MaxInt32)
-	for g := 0; g < c.Node(i).GPUs; g++ {
+	for g := 0; g < c.NodeGPUs(i); g++ {
 		if f := c.FreeMilli(i, g); f >= milli && f < left {
 			pick, left = g, f
 		}
@@ -237,7 +240,7 @@ func (p *scored) shareGPU(c *hwmodel.Cluster, i int, milli int32) int {
 		return tightestGPU(c, i, milli)
 	}
 	p.cands = p.cands[:0]
-	for g := 0; g < c.Node(i).GPUs; g++ {
+	for g := 0; g < c.NodeGPUs(i); g++ {
 		if c.FreeMilli(i, g) >= milli {
 			p.cands = append(p.cands, int8(g))
 		}
@@ -282,9 +285,8 @@ func packingScore(c *hwmodel.Cluster, i int, r *hwmodel.Request) int64 {
 	if r.GPUs == 0 {
 		return 0
 	}
-	n := c.Node(i)
 	idle := c.FreeWholeGPUs(i)
-	if idle == n.GPUs {
+	if idle == c.NodeGPUs(i) {
 		return max(maxScore/3-int64(idle), int64(idle))
 	}
 	if !r.Fractional() {

@@ -55,6 +55,9 @@ func TargetFromRequests(reqs []hwmodel.Request) TargetWorkload {
 //   - A kept class's Popularity is its count over len(reqs), divided by the
 //     kept classes' share of len(reqs), so the kept popularities sum to 1.
 //
+// MIG requests are left out (they use MIG instances, never whole or shared
+// GPU capacity) and do not count in the popularities.
+//
 // The result depends only on the multiset of requests. The reference keys
 // classes by the text of the model constraint rather than by the set of
 // models; TargetFromRequestSpecs does that when the text is at hand.
@@ -78,7 +81,12 @@ func TargetFromRequestSpecs(reqs []hwmodel.Request, specs []string, coverage flo
 		spec string
 	}
 	counts := make(map[key]int, 128)
+	total := 0
 	for i, r := range reqs {
+		if r.WantsMIG() {
+			continue // MIG instances are not whole or shared GPU capacity
+		}
+		total++
 		k := key{r: classKey(r)}
 		if i < len(specs) && r.GPUs > 0 {
 			k.spec = specs[i]
@@ -103,8 +111,10 @@ func TargetFromRequestSpecs(reqs []hwmodel.Request, specs []string, coverage flo
 			cmp.Compare(b.k.r.Models, a.k.r.Models),
 		)
 	})
-	total := float64(len(reqs))
-	want := coverage * total
+	if total == 0 {
+		return TargetWorkload{}
+	}
+	want := coverage * float64(total)
 	kept, cum := 0, 0.0
 	for kept < len(all) && (coverage >= 1 || cum < want) {
 		cum += float64(all[kept].n)
@@ -112,9 +122,9 @@ func TargetFromRequestSpecs(reqs []hwmodel.Request, specs []string, coverage flo
 	}
 	t := TargetWorkload{Classes: make([]PodClass, kept)}
 	for i := range kept {
-		p := float64(all[i].n) / total
+		p := float64(all[i].n) / float64(total)
 		if kept < len(all) {
-			p /= cum / total
+			p /= cum / float64(total)
 		}
 		t.Classes[i] = PodClass{Req: all[i].k.r, Popularity: p}
 	}

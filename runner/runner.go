@@ -34,6 +34,9 @@ type Spec struct {
 	FragTarget *policies.TargetWorkload
 	// Parallel is how many policies run at once; 0 or 1 runs them in turn.
 	Parallel int
+	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU
+	// when Options.MIGReconfigure is set (sim.Config.MIGReconfigTime).
+	MIGReconfigTime hwmodel.Time
 }
 
 // PolicyRun is one policy's results.
@@ -100,6 +103,8 @@ func Run(spec Spec) ([]PolicyRun, error) {
 			StarvationThreshold: threshold,
 			Events:              r.Engine.Events,
 			Arrivals:            r.Arrivals,
+			MIGReconfigurations: r.Engine.MIGReconfigurations,
+			MIGReconfigGPUTime:  r.Engine.MIGReconfigGPUTime,
 		})
 	}
 	return runs, nil
@@ -138,7 +143,9 @@ func runOne(spec Spec, name string) (PolicyRun, error) {
 	}
 	prep, err := Prepare(cluster, spec.Workload, policy, PrepareOptions{
 		Bucket: spec.Bucket, RevealOracle: spec.Options.UseOracle, CheckInvariants: spec.CheckInvariants,
-		FragTarget: spec.FragTarget,
+		FragTarget:     spec.FragTarget,
+		MIGReconfigure: spec.Options.MIGReconfigure, MIGConvertWhole: spec.Options.MIGConvertWhole,
+		MIGReconfigTime: spec.MIGReconfigTime,
 	})
 	if err != nil {
 		return PolicyRun{}, err
@@ -163,6 +170,9 @@ type PrepareOptions struct {
 	// batch of events the cluster's fragmentation against it is measured
 	// (a pass over the nodes, re-evaluating only those that changed).
 	FragTarget *policies.TargetWorkload
+	// MIG reconfiguration, as sim.Config has it.
+	MIGReconfigure, MIGConvertWhole bool
+	MIGReconfigTime                 hwmodel.Time
 }
 
 // Prepared is an engine wired to a timeline, ready to Run.
@@ -198,8 +208,13 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 		Policy:          policy,
 		RevealOracle:    opt.RevealOracle,
 		CheckInvariants: opt.CheckInvariants,
+		MIGReconfigure:  opt.MIGReconfigure,
+		MIGConvertWhole: opt.MIGConvertWhole,
+		MIGReconfigTime: opt.MIGReconfigTime,
 		Observe: func(now hwmodel.Time, o sim.Observation) {
-			state := results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli}
+			state := results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli,
+				MIGSlices: int64(o.MIGSlices), MIGBusySlices: int64(o.MIGBusySlices),
+				MIGFreeSlices: int64(o.MIGFreeSlices), MIGFragSlices: int64(o.MIGFragSlices)}
 			if meter != nil {
 				state.FragmentedMilli = int64(math.Round(meter.Cluster(c)))
 			}
@@ -236,10 +251,14 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 		if o.State == sim.Failed {
 			state = results.Failed
 		}
+		milli := j.Req.GPUMilli
+		if o.MIGProfile != "" {
+			milli = o.Placement[0].Milli // the instance's share of its GPU
+		}
 		out[i] = results.JobRecord{
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
 			Submit: o.Submit, Ready: o.Ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
-			GPUs: j.Req.GPUs, GPUMilli: j.Req.GPUMilli, Nodes: names.String(), Attempts: o.Attempts, State: state,
+			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: names.String(), Attempts: o.Attempts, State: state,
 		}
 	}
 	return out

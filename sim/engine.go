@@ -48,8 +48,13 @@ type Outcome struct {
 	Run      hwmodel.Time // total running time over all attempts
 	Attempts int
 	// Placement is where the last attempt ran (nil if it never ran). It is
-	// the placement the policy decided, kept rather than copied.
+	// the placement the policy decided, kept rather than copied (a MIG
+	// share's Instance is rewritten while it runs if a reconfiguration
+	// moves its instance; afterwards it may name another instance).
 	Placement hwmodel.Placement
+	// MIGProfile is the profile of the MIG instance the last attempt ran
+	// on; "" for other jobs.
+	MIGProfile string
 	// Reason says why a job failed ("attempt failed, no retries left",
 	// "dependency x failed", "unsatisfiable: ...").
 	Reason string
@@ -63,6 +68,10 @@ const ReasonUnsatisfiable = "unsatisfiable: "
 type Observation struct {
 	Queued, Running, InSystem int
 	AllocatedMilli            int64
+	// MIG compute slices (see results.State): of MIG-enabled GPUs, of busy
+	// instances, and, only while a MIG job is queued, of free usable
+	// instances and of those among them that no queued MIG request fits.
+	MIGSlices, MIGBusySlices, MIGFreeSlices, MIGFragSlices int
 }
 
 // Config describes one run. The engine takes ownership of Cluster (it must
@@ -82,6 +91,20 @@ type Config struct {
 	// Observe, if set, is called after every batch of simultaneous events
 	// with the state that holds until the next batch.
 	Observe func(now hwmodel.Time, o Observation)
+	// MIGReconfigure lets the policy repartition MIG GPUs (Reconfigure
+	// decisions); without it MIG layouts are static, Reconfigure decisions
+	// are rejected, and a MIG job that no instance of the initial layouts
+	// matches fails at submission. MIGConvertWhole also lets it turn idle
+	// whole GPUs into MIG GPUs and back (a layout for a GPU that is not
+	// MIG-enabled, or an empty one); without it the set of MIG GPUs is
+	// fixed and a MIG job that no MIG GPU's model can serve fails at
+	// submission.
+	MIGReconfigure  bool
+	MIGConvertWhole bool
+	// MIGReconfigTime is how long a reconfigured GPU's new instances stay
+	// blocked: the reconfiguration's cost. 0 makes them usable at the same
+	// instant (after one more scheduling point).
+	MIGReconfigTime hwmodel.Time
 }
 
 // Result is the outcome of a run.
@@ -91,6 +114,11 @@ type Result struct {
 	Calls      int64     // policy calls
 	Rejections int64     // decisions the engine refused
 	End        hwmodel.Time
+	// MIGReconfigurations counts the Reconfigure decisions applied;
+	// MIGReconfigGPUTime is the GPU-time they blocked (each blocks its GPU
+	// for Config.MIGReconfigTime).
+	MIGReconfigurations int64
+	MIGReconfigGPUTime  hwmodel.Time
 }
 
 // InvariantError reports a broken engine invariant: a bug, never bad input.
@@ -149,6 +177,8 @@ type Engine struct {
 	pendingChange bool
 	ran           bool
 
+	mig migBooks
+
 	res Result
 }
 
@@ -165,7 +195,14 @@ func New(cfg Config) (*Engine, error) {
 		cfg.DefaultEstimate = hwmodel.Hour
 	}
 	w := cfg.Workload
+	if cfg.MIGReconfigTime < 0 {
+		return nil, errors.New("sim: MIGReconfigTime must be >= 0")
+	}
+	if cfg.MIGConvertWhole && !cfg.MIGReconfigure {
+		return nil, errors.New("sim: MIGConvertWhole needs MIGReconfigure")
+	}
 	e := &Engine{cfg: cfg, cluster: cfg.Cluster, w: w, policy: cfg.Policy}
+	e.mig.init(cfg.Cluster)
 	tenantIdx := make(map[string]int, len(w.Tenants))
 	for i, t := range w.Tenants {
 		tenantIdx[t.Name] = i
@@ -257,7 +294,9 @@ func (e *Engine) Run() (*Result, error) {
 			}
 		}
 		if e.cfg.Observe != nil {
-			e.cfg.Observe(e.now, Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem, AllocatedMilli: e.cluster.AllocatedMilli()})
+			o := Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem, AllocatedMilli: e.cluster.AllocatedMilli()}
+			e.observeMIG(&o)
+			e.cfg.Observe(e.now, o)
 		}
 	}
 	if e.terminal != len(e.jobs) {
@@ -303,6 +342,10 @@ func (e *Engine) arrive(i int) {
 		e.failForGood(i, ReasonUnsatisfiable+err.Error())
 		return
 	}
+	if reason := e.migServable(e.jobs[i].Req); reason != "" {
+		e.failForGood(i, ReasonUnsatisfiable+reason)
+		return
+	}
 	for _, d := range e.w.Jobs[i].Deps {
 		if e.runs[d].state == Failed {
 			e.failForGood(i, "dependency "+e.jobs[d].Name+" failed")
@@ -328,11 +371,16 @@ func (e *Engine) enqueue(i int) {
 	r.queuedAt = e.now
 	e.jobs[i].Queued = e.now
 	e.queued++
+	e.mig.queue(&e.jobs[i].Req, +1)
 	e.events.Queued = append(e.events.Queued, policies.JobID(i))
 	e.pendingChange = true
 }
 
 func (e *Engine) finish(ev event) error {
+	if ev.kind == evUnblock {
+		e.unblock(int(ev.job), int(ev.attempt))
+		return nil
+	}
 	i := int(ev.job)
 	r := &e.runs[i]
 	if r.state != Running || r.attempt != ev.attempt {
@@ -364,9 +412,10 @@ func (e *Engine) finish(ev event) error {
 func (e *Engine) stopRunning(i int) {
 	r := &e.runs[i]
 	e.cluster.Release(r.placement)
+	e.mig.stopped(i, r.placement)
 	t := &e.tenants[e.jobs[i].Tenant]
 	req := e.jobs[i].Req
-	t.AllocatedMilliGPU -= req.TotalMilli()
+	t.AllocatedMilliGPU -= placementMilli(r.placement)
 	t.AllocatedCPUMilli -= req.CPUMilli
 	t.AllocatedMemMiB -= req.MemoryMiB
 	e.out[i].Run += e.now - e.jobs[i].Start

@@ -5,7 +5,8 @@ import "github.com/brigadesim/brigade/hwmodel"
 type eventKind uint8
 
 const (
-	evFinish eventKind = iota + 1 // a running attempt ends (success or failure)
+	evFinish  eventKind = iota + 1 // a running attempt ends (success or failure)
+	evUnblock                      // a MIG reconfiguration ends: job is the node, attempt the GPU
 )
 
 // event is a value type so the heap never allocates per event.
@@ -13,8 +14,8 @@ type event struct {
 	at      hwmodel.Time
 	seq     uint64
 	kind    eventKind
-	job     int32
-	attempt int32 // which attempt a finish belongs to; stale ones are dropped
+	job     int32 // evUnblock: the node
+	attempt int32 // which attempt a finish belongs to; stale ones are dropped (evUnblock: the GPU)
 }
 
 func (a *event) before(b *event) bool {

@@ -58,5 +58,8 @@ func (e *Engine) check() error {
 	if allocated != e.cluster.AllocatedMilli() {
 		return fail("tenants hold %d milli-GPU, cluster says %d", allocated, e.cluster.AllocatedMilli())
 	}
+	if msg := e.checkMIG(); msg != "" {
+		return fail("MIG: %s", msg)
+	}
 	return nil
 }

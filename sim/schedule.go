@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
@@ -70,6 +71,9 @@ func (e *Engine) schedule() error {
 
 // apply carries out one decision, or returns why it cannot.
 func (e *Engine) apply(d policies.Decision) string {
+	if d.Kind == policies.Reconfigure {
+		return e.reconfigure(d)
+	}
 	if d.Job < 0 || int(d.Job) >= len(e.jobs) {
 		return fmt.Sprintf("job %d does not exist", d.Job)
 	}
@@ -106,6 +110,9 @@ func (e *Engine) checkPlacement(i int, p hwmodel.Placement) string {
 	if len(p) == 0 {
 		return "empty placement"
 	}
+	if req.WantsMIG() {
+		return e.checkMIGPlacement(i, p)
+	}
 	var cpu, mem int64
 	for _, s := range p {
 		if s.Node < 0 || s.Node >= e.cluster.NumNodes() {
@@ -114,6 +121,9 @@ func (e *Engine) checkPlacement(i int, p hwmodel.Placement) string {
 		if s.GPUs != 0 && !req.Models.Accepts(e.cluster.Node(s.Node).Model) {
 			return fmt.Sprintf("node %s has %s GPUs, job accepts %s", e.cluster.Node(s.Node).Name,
 				hwmodel.Model(e.cluster.Node(s.Node).Model).Name, req.Models)
+		}
+		if s.Instance != 0 {
+			return fmt.Sprintf("share names MIG instance %d, job %s asks for no MIG instance", s.Instance-1, e.jobs[i].Name)
 		}
 		if s.GPUs != 0 && s.Milli != req.GPUMilli {
 			return fmt.Sprintf("share of %d milli per GPU, job asks for %d", s.Milli, req.GPUMilli)
@@ -144,11 +154,17 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	}
 	o.Attempts = int(r.attempt)
 	o.Placement = p
+	if s, ok := migShare(p); ok {
+		g := bits.TrailingZeros64(s.GPUs)
+		o.MIGProfile = e.mig.profs[e.cluster.NodeModel(s.Node)][e.cluster.MIGInstanceAt(s.Node, g, s.Instance-1).Profile].Name
+	}
 	j := &e.jobs[i]
 	j.Start = e.now
 	j.Attempt = int(r.attempt) - 1
+	e.mig.started(i, p)
+	e.mig.queue(&j.Req, -1)
 	t := &e.tenants[j.Tenant]
-	t.AllocatedMilliGPU += j.Req.TotalMilli()
+	t.AllocatedMilliGPU += placementMilli(p)
 	t.AllocatedCPUMilli += j.Req.CPUMilli
 	t.AllocatedMemMiB += j.Req.MemoryMiB
 	e.queued--
