@@ -44,13 +44,17 @@ import (
 //   - New layout: every busy instance is kept as it is (profile and
 //     start); the smallest matching profile (same order as placement) is
 //     put at its lowest valid start in the free memory slices; then the
-//     free slices left are filled greedily, first with more instances of
-//     that same profile (a burst of similar requests is likely), then with
-//     the largest profile that still fits (most compute slices, then most
-//     memory, lowest index; +me profiles are never used as filler), each
-//     at its lowest valid start, until nothing fits. Free instances of the
-//     old layout are dropped (those the new layout repeats survive as
-//     they are). Validity is hwmodel.ValidateMIGLayout's.
+//     free slices left are filled greedily with the largest profile that
+//     still fits (most compute slices, then most memory, lowest index; +me
+//     profiles are never used as filler), each at its lowest valid start,
+//     until nothing fits. Large instances serve any smaller request (a
+//     request is a minimum), so this keeps the GPU useful to whatever
+//     comes next; on an empty H200 a 1g request gives 1g + 3g + 2g + 1g,
+//     the balanced layout. (Filling with more of the same profile first
+//     was tried: it leaves GPUs of one shape that later requests of other
+//     shapes use badly.) Free instances of the old layout are dropped
+//     (those the new layout repeats survive as they are). Validity is
+//     hwmodel.ValidateMIGLayout's.
 //   - Choice: a MIG GPU before a whole GPU to convert; then the GPU with
 //     the fewest free compute slices (best fit: emptier GPUs stay
 //     available for big profiles); then the fewest free instances
@@ -63,6 +67,16 @@ import (
 // walk. A GPU has at most one reconfiguration in flight, and busy instances
 // are never destroyed. A request class (same MIG request, models, CPU and
 // memory) that found no candidate is not tried again in the same call.
+//
+// Right-sizing: with reconfiguration, a MIG job whose smallest free
+// matching instance has more compute slices than the smallest profile of
+// that model that matches it (a 1-slice request and only a 3g free) does
+// not take it if it can instead claim an instance of exactly the right
+// size on its way, or get one from a reconfiguration decided now by the
+// rules above; it then waits for it. Otherwise it takes the larger
+// instance. Without this, small requests occupy the large instances that
+// earlier reconfigurations made, layouts never shrink back, and dynamic
+// layouts did worse than static ones in the worked example (docs/mig.md).
 //
 // In a strict queue only the head may reconfigure (then the walk stops as
 // for any blocked head). With backfill, MIG jobs behind the blocked head
@@ -276,13 +290,17 @@ func (m *migPlanner) collect(c *hwmodel.Cluster) {
 }
 
 // claim takes the smallest unclaimed pending instance that fits r (lowest
-// position in the list on ties); false if none.
-func (m *migPlanner) claim(c *hwmodel.Cluster, r *hwmodel.Request) bool {
+// position in the list on ties), of exactly exact compute slices when
+// exact > 0; false if none.
+func (m *migPlanner) claim(c *hwmodel.Cluster, r *hwmodel.Request, exact int) bool {
 	best := -1
 	for k := range m.pending {
 		p := &m.pending[k]
 		profs := migProfilesOf(p.model)
 		if p.claimed || !r.Models.Accepts(p.model) || !migMatch(&r.MIG, &profs[p.profile]) || !nodeFits(c, p.node, r.CPUMilli, r.MemoryMiB) {
+			continue
+		}
+		if exact > 0 && profs[p.profile].Slices != exact {
 			continue
 		}
 		if best >= 0 {
@@ -304,23 +322,29 @@ func (m *migPlanner) claim(c *hwmodel.Cluster, r *hwmodel.Request) bool {
 // instance on its way, or decides a reconfiguration (appended to s.out),
 // or does nothing. head says whether j is the first blocked job, which
 // alone may convert a whole GPU.
-func (s *scheduler) migWait(v View, j *Job, head bool) {
+func (s *scheduler) migWait(v View, j *Job, head bool) bool {
+	return s.migWaitFor(v, j, head, 0)
+}
+
+// migWaitFor is migWait; exact > 0 restricts it to instances of exactly
+// that many compute slices (right-sizing, see migRightSize).
+func (s *scheduler) migWaitFor(v View, j *Job, head bool, exact int) bool {
 	m := &s.mig
 	if !m.enabled || !validMIGRequest(&j.Req) {
-		return
+		return false
 	}
 	c := v.Cluster()
 	m.collect(c)
-	if m.claim(c, &j.Req) {
-		return
+	if m.claim(c, &j.Req, exact) {
+		return true
 	}
 	if slices.Contains(m.failed, j.Req) {
-		return
+		return false
 	}
 	i, g, conv, need, ok := m.choose(c, &j.Req, head && m.convert)
 	if !ok {
 		m.failed = append(m.failed, j.Req)
-		return
+		return false
 	}
 	layout := slices.Clone(m.best)
 	// Hide what the reconfiguration destroys from the rest of this call.
@@ -340,6 +364,42 @@ func (s *scheduler) migWait(v View, j *Job, head bool) {
 		m.pending = append(m.pending, migPending{node: i, gpu: g, model: model, profile: layout[k].Profile})
 	}
 	s.out = append(s.out, Decision{Kind: Reconfigure, Job: -1, Node: i, GPU: g, Layout: layout})
+	return true
+}
+
+// migRightSize reports whether MIG job j, which p would place on a free
+// instance larger than the smallest profile of that model matching j,
+// should rather wait for a right-sized instance: one on its way (claimed),
+// or one a reconfiguration decided now will create. Only with
+// Options.MIGReconfigure.
+func (s *scheduler) migRightSize(v View, j *Job, p hwmodel.Placement, head bool) bool {
+	if !s.mig.enabled || len(p) != 1 || p[0].Instance == 0 {
+		return false
+	}
+	c := v.Cluster()
+	sh := p[0]
+	model := c.NodeModel(sh.Node)
+	profs := migProfilesOf(model)
+	have := profs[c.MIGInstanceAt(sh.Node, bitIndexOf(sh.GPUs), sh.Instance-1).Profile].Slices
+	want := 0
+	for k := range profs {
+		if migMatch(&j.Req.MIG, &profs[k]) && (want == 0 || profs[k].Slices < want) {
+			want = profs[k].Slices
+		}
+	}
+	if want == 0 || have <= want {
+		return false
+	}
+	return s.migWaitFor(v, j, head, want)
+}
+
+func bitIndexOf(m uint64) int {
+	for g := 0; g < 64; g++ {
+		if m&(1<<uint(g)) != 0 {
+			return g
+		}
+	}
+	return -1
 }
 
 // choose finds the GPU to reconfigure for r and leaves its new layout in
@@ -457,9 +517,7 @@ func (m *migPlanner) extend(model hwmodel.ModelID, profs []hwmodel.MIGProfile, r
 		m.layout = m.layout[:kept]
 		return false
 	}
-	// Fill: the same profile while it fits, then the largest that fits.
-	for m.tryAdd(model, profs, want) {
-	}
+	// Fill: the largest profile that fits, repeatedly.
 	m.order = m.order[:0]
 	for k := range profs {
 		if !strings.HasSuffix(profs[k].Name, "+me") {

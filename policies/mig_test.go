@@ -183,9 +183,9 @@ func TestMIGReconfigurationPlans(t *testing.T) {
 			"reconfigure 0/0 to 3g.71gb@4,3g.71gb@0"},
 		{"static: nothing", []string{"balanced"}, [][3]int{{0, 0, 0}},
 			[]hwmodel.MIGRequest{{MinSlices: 3}}, Options{}, ""},
-		{"all-1g idle, 2g: three 2g, then the largest that fits", []string{"all-1g"}, nil,
+		{"all-1g idle, 2g: a 2g, then the largest that fit", []string{"all-1g"}, nil,
 			[]hwmodel.MIGRequest{{Profile: "2g.35gb"}}, Options{MIGReconfigure: true},
-			"reconfigure 0/0 to 2g.35gb@0,2g.35gb@2,2g.35gb@4,1g.35gb@6"},
+			"reconfigure 0/0 to 2g.35gb@0,3g.71gb@4,2g.35gb@2"},
 		{"all-1g idle, 4 slices: 4g, then 3g", []string{"all-1g"}, nil,
 			[]hwmodel.MIGRequest{{MinSlices: 4}}, Options{MIGReconfigure: true},
 			"reconfigure 0/0 to 4g.71gb@0,3g.71gb@4"},
@@ -193,7 +193,7 @@ func TestMIGReconfigurationPlans(t *testing.T) {
 			[]hwmodel.MIGRequest{{MinSlices: 4}}, Options{MIGReconfigure: true}, ""},
 		{"best fit: the GPU with fewer free slices", []string{"balanced", "balanced"}, [][3]int{{0, 1, 0}},
 			[]hwmodel.MIGRequest{{Profile: "1g.35gb"}}, Options{MIGReconfigure: true},
-			"reconfigure 0/1 to 3g.71gb@4,1g.35gb@0,1g.35gb@2"},
+			"reconfigure 0/1 to 3g.71gb@4,1g.35gb@0,2g.35gb@2"},
 		{"whole GPU: only with conversion", []string{""}, nil,
 			[]hwmodel.MIGRequest{{MinSlices: 3}}, Options{MIGReconfigure: true}, ""},
 		{"whole GPU converted", []string{""}, nil,
@@ -207,6 +207,15 @@ func TestMIGReconfigurationPlans(t *testing.T) {
 		{"claims and one reconfiguration per GPU", []string{"balanced", "all-1g"}, [][3]int{{0, 0, 0}},
 			[]hwmodel.MIGRequest{{MinSlices: 3}, {MinSlices: 3}, {MinSlices: 1}}, Options{MIGReconfigure: true, Backfill: true},
 			"reconfigure 0/0 to 3g.71gb@4,3g.71gb@0; reconfigure 0/1 to 3g.71gb@0,3g.71gb@4"},
+		// Right-sizing: a 1-slice job whose smallest free match is a 3g
+		// waits for a GPU repartitioned with a 1g (GPU 1 is full); the 3g@4
+		// of halves survives. Statically it takes the 3g at once.
+		{"right-sizing", []string{"halves", "all-1g"}, [][3]int{{0, 1, 0}, {0, 1, 1}, {0, 1, 2}, {0, 1, 3}, {0, 1, 4}, {0, 1, 5}, {0, 1, 6}},
+			[]hwmodel.MIGRequest{{MinSlices: 1}}, Options{MIGReconfigure: true},
+			"reconfigure 0/0 to 1g.18gb@0,3g.71gb@4,2g.35gb@2,1g.18gb@1"},
+		{"no right-sizing when static", []string{"halves", "all-1g"}, [][3]int{{0, 1, 0}, {0, 1, 1}, {0, 1, 2}, {0, 1, 3}, {0, 1, 4}, {0, 1, 5}, {0, 1, 6}},
+			[]hwmodel.MIGRequest{{MinSlices: 1}}, Options{},
+			"start j0 on 0/0/0"},
 		// Strict: only the head reconfigures.
 		{"strict: the head only", []string{"balanced", "all-1g"}, [][3]int{{0, 0, 0}},
 			[]hwmodel.MIGRequest{{MinSlices: 3}, {MinSlices: 7}}, Options{MIGReconfigure: true},

@@ -235,11 +235,16 @@ func (s *scheduler) Schedule(v View) []Decision {
 			continue
 		}
 		if !blocked {
-			if p, ok := s.place(c, j.Req); ok && s.commit(v, it, j, p) {
-				continue
+			waits := false // for a right-sized MIG instance
+			if p, ok := s.place(c, j.Req); ok {
+				if waits = j.Req.WantsMIG() && s.migRightSize(v, j, p, true); !waits && s.commit(v, it, j, p) {
+					continue
+				}
 			}
 			if j.Req.WantsMIG() {
-				s.migWait(v, j, true)
+				if !waits {
+					s.migWait(v, j, true)
+				}
 			} else {
 				s.migOff(v, j)
 			}
@@ -264,7 +269,10 @@ func (s *scheduler) Schedule(v View) []Decision {
 		}
 		if j.Req.WantsMIG() {
 			// It cannot delay the head (see mig.go): no reservation test.
-			if p, ok := s.place(c, j.Req); ok && s.commit(v, it, j, p) {
+			if p, ok := s.place(c, j.Req); ok {
+				if !s.migRightSize(v, j, p, false) {
+					s.commit(v, it, j, p)
+				}
 				continue
 			}
 			s.migWait(v, j, false)

@@ -31,6 +31,7 @@ func commands() []command {
 		{"sim", "replay a trace on a cluster under one or more policies and compare them", runSim},
 		{"bench", "measure the engine's speed in events per second", runBench},
 		{"fill", "the FGD paper's experiment: fill a cluster with sampled pods under placement policies", runFill},
+		{"mig-example", "the MIG worked example: one inference workload on 8 H200s, whole, static MIG and dynamic MIG (docs/mig.md)", runMIGExample},
 	}
 }
 

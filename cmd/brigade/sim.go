@@ -49,6 +49,7 @@ type simFlags struct {
 	seed                                       uint64
 	bucket, starvation                         string
 	checkInvariants, quiet                     bool
+	mig, migReconfigTime                       string
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -67,6 +68,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&f.priorityWeight, "priority-weight", 1, "priority policy: weight of the job's priority in its score")
 	fs.Float64Var(&f.waitWeight, "wait-weight", 1, "priority policy: score gained per hour of waiting (aging)")
 	fs.BoolVar(&f.oracle, "oracle", false, "let SJF and backfill use true job durations instead of runtime estimates")
+	fs.StringVar(&f.mig, "mig", "static", "MIG layouts: static (as the cluster spec gives them), dynamic (a policy may repartition MIG GPUs for queued MIG jobs, never destroying busy instances) or convert (dynamic, and idle whole GPUs may become MIG GPUs and back); see docs/mig.md")
+	fs.StringVar(&f.migReconfigTime, "mig-reconfig-time", DefaultMIGReconfigTime, "how long a MIG reconfiguration keeps its GPU's new instances unusable (an assumption; see docs/mig.md)")
 	fs.StringVar(&f.tenantWeights, "tenant-weights", "", "CSV `file` of tenant,weight for fair share (default: every tenant weighs 1)")
 	fs.Uint64Var(&f.seed, "seed", 1, "root seed of the run, recorded in summary.json; seeded parts (synthetic workloads, randomised policies) derive their streams from it")
 	fs.StringVar(&f.out, "out", "brigade-out", "results `directory` (created if missing)")
@@ -98,6 +101,10 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	opts := policies.Options{
 		Placement: f.placement, Backfill: f.backfill, BackfillDepth: f.backfillDepth,
 		PriorityWeight: f.priorityWeight, WaitWeightPerHour: f.waitWeight, UseOracle: f.oracle,
+	}
+	reconfigTime, err := migFlags(f.mig, f.migReconfigTime, &opts)
+	if err != nil {
+		return err
 	}
 	if !slices.Contains(policies.PlacementNames(), f.placement) {
 		return usageError{fmt.Errorf("unknown placement %q (known: %s)", f.placement, strings.Join(policies.PlacementNames(), ", "))}
@@ -197,6 +204,7 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		CheckInvariants: f.checkInvariants,
 		FragTarget:      &target,
 		Parallel:        runtime.GOMAXPROCS(0),
+		MIGReconfigTime: reconfigTime,
 	})
 	if err != nil {
 		return err
@@ -311,4 +319,34 @@ func detectFormat(path string) (string, error) {
 		return "", err
 	}
 	return "", fmt.Errorf("%s: the file is empty", path)
+}
+
+// DefaultMIGReconfigTime is --mig-reconfig-time's default. It is an
+// assumption, not a measurement: creating or destroying a GPU instance
+// with nvidia-smi takes seconds, but repartitioning a GPU in a cluster
+// (NVIDIA's mig-parted or the Kubernetes MIG manager) also stops the GPU's
+// clients and restarts the device plugin, which takes tens of seconds or
+// more. docs/mig.md says the same.
+const DefaultMIGReconfigTime = "30s"
+
+// migFlags reads --mig and --mig-reconfig-time into opts and returns the
+// reconfiguration time.
+func migFlags(mode, reconfig string, opts *policies.Options) (hwmodel.Time, error) {
+	switch mode {
+	case "static":
+	case "dynamic":
+		opts.MIGReconfigure = true
+	case "convert":
+		opts.MIGReconfigure, opts.MIGConvertWhole = true, true
+	default:
+		return 0, usageError{fmt.Errorf("--mig: want static, dynamic or convert, got %q", mode)}
+	}
+	t, err := hwmodel.ParseDuration(reconfig)
+	if err != nil || t < 0 {
+		if err == nil {
+			err = fmt.Errorf("must be >= 0")
+		}
+		return 0, usageError{fmt.Errorf("--mig-reconfig-time: %v", err)}
+	}
+	return t, nil
 }
