@@ -31,6 +31,12 @@
 //     decisions, copy what it keeps) before calling Schedule again. The
 //     hwmodel.Placement in each decision is never reused by the policy, so
 //     the driver may keep it for the job's lifetime (to release it later).
+//   - Reconfigure decisions (MIG) are answered like Starts: by exactly one
+//     Reconfigured or Rejected at the next call; an applied one is later
+//     reported once in Unblocked, when its new instances become usable.
+//     Decisions are applied in order, so a Start after a Reconfigure of
+//     the same GPU in one call would see the new layout: a policy reserves
+//     what a reconfiguration destroys (mig.go does).
 //   - Jobs are read through v.Job(id); the pointers stay valid for the run
 //     and are read-only to the policy. Job.Estimate is > 0.
 //   - Determinism: every order breaks ties by JobID; no map iteration, wall
@@ -145,6 +151,12 @@
 // request shape until the node's generation (hwmodel.Cluster.Generation)
 // changes, so a placement re-evaluates only the nodes that changed since
 // the shape was last placed; see BenchmarkFill.
+//
+// # MIG
+//
+// MIG placement (one rule for every placer), dynamic reconfiguration
+// (Options.MIGReconfigure, MIGConvertWhole), right-sizing and how MIG jobs
+// interact with backfill are documented in mig.go.
 //
 // # Allocation
 //

@@ -32,6 +32,17 @@
 //     terminal state (Run fails with an error naming stranded jobs
 //     otherwise).
 //
+// MIG (mig.go): Reconfigure decisions are applied at once and their new
+// instances unblocked Config.MIGReconfigTime later, by an event that also
+// makes a scheduling point; a MIG placement must name one free instance
+// whose profile matches the job, with the instance's milli; tenants are
+// charged their placements' milli. With static layouts (no
+// Config.MIGReconfigure) a MIG job that no instance matches fails at
+// submission, and without conversion a whole or shared job that only
+// MIG GPUs could hold does too. The invariant check also verifies that
+// every busy instance is held by exactly one running MIG job and that
+// blocked instances exist only while a reconfiguration is in flight.
+//
 // Determinism: sim never reads the wall clock, never starts goroutines,
 // never uses the global random source and never lets map order reach an
 // output. The same workload, cluster and policy give the same Result.
