@@ -23,6 +23,9 @@ var brigadeColumns = []column{
 	{"dag", false},
 	{"retries", false},
 	{"failed_attempts", false},
+	{"deadline_s", false},
+	{"checkpoint_every_s", false},
+	{"checkpoint_cost_s", false},
 	{"mig_profile", false},
 	{"mig_min_slices", false},
 	{"mig_min_memory_gb", false},
@@ -36,7 +39,7 @@ const DefaultTenant = "default"
 // job per line. Required columns: name, submit_s, duration_s, gpus.
 // Optional: tenant, priority, estimate_s, gpu_milli, cpu_milli,
 // memory_mib, gpu_models, deps, dag, retries, failed_attempts,
-// mig_profile, mig_min_slices, mig_min_memory_gb (a MIG job). An empty
+// deadline_s, checkpoint_every_s, checkpoint_cost_s, mig_profile, mig_min_slices, mig_min_memory_gb (a MIG job). An empty
 // cell in an optional column takes its default. Lines starting with '#'
 // are comments; an unknown column is an error. Submit times are used as
 // written (not shifted). file names the input in errors and in Job.Source.
@@ -147,6 +150,19 @@ func brigadeRow(t *table) (Job, []string, error) {
 		return j, nil, err
 	}
 	j.FailedAttempts = int(n)
+	for _, f := range []struct {
+		name string
+		to   *hwmodel.Time
+	}{{"deadline_s", &j.Deadline}, {"checkpoint_every_s", &j.Checkpoint.Every}, {"checkpoint_cost_s", &j.Checkpoint.Cost}} {
+		if t.get(f.name) == "" {
+			continue
+		}
+		v, err := t.seconds(f.name, 0)
+		if err != nil {
+			return j, nil, err
+		}
+		*f.to = hwmodel.FromSeconds(v)
+	}
 
 	var deps []string
 	for _, d := range strings.Split(t.get("deps"), ";") {

@@ -197,6 +197,14 @@ func checkJob(j *Job, file string) *ParseError {
 		return bad("retries", "want retries in 0..%d, found %d", maxCount, j.MaxRetries)
 	case j.FailedAttempts < 0 || j.FailedAttempts > maxCount:
 		return bad("failed_attempts", "want failed attempts in 0..%d, found %d", maxCount, j.FailedAttempts)
+	case j.Deadline < 0 || j.Deadline > maxTime:
+		return bad("deadline_s", "want a deadline >= 0 (0 = none) and <= %g s, found %g s", float64(maxSeconds), j.Deadline.Seconds())
+	case j.Checkpoint.Every < 0 || j.Checkpoint.Every > maxTime:
+		return bad("checkpoint_every_s", "want a checkpoint interval >= 0 (0 = none) and <= %g s, found %g s", float64(maxSeconds), j.Checkpoint.Every.Seconds())
+	case j.Checkpoint.Cost < 0 || j.Checkpoint.Cost > maxTime:
+		return bad("checkpoint_cost_s", "want a checkpoint cost >= 0 and <= %g s, found %g s", float64(maxSeconds), j.Checkpoint.Cost.Seconds())
+	case j.Checkpoint.Cost > 0 && j.Checkpoint.Every == 0:
+		return bad("checkpoint_cost_s", "want no checkpoint cost for a job without checkpoint_every_s, found %g s", j.Checkpoint.Cost.Seconds())
 	case j.Req.GPUs > maxGPUs:
 		return bad("gpus", "want at most %d GPUs, found %d", maxGPUs, j.Req.GPUs)
 	case j.Req.CPUMilli > maxResource:

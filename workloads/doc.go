@@ -13,7 +13,8 @@
 //     times so that the earliest is 0; ReadBrigade keeps them as written.
 //   - Names are non-empty and unique.
 //   - Duration > 0; Estimate >= 0 (0 means none; FillEstimates fills it);
-//     MaxRetries >= 0 and FailedAttempts >= 0; Req passes
+//     MaxRetries >= 0 and FailedAttempts >= 0; Deadline, Checkpoint.Every
+//     and Checkpoint.Cost >= 0, and a Cost only with an Every; Req passes
 //     hwmodel.Request.Validate. Times stay below 1e12 s and counts below
 //     2^20, so the engine's sums cannot overflow.
 //   - Each entry of Deps is the index of another job, listed once, whose

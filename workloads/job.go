@@ -26,9 +26,22 @@ type Job struct {
 	// ends Failed, and so do the tasks that depend on it.
 	FailedAttempts int
 	MaxRetries     int
+	// Deadline is how long after Submit the job must finish; 0 means none.
+	// The engine's deadline-aware retry policy reads it.
+	Deadline hwmodel.Time
+	// Checkpoint is how the job saves its progress; zero means it does not
+	// (the run's default, if any, applies).
+	Checkpoint Checkpoint
 	// Source is where the job was read from, for error messages
 	// ("file.csv:12"); empty for generated jobs.
 	Source string
+}
+
+// Checkpoint describes progress-based checkpointing: after every Every of
+// progress (not wall time) the job spends Cost of wall time saving it; no
+// checkpoint is taken at the very end. Every == 0 means no checkpoints.
+type Checkpoint struct {
+	Every, Cost hwmodel.Time
 }
 
 // Tenant is a group of jobs with a fair-share weight.
