@@ -56,6 +56,34 @@ type RunInput struct {
 	// copied as is.
 	MIGReconfigurations int64
 	MIGReconfigGPUTime  hwmodel.Time
+	// Faults are the hardware failures the run injected (sim.Result.Faults),
+	// in any order; nil in a run without faults.
+	Faults []FaultEvent
+}
+
+// FaultEvent is one injected hardware failure as the summary reads it: when
+// it happened, when the orchestrator detected it (missed heartbeats), and
+// how many running jobs it hit.
+type FaultEvent struct {
+	At, Detected hwmodel.Time
+	JobsHit      int
+}
+
+// FaultSummary counts hardware failures.
+type FaultSummary struct {
+	// Count is the number of failures injected (node and GPU).
+	Count int `json:"count"`
+	// JobsHit is Σ over failures of the running jobs each one ended.
+	JobsHit int `json:"jobs_hit"`
+	// DetectionDelayS is Detected − At over the failures, in seconds
+	// (mean and max; zeros without failures).
+	DetectionDelayS MeanMax `json:"detection_delay_s"`
+}
+
+// MeanMax is a sample's mean and maximum.
+type MeanMax struct {
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
 }
 
 // Dist summarises a sample. Percentiles use gonum's stat.Quantile with
@@ -192,6 +220,30 @@ type Summary struct {
 	MIGReconfigurations int64   `json:"mig_reconfigurations"`
 	MIGReconfigGPUS     float64 `json:"mig_reconfig_gpu_s"`
 
+	// Fault metrics, all 0 in a run without faults.
+	Faults FaultSummary `json:"faults"`
+	// Retries is Σ over jobs of the attempts started again after a
+	// hardware failure: HardwareFailures, less one for a job that failed for
+	// good after its last hardware failure.
+	Retries int `json:"retries"`
+	// JobsFailedHardware counts jobs that failed for good having been hit
+	// by at least one hardware failure (retries exhausted, or no attempt
+	// could finish before the deadline).
+	JobsFailedHardware int `json:"jobs_failed_hardware"`
+	// LostGPUHours is Σ GPUs × GPUMilli/1000 × Lost over jobs: GPU-time run
+	// without lasting progress (work since the last checkpoint, detection
+	// delay, restart). CheckpointGPUHours is the same over Checkpoint.
+	LostGPUHours       float64 `json:"lost_gpu_hours"`
+	CheckpointGPUHours float64 `json:"checkpoint_gpu_hours"`
+	// Goodput is useful GPU-time over allocated GPU-time, both from the job
+	// records over finished jobs: Σ GPUs × GPUMilli × (Run − Lost −
+	// Checkpoint) over Σ GPUs × GPUMilli × Run. 1 when nothing was lost or
+	// checkpointed, 0 when no GPU job ran.
+	Goodput float64 `json:"goodput"`
+	// DownGPUHours is the Timeline's ∫DownMilli dt in GPU-hours: capacity
+	// out of service, from failure until repair.
+	DownGPUHours float64 `json:"down_gpu_hours"`
+
 	QueueLength QueueLength     `json:"queue_length"`
 	Starvation  Starvation      `json:"starvation"`
 	Tenants     []TenantSummary `json:"tenants"`
@@ -313,6 +365,8 @@ func Summarize(in RunInput) Summary {
 	s.MIGFragmentation = ratio(ig.MIGFragSliceSeconds, ig.MIGFreeSliceSeconds)
 	s.MIGReconfigurations = in.MIGReconfigurations
 	s.MIGReconfigGPUS = in.MIGReconfigGPUTime.Seconds()
+	s.DownGPUHours = ig.DownMilliGPUSeconds / hwmodel.MilliPerGPU / 3600
+	s.Faults, s.Retries, s.JobsFailedHardware, s.LostGPUHours, s.CheckpointGPUHours, s.Goodput = faultMetrics(in.Faults, in.Jobs)
 	s.QueueLength = QueueLength{Mean: ratio(ig.QueuedJobSeconds, makespan.Seconds()), Max: tmax.Queued}
 
 	// Little's law: L from the Timeline, λ and W from the records.
@@ -484,4 +538,42 @@ func tenants(given []policies.Tenant, jobs []JobRecord, tau hwmodel.Time) ([]Ten
 	jain := ratio(sx*sx, float64(n)*sxx)
 	jainSlowdown := ratio(sy*sy, float64(ny)*syy)
 	return out, jain, jainSlowdown
+}
+
+// faultMetrics computes the fault part of the Summary.
+func faultMetrics(faults []FaultEvent, jobs []JobRecord) (fs FaultSummary, retries, failedHW int, lostH, ckptH, goodput float64) {
+	fs.Count = len(faults)
+	var delay acc
+	var maxDelay hwmodel.Time
+	for _, f := range faults {
+		fs.JobsHit += f.JobsHit
+		d := max(f.Detected-f.At, 0)
+		delay.addMul(int64(d), 1)
+		maxDelay = max(maxDelay, d)
+	}
+	fs.DetectionDelayS = MeanMax{
+		Mean: ratio(delay.float(), float64(len(faults))) / float64(hwmodel.Second),
+		Max:  maxDelay.Seconds(),
+	}
+	var lost, ckpt, useful, alloc acc // milli-GPU·µs
+	for i := range jobs {
+		j := &jobs[i]
+		retries += j.HardwareFailures
+		if j.State == Failed && j.HardwareFailures > 0 {
+			retries--
+			failedHW++
+		}
+		if j.GPUs <= 0 || j.GPUMilli <= 0 {
+			continue
+		}
+		m := int64(j.GPUs) * int64(j.GPUMilli)
+		lost.addMul(m, int64(max(j.Lost, 0)))
+		ckpt.addMul(m, int64(max(j.Checkpoint, 0)))
+		if isFinished(j) && j.Run > 0 {
+			alloc.addMul(m, int64(j.Run))
+			useful.addMul(m, int64(max(j.Run-j.Lost-j.Checkpoint, 0)))
+		}
+	}
+	gpuHours := func(a acc) float64 { return a.float() / hwmodel.MilliPerGPU / float64(hwmodel.Hour) }
+	return fs, retries, failedHW, gpuHours(lost), gpuHours(ckpt), ratio(useful.float(), alloc.float())
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -37,6 +38,8 @@ const tableHeaderMIG = "policy\tjobs\twait\t\t\tjct\t\t\t\t\t\t\tmig\n" +
 //	         reconfiguration happened): util is MIG slice utilisation
 //	         (%), frag MIG fragmentation (%), reconf the number of
 //	         reconfigurations
+//	faults   only when some run injected hardware failures: lost is
+//	         LostGPUHours (GPU-h), goodput is Goodput (%)
 //
 // Durations use one human unit (see HumanDuration). A row fits in 100
 // columns for policy names of up to 12 characters and fewer than 100,000
@@ -47,9 +50,20 @@ func FormatTable(w io.Writer, runs []Summary) error {
 	for i := range runs {
 		mig = mig || runs[i].MIGSliceUtilisation > 0 || runs[i].MIGReconfigurations > 0
 	}
-	if mig {
+	faults := false
+	for i := range runs {
+		faults = faults || runs[i].Faults.Count > 0
+	}
+	switch {
+	case faults && mig:
+		io.WriteString(tw, tableHeaderMIG[:strings.IndexByte(tableHeaderMIG, '\n')]+"\t\t\tfaults\n"+
+			tableHeaderMIG[strings.IndexByte(tableHeaderMIG, '\n')+1:len(tableHeaderMIG)-1]+"\tlost\tgoodput\n")
+	case faults:
+		io.WriteString(tw, tableHeader[:strings.IndexByte(tableHeader, '\n')]+"\t\t\t\t\t\t\tfaults\n"+
+			tableHeader[strings.IndexByte(tableHeader, '\n')+1:len(tableHeader)-1]+"\tlost\tgoodput\n")
+	case mig:
 		io.WriteString(tw, tableHeaderMIG)
-	} else {
+	default:
 		io.WriteString(tw, tableHeader)
 	}
 	for i := range runs {
@@ -71,6 +85,9 @@ func FormatTable(w io.Writer, runs []Summary) error {
 		)
 		if mig {
 			fmt.Fprintf(tw, "\t%.1f%%\t%.1f%%\t%d", 100*s.MIGSliceUtilisation, 100*s.MIGFragmentation, s.MIGReconfigurations)
+		}
+		if faults {
+			fmt.Fprintf(tw, "\t%s\t%.1f%%", compact(s.LostGPUHours, 2), 100*s.Goodput)
 		}
 		io.WriteString(tw, "\n")
 	}

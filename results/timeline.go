@@ -30,6 +30,9 @@ type State struct {
 	MIGBusySlices int64
 	MIGFreeSlices int64
 	MIGFragSlices int64
+	// DownMilli is the GPU capacity out of service (failed nodes and GPUs,
+	// until repaired), in milli-GPU; 0 in a run without faults.
+	DownMilli int64
 }
 
 // hasMIG reports whether any MIG field is non-zero.
@@ -60,6 +63,8 @@ type Integrals struct {
 	MIGBusySliceSeconds float64
 	MIGFreeSliceSeconds float64
 	MIGFragSliceSeconds float64
+	// DownMilliGPUSeconds is ∫DownMilli dt, in milli-GPU-seconds.
+	DownMilliGPUSeconds float64
 }
 
 // Bucket is one point of the time series: time-weighted means of the State
@@ -83,12 +88,16 @@ type Bucket struct {
 	// its denominator is.
 	MIGSliceUtilisation float64
 	MIGFragmentation    float64
+	// DownGPUs is the mean number of GPUs out of service (∫DownMilli /
+	// 1000 over the bucket).
+	DownGPUs float64
 }
 
 // bucketAcc holds one bucket's integrals in count × µs.
 type bucketAcc struct {
 	queued, running, alloc, frag   acc
 	mig, migBusy, migFree, migFrag acc
+	down                           acc
 }
 
 func (b *bucketAcc) add(o bucketAcc) {
@@ -100,6 +109,7 @@ func (b *bucketAcc) add(o bucketAcc) {
 	b.migBusy.add(o.migBusy)
 	b.migFree.add(o.migFree)
 	b.migFrag.add(o.migFrag)
+	b.down.add(o.down)
 }
 
 // Timeline integrates the cluster's piecewise-constant State over simulated
@@ -127,6 +137,7 @@ type Timeline struct {
 
 	queued, running, inSystem, alloc, frag acc
 	mig, migBusy, migFree, migFrag         acc
+	down                                   acc
 
 	buckets []bucketAcc // index i covers [i×width, (i+1)×width); cap = maxBuckets
 }
@@ -163,7 +174,7 @@ func (t *Timeline) Observe(now hwmodel.Time, s State) {
 		panic("results: Timeline.Observe after Close")
 	}
 	if s.Queued < 0 || s.Running < 0 || s.InSystem < 0 || s.AllocatedMilli < 0 || s.FragmentedMilli < 0 ||
-		s.MIGSlices < 0 || s.MIGBusySlices < 0 || s.MIGFreeSlices < 0 || s.MIGFragSlices < 0 {
+		s.MIGSlices < 0 || s.MIGBusySlices < 0 || s.MIGFreeSlices < 0 || s.MIGFragSlices < 0 || s.DownMilli < 0 {
 		panic(fmt.Sprintf("results: Timeline.Observe: negative state %+v at %d µs", s, now))
 	}
 	if !t.started {
@@ -217,6 +228,7 @@ func (t *Timeline) advance(now hwmodel.Time) {
 	t.inSystem.addMul(int64(s.InSystem), dt)
 	t.alloc.addMul(s.AllocatedMilli, dt)
 	t.frag.addMul(s.FragmentedMilli, dt)
+	t.down.addMul(s.DownMilli, dt)
 	if s.hasMIG() {
 		t.mig.addMul(s.MIGSlices, dt)
 		t.migBusy.addMul(s.MIGBusySlices, dt)
@@ -232,6 +244,7 @@ func (t *Timeline) advance(now hwmodel.Time) {
 	t.max.MIGBusySlices = max(t.max.MIGBusySlices, s.MIGBusySlices)
 	t.max.MIGFreeSlices = max(t.max.MIGFreeSlices, s.MIGFreeSlices)
 	t.max.MIGFragSlices = max(t.max.MIGFragSlices, s.MIGFragSlices)
+	t.max.DownMilli = max(t.max.DownMilli, s.DownMilli)
 
 	// Make room for the bucket holding the segment's last instant.
 	for int((now-1)/t.width) >= t.maxBuckets {
@@ -241,7 +254,7 @@ func (t *Timeline) advance(now hwmodel.Time) {
 	if need > len(t.buckets) {
 		t.buckets = t.buckets[:need] // within capacity; merge zeroes what it frees
 	}
-	if s.Queued == 0 && s.Running == 0 && s.AllocatedMilli == 0 && s.FragmentedMilli == 0 && !s.hasMIG() {
+	if s.Queued == 0 && s.Running == 0 && s.AllocatedMilli == 0 && s.FragmentedMilli == 0 && s.DownMilli == 0 && !s.hasMIG() {
 		t.last = now
 		return
 	}
@@ -254,6 +267,7 @@ func (t *Timeline) advance(now hwmodel.Time) {
 		b.running.addMul(int64(s.Running), d)
 		b.alloc.addMul(s.AllocatedMilli, d)
 		b.frag.addMul(s.FragmentedMilli, d)
+		b.down.addMul(s.DownMilli, d)
 		if s.hasMIG() {
 			b.mig.addMul(s.MIGSlices, d)
 			b.migBusy.addMul(s.MIGBusySlices, d)
@@ -314,6 +328,7 @@ func (t *Timeline) Integrals() Integrals {
 		MIGBusySliceSeconds:       t.migBusy.float() / float64(hwmodel.Second),
 		MIGFreeSliceSeconds:       t.migFree.float() / float64(hwmodel.Second),
 		MIGFragSliceSeconds:       t.migFrag.float() / float64(hwmodel.Second),
+		DownMilliGPUSeconds:       t.down.float() / float64(hwmodel.Second),
 	}
 }
 
@@ -349,6 +364,7 @@ func (t *Timeline) Buckets() []Bucket {
 			if f := a.migFree.float(); f > 0 {
 				b.MIGFragmentation = a.migFrag.float() / f
 			}
+			b.DownGPUs = a.down.float() / c / hwmodel.MilliPerGPU
 		}
 		out = append(out, b)
 	}

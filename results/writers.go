@@ -40,6 +40,7 @@ var JobsCSVHeader = []string{
 	"policy", "id", "name", "dag", "tenant", "priority",
 	"submit_s", "ready_s", "start_s", "end_s", "wait_s", "run_s", "jct_s",
 	"bounded_slowdown", "gpus", "gpu_milli", "nodes", "attempts", "state", "mig_profile",
+	"hardware_failures", "lost_s", "checkpoint_s",
 }
 
 // WriteJobsCSV writes every run's job records to path, atomically: one header
@@ -83,6 +84,9 @@ func WriteJobsCSV(path string, runs []PolicyJobs) error {
 					strconv.Itoa(j.Attempts),
 					string(j.State),
 					j.MIGProfile,
+					strconv.Itoa(j.HardwareFailures),
+					FormatSeconds(j.Lost),
+					FormatSeconds(j.Checkpoint),
 				)
 				if err := cw.Write(row); err != nil {
 					return err
@@ -102,7 +106,7 @@ type PolicyTimeline struct {
 
 // TimeseriesCSVHeader is the header row WriteTimeseriesCSV writes.
 var TimeseriesCSVHeader = []string{"bucket_start_s", "policy", "queue_length", "running_jobs", "gpu_utilisation", "gpu_frag_ratio",
-	"mig_slice_utilisation", "mig_fragmentation"}
+	"mig_slice_utilisation", "mig_fragmentation", "down_gpus"}
 
 // WriteTimeseriesCSV writes every run's buckets (Timeline.Buckets) to path,
 // atomically: one header row, then runs in the order given, each run's
@@ -130,6 +134,7 @@ func WriteTimeseriesCSV(path string, runs []PolicyTimeline) error {
 					strconv.FormatFloat(b.GPUFragmentation, 'f', 6, 64),
 					strconv.FormatFloat(b.MIGSliceUtilisation, 'f', 6, 64),
 					strconv.FormatFloat(b.MIGFragmentation, 'f', 6, 64),
+					strconv.FormatFloat(b.DownGPUs, 'f', 6, 64),
 				)
 				if err := cw.Write(row); err != nil {
 					return err

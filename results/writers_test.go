@@ -87,6 +87,7 @@ var summaryKeys = []string{
 	"wait_s", "jct_s", "bounded_slowdown",
 	"throughput_jobs_per_h", "gpu_utilisation", "gpu_utilisation_arrivals", "gpu_frag_ratio", "gpu_hours_allocated",
 	"mig_slice_utilisation", "mig_fragmentation", "mig_reconfigurations", "mig_reconfig_gpu_s",
+	"faults", "retries", "jobs_failed_hardware", "lost_gpu_hours", "checkpoint_gpu_hours", "goodput", "down_gpu_hours",
 	"queue_length", "starvation", "tenants", "jain_index", "jain_index_slowdown", "littles_law", "events",
 }
 

@@ -242,7 +242,7 @@ func TestSimOpenBReportsFragmentation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(series), "bucket_start_s,policy,queue_length,running_jobs,gpu_utilisation,gpu_frag_ratio,mig_slice_utilisation,mig_fragmentation\n") {
+	if !strings.HasPrefix(string(series), "bucket_start_s,policy,queue_length,running_jobs,gpu_utilisation,gpu_frag_ratio,mig_slice_utilisation,mig_fragmentation,down_gpus\n") {
 		t.Fatalf("timeseries.csv header: %q", strings.SplitN(string(series), "\n", 2)[0])
 	}
 }

@@ -73,7 +73,7 @@ func TestSimMIGTrace(t *testing.T) {
 	if !strings.Contains(table, "mig") || !strings.Contains(table, "reconf") {
 		t.Errorf("table without MIG columns:\n%s", table)
 	}
-	if !strings.Contains(jobs, ",3g.71gb\n") || !strings.Contains(jobs, ",429,") {
+	if !strings.Contains(jobs, ",3g.71gb,") || !strings.Contains(jobs, ",429,") {
 		t.Errorf("jobs.csv does not name the 3g.71gb instances and their 429 milli:\n%s", jobs)
 	}
 	dynamic, _, _ := run("dynamic")
