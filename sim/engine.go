@@ -55,6 +55,16 @@ type Outcome struct {
 	// MIGProfile is the profile of the MIG instance the last attempt ran
 	// on; "" for other jobs.
 	MIGProfile string
+	// HardwareFailures counts the attempts lost to injected faults.
+	// LostTime is the wall time of attempts that bought no lasting
+	// progress: work since the last completed checkpoint when an attempt
+	// failed or was preempted (an unfinished checkpoint included), the
+	// time it ran on failed hardware until detection, and the restart time
+	// of every attempt after a failure. CheckpointTime is the wall time
+	// spent on completed checkpoints.
+	HardwareFailures int
+	LostTime         hwmodel.Time
+	CheckpointTime   hwmodel.Time
 	// Reason says why a job failed ("attempt failed, no retries left",
 	// "dependency x failed", "unsatisfiable: ...").
 	Reason string
@@ -67,7 +77,10 @@ const ReasonUnsatisfiable = "unsatisfiable: "
 // Observation is the cluster state after a batch of simultaneous events.
 type Observation struct {
 	Queued, Running, InSystem int
-	AllocatedMilli            int64
+	// AllocatedMilli is the GPU milli that jobs hold; DownMilli is the
+	// GPU milli out of service after detected faults (not in
+	// AllocatedMilli).
+	AllocatedMilli, DownMilli int64
 	// MIG compute slices (see results.State): of MIG-enabled GPUs, of busy
 	// instances, and, only while a MIG job is queued, of free usable
 	// instances and of those among them that no queued MIG request fits.
@@ -105,6 +118,21 @@ type Config struct {
 	// blocked: the reconfiguration's cost. 0 makes them usable at the same
 	// instant (after one more scheduling point).
 	MIGReconfigTime hwmodel.Time
+
+	// Faults are injected hardware failures, sorted by At (faults.go and
+	// the package doc). Not supported on nodes with MIG-enabled GPUs, nor
+	// with MIGConvertWhole.
+	Faults []hwmodel.Fault
+	// Heartbeat sets failure detection; with faults, 0 fields default to
+	// 5 s and 30 s.
+	Heartbeat Heartbeat
+	// Retry decides what a failed attempt does next; the zero value keeps
+	// each job's own MaxRetries.
+	Retry RetryPolicy
+	// RestartTime is added to every attempt after a failure.
+	RestartTime hwmodel.Time
+	// DefaultCheckpoint applies to jobs without their own Checkpoint.
+	DefaultCheckpoint Checkpoint
 }
 
 // Result is the outcome of a run.
@@ -119,6 +147,9 @@ type Result struct {
 	// for Config.MIGReconfigTime).
 	MIGReconfigurations int64
 	MIGReconfigGPUTime  hwmodel.Time
+	// Faults are the injected faults that happened during the run, in time
+	// order.
+	Faults []FaultRecord
 }
 
 // InvariantError reports a broken engine invariant: a bug, never bad input.
@@ -141,6 +172,19 @@ type jobRun struct {
 	placement  hwmodel.Placement
 	firstStart hwmodel.Time
 	started    bool
+	// Faults, retries and checkpoints: progress saved by completed
+	// checkpoints; the current attempt's restart time and checkpoint
+	// count; failures so far (retries asked for), trace failures so far;
+	// the deadline policy's grant (-1: none yet); whether the next
+	// attempt follows a failure; whether the job waits out a back-off.
+	saved        hwmodel.Time
+	restart      hwmodel.Time
+	ckpts        int32
+	retries      int32
+	traceFails   int32
+	granted      int32
+	afterFailure bool
+	backoff      bool
 }
 
 // maxIdleCalls bounds the extra scheduling points the engine makes at the
@@ -178,6 +222,7 @@ type Engine struct {
 	ran           bool
 
 	mig migBooks
+	flt faultBooks
 
 	res Result
 }
@@ -231,6 +276,7 @@ func New(cfg Config) (*Engine, error) {
 			e.jobs[i].Oracle = j.Duration
 		}
 		e.runs[i].depsLeft = int32(len(j.Deps))
+		e.runs[i].granted = -1
 		e.out[i].Submit = j.Submit
 		for _, d := range j.Deps {
 			if d < 0 || d >= n || d == i {
@@ -238,6 +284,9 @@ func New(cfg Config) (*Engine, error) {
 			}
 			e.dependants[d] = append(e.dependants[d], int32(i))
 		}
+	}
+	if err := e.initFaults(); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -251,6 +300,9 @@ func (e *Engine) Run() (*Result, error) {
 	e.ran = true
 	idleCalls := 0
 	for {
+		if e.flt.on && e.terminal == len(e.jobs) && e.next == len(e.w.Jobs) && !e.pendingChange {
+			break // every job is done: later faults and repairs change nothing
+		}
 		t, ok := e.nextTime()
 		if !ok {
 			// Nothing left to happen, but the policy has not yet heard of a
@@ -294,7 +346,8 @@ func (e *Engine) Run() (*Result, error) {
 			}
 		}
 		if e.cfg.Observe != nil {
-			o := Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem, AllocatedMilli: e.cluster.AllocatedMilli()}
+			o := Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem,
+				AllocatedMilli: e.cluster.AllocatedMilli() - e.flt.downMilli, DownMilli: e.flt.downMilli}
 			e.observeMIG(&o)
 			e.cfg.Observe(e.now, o)
 		}
@@ -377,26 +430,45 @@ func (e *Engine) enqueue(i int) {
 }
 
 func (e *Engine) finish(ev event) error {
-	if ev.kind == evUnblock {
+	switch ev.kind {
+	case evUnblock:
 		e.unblock(int(ev.job), int(ev.attempt))
+		return nil
+	case evFault:
+		e.faultEvent(int(ev.job))
+		return nil
+	case evDetect:
+		e.detectEvent(int(ev.job), int(ev.attempt))
+		return nil
+	case evRepair:
+		e.repairEvent(int(ev.job), int(ev.attempt))
+		return nil
+	case evRequeue:
+		e.requeueEvent(int(ev.job), ev.attempt)
 		return nil
 	}
 	i := int(ev.job)
 	r := &e.runs[i]
 	if r.state != Running || r.attempt != ev.attempt {
-		return nil // the attempt was preempted; this finish is stale
+		return nil // the attempt was preempted or failed; this finish is stale
 	}
-	e.stopRunning(i)
-	j := &e.w.Jobs[i]
-	if int(r.attempt) <= j.FailedAttempts {
-		// This attempt fails. Retries left: attempts so far minus one.
-		if int(r.attempt)-1 < j.MaxRetries {
-			e.enqueue(i)
-			return nil
-		}
-		e.failForGood(i, fmt.Sprintf("attempt %d failed, no retries left", r.attempt))
+	if e.flt.on && e.hitTime(i) != noHit {
+		// It runs on failed hardware that nobody knows of yet: it made no
+		// progress since the fault and stays running until detection.
 		return nil
 	}
+	j := &e.w.Jobs[i]
+	if int(r.traceFails) < j.FailedAttempts {
+		// This attempt fails (the trace says so) at its very end.
+		r.traceFails++
+		e.endAttempt(i, e.now)
+		e.stopRunning(i)
+		e.retryOrFail(i, fmt.Sprintf("attempt %d failed, no retries left", r.attempt))
+		return nil
+	}
+	e.out[i].CheckpointTime += hwmodel.Time(r.ckpts) * e.checkpointOf(i).Cost
+	r.saved = j.Duration
+	e.stopRunning(i)
 	e.setTerminal(i, Succeeded, "")
 	for _, d := range e.dependants[i] {
 		dr := &e.runs[d]
@@ -421,6 +493,7 @@ func (e *Engine) stopRunning(i int) {
 	e.out[i].Run += e.now - e.jobs[i].Start
 	e.out[i].End = e.now
 	e.running--
+	e.dropRunning(i)
 	r.state = Pending // transient; the caller sets the next state
 	e.events.Ended = append(e.events.Ended, policies.JobID(i))
 	e.pendingChange = true

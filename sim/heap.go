@@ -7,6 +7,10 @@ type eventKind uint8
 const (
 	evFinish  eventKind = iota + 1 // a running attempt ends (success or failure)
 	evUnblock                      // a MIG reconfiguration ends: job is the node, attempt the GPU
+	evFault                        // an injected fault happens: job is its index in Config.Faults
+	evDetect                       // a fault is detected: job is its FaultRecord, attempt its index in Config.Faults
+	evRepair                       // failed hardware is repaired: job is the node, attempt the GPU (-1: the node)
+	evRequeue                      // a back-off ends: job re-enters the queue if still at this attempt
 )
 
 // event is a value type so the heap never allocates per event.

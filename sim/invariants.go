@@ -55,8 +55,11 @@ func (e *Engine) check() error {
 	for i := range e.tenants {
 		allocated += e.tenants[i].AllocatedMilliGPU
 	}
-	if allocated != e.cluster.AllocatedMilli() {
-		return fail("tenants hold %d milli-GPU, cluster says %d", allocated, e.cluster.AllocatedMilli())
+	if allocated+e.flt.downMilli != e.cluster.AllocatedMilli() {
+		return fail("tenants hold %d milli-GPU and %d is out of service, cluster says %d", allocated, e.flt.downMilli, e.cluster.AllocatedMilli())
+	}
+	if msg := e.checkFaults(); msg != "" {
+		return fail("faults: %s", msg)
 	}
 	if msg := e.checkMIG(); msg != "" {
 		return fail("MIG: %s", msg)

@@ -95,6 +95,11 @@ func (e *Engine) apply(d policies.Decision) string {
 		if r.state != Running {
 			return fmt.Sprintf("job %s is %s, not running", e.jobs[i].Name, r.state)
 		}
+		cut := e.now
+		if e.flt.on {
+			cut = min(cut, e.hitTime(i))
+		}
+		e.endAttempt(i, cut)
 		e.stopRunning(i)
 		e.enqueue(i)
 	default:
@@ -170,5 +175,6 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	e.queued--
 	e.running++
 	e.events.Started = append(e.events.Started, policies.JobID(i))
-	e.heap.push(event{at: e.now + e.w.Jobs[i].Duration, kind: evFinish, job: int32(i), attempt: r.attempt})
+	e.addRunning(i)
+	e.heap.push(event{at: e.now + e.attemptLength(i), kind: evFinish, job: int32(i), attempt: r.attempt})
 }
