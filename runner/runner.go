@@ -37,6 +37,10 @@ type Spec struct {
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU
 	// when Options.MIGReconfigure is set (sim.Config.MIGReconfigTime).
 	MIGReconfigTime hwmodel.Time
+	// Faults, when not nil, injects hardware failures: the schedule is
+	// drawn once, from Seed's failure stream, so every policy faces the
+	// same failures.
+	Faults *Faults
 }
 
 // PolicyRun is one policy's results.
@@ -62,6 +66,16 @@ func Run(spec Spec) ([]PolicyRun, error) {
 			return nil, err
 		}
 	}
+	var schedule []hwmodel.Fault
+	if spec.Faults.Injects() {
+		c, err := spec.NewCluster()
+		if err != nil {
+			return nil, err
+		}
+		if schedule, err = spec.Faults.Schedule(c, spec.Workload, spec.Seed); err != nil {
+			return nil, err
+		}
+	}
 	runs := make([]PolicyRun, len(spec.Policies))
 	errs := make([]error, len(spec.Policies))
 	parallel := max(1, spec.Parallel)
@@ -72,7 +86,7 @@ func Run(spec Spec) ([]PolicyRun, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			runs[k], errs[k] = runOne(spec, name)
+			runs[k], errs[k] = runOne(spec, name, schedule)
 		}()
 	}
 	wg.Wait()
@@ -105,6 +119,7 @@ func Run(spec Spec) ([]PolicyRun, error) {
 			Arrivals:            r.Arrivals,
 			MIGReconfigurations: r.Engine.MIGReconfigurations,
 			MIGReconfigGPUTime:  r.Engine.MIGReconfigGPUTime,
+			Faults:              FaultEvents(r.Engine),
 		})
 	}
 	return runs, nil
@@ -132,7 +147,19 @@ func SharedStarvationThreshold(runs []PolicyRun) hwmodel.Time {
 	return threshold
 }
 
-func runOne(spec Spec, name string) (PolicyRun, error) {
+// FaultEvents converts the engine's fault records for results.Summarize.
+func FaultEvents(res *sim.Result) []results.FaultEvent {
+	if len(res.Faults) == 0 {
+		return nil
+	}
+	out := make([]results.FaultEvent, len(res.Faults))
+	for i, f := range res.Faults {
+		out[i] = results.FaultEvent{At: f.At, Detected: f.Detected, JobsHit: f.JobsHit}
+	}
+	return out
+}
+
+func runOne(spec Spec, name string, schedule []hwmodel.Fault) (PolicyRun, error) {
 	policy, err := policies.New(name, spec.Options)
 	if err != nil {
 		return PolicyRun{}, err
@@ -146,6 +173,7 @@ func runOne(spec Spec, name string) (PolicyRun, error) {
 		FragTarget:     spec.FragTarget,
 		MIGReconfigure: spec.Options.MIGReconfigure, MIGConvertWhole: spec.Options.MIGConvertWhole,
 		MIGReconfigTime: spec.MIGReconfigTime,
+		Faults:          spec.Faults, FaultSchedule: schedule,
 	})
 	if err != nil {
 		return PolicyRun{}, err
@@ -173,6 +201,11 @@ type PrepareOptions struct {
 	// MIG reconfiguration, as sim.Config has it.
 	MIGReconfigure, MIGConvertWhole bool
 	MIGReconfigTime                 hwmodel.Time
+	// Faults sets detection, retries, restart and default checkpoints, and
+	// FaultSchedule is the failures to inject (Faults.Schedule); both may
+	// be nil.
+	Faults        *Faults
+	FaultSchedule []hwmodel.Fault
 }
 
 // Prepared is an engine wired to a timeline, ready to Run.
@@ -202,7 +235,7 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 	if opt.FragTarget != nil {
 		meter = policies.NewFragMeter(*opt.FragTarget)
 	}
-	eng, err := sim.New(sim.Config{
+	cfg := sim.Config{
 		Cluster:         c,
 		Workload:        w,
 		Policy:          policy,
@@ -218,6 +251,7 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 			if meter != nil {
 				state.FragmentedMilli = int64(math.Round(meter.Cluster(c)))
 			}
+			state.DownMilli = o.DownMilli
 			p.Timeline.Observe(now, state)
 			if p.arrivals == nil && now >= lastSubmit {
 				// The engine observes at every arrival instant, so this is
@@ -226,7 +260,15 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 				p.arrivals = &ig
 			}
 		},
-	})
+	}
+	if f := opt.Faults; f != nil {
+		cfg.Heartbeat = sim.Heartbeat{Interval: f.HeartbeatInterval, Timeout: f.HeartbeatTimeout}
+		cfg.Retry = sim.RetryPolicy{Kind: f.Retry, Max: f.MaxRetries, BackoffBase: f.Backoff, BackoffFactor: f.BackoffFactor}
+		cfg.RestartTime = f.RestartTime
+		cfg.DefaultCheckpoint = sim.Checkpoint{Every: f.CheckpointEvery, Cost: f.CheckpointCost}
+	}
+	cfg.Faults = opt.FaultSchedule
+	eng, err := sim.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -259,6 +301,7 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
 			Submit: o.Submit, Ready: o.Ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
 			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: names.String(), Attempts: o.Attempts, State: state,
+			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
 		}
 	}
 	return out
