@@ -272,6 +272,18 @@ func nodeIndex(c *Cluster) map[string]int {
 	return m
 }
 
+// nodeRange names the cluster's first and last nodes, for errors.
+func nodeRange(c *Cluster) string {
+	switch n := c.NumNodes(); n {
+	case 0:
+		return " (it has no nodes)"
+	case 1:
+		return fmt.Sprintf(" (its node is %s)", c.Node(0).Name)
+	default:
+		return fmt.Sprintf(" (its nodes are %s … %s)", c.Node(0).Name, c.Node(n-1).Name)
+	}
+}
+
 // ParseFault reads one named failure: "node-12@3h+30m" (node node-12 fails
 // 3 hours in and is repaired 30 minutes later) or "node-12/gpu3@3h+30m"
 // (only its GPU 3). Durations are as ParseDuration reads them.
@@ -315,7 +327,7 @@ func parseFault(s string, c *Cluster, names map[string]int) (Fault, error) {
 	}
 	i, ok := names[name]
 	if !ok {
-		return Fault{}, fmt.Errorf("no node named %q in the cluster", name)
+		return Fault{}, fmt.Errorf("no node named %q in the cluster%s", name, nodeRange(c))
 	}
 	f.Node = i
 	if err := f.Validate(c); err != nil {

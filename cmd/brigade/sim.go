@@ -33,6 +33,8 @@ const simExamples = `  brigade sim
   brigade sim --trace philly.csv --format philly --cluster philly-like --policy fcfs,fair
   brigade sim --trace jobs.csv --cluster examples/cluster.yaml --policy sjf --backfill --seed 7 --out runs/sjf
   brigade sim --policy priority --priority-weight 2 --wait-weight 0.5
+  brigade sim --synthetic 2000 --policy fcfs,sjf --backfill --node-mtbf 30d --node-repair 2h --retry fixed --max-retries 3 --checkpoint-every 5m --checkpoint-cost 10s
+  brigade sim --cluster dgx-h100x64 --synthetic 500 --fail dgx-h100-007@3h+30m --fail dgx-h100-012/gpu3@5h+1h --heartbeat-timeout 30s
 `
 
 type simFlags struct {
@@ -50,6 +52,131 @@ type simFlags struct {
 	bucket, starvation                         string
 	checkInvariants, quiet                     bool
 	mig, migReconfigTime                       string
+	faults                                     faultFlags
+}
+
+// faultFlags are the fault injection flags of sim (docs/faults.md).
+type faultFlags struct {
+	nodeMTBF, nodeRepair, gpuMTBF, gpuRepair string
+	repairDist, dist                         string
+	repairSigma, weibullShape                float64
+	fail                                     []string
+	failTrace                                string
+	hbInterval, hbTimeout                    string
+	retry                                    string
+	maxRetries                               int
+	backoff                                  string
+	backoffFactor                            float64
+	restart, ckptEvery, ckptCost             string
+}
+
+func addFaultFlags(fs *flagSet, f *faultFlags) {
+	fs.StringVar(&f.nodeMTBF, "node-mtbf", "", "inject random node failures: mean `time` between failures of each node, e.g. 30d (failures draw from their own stream of --seed, so every policy faces the same ones)")
+	fs.StringVar(&f.nodeRepair, "node-repair", "2h", "mean node repair `time`")
+	fs.StringVar(&f.gpuMTBF, "gpu-mtbf", "", "inject random single-GPU failures: mean `time` between failures of each GPU")
+	fs.StringVar(&f.gpuRepair, "gpu-repair", "4h", "mean GPU repair `time`")
+	fs.StringVar(&f.repairDist, "repair-dist", "fixed", "repair time distribution: fixed, exponential or lognormal (with --repair-sigma)")
+	fs.Float64Var(&f.repairSigma, "repair-sigma", 1, "log-space standard deviation of lognormal repair times")
+	fs.StringVar(&f.dist, "failure-dist", "exponential", "time-to-failure distribution: exponential or weibull (mean = the MTBF)")
+	fs.Float64Var(&f.weibullShape, "weibull-shape", 0.7, "Weibull shape k (< 1: early failures more likely, > 1: wear-out)")
+	fs.StringArrayVar(&f.fail, "fail", nil, "inject one failure, `NODE@TIME+REPAIR` or NODE/gpuN@TIME+REPAIR, e.g. node-12@3h+30m (repeatable)")
+	fs.StringVar(&f.failTrace, "fail-trace", "", "inject the failures of a CSV `file` time_s,node,gpu,duration_s (gpu empty: the whole node)")
+	fs.StringVar(&f.hbInterval, "heartbeat-interval", "5s", "nodes send a heartbeat every `interval`")
+	fs.StringVar(&f.hbTimeout, "heartbeat-timeout", "30s", "a node is declared dead this `long` after its last heartbeat; its jobs then fail and are retried")
+	fs.StringVar(&f.retry, "retry", "trace", "retry policy after a failure: trace (each job's own retries), none, fixed (--max-retries) or deadline (deadline-aware, capped by --max-retries)")
+	fs.IntVar(&f.maxRetries, "max-retries", 3, "retry cap of --retry fixed and deadline")
+	fs.StringVar(&f.backoff, "backoff", "0", "exponential back-off: the first retry waits this `long`, each further one --backoff-factor times longer (0: none)")
+	fs.Float64Var(&f.backoffFactor, "backoff-factor", 2, "back-off growth per retry")
+	fs.StringVar(&f.restart, "restart-time", "0", "`time` an attempt after a failure spends restarting (loading its checkpoint) before it progresses")
+	fs.StringVar(&f.ckptEvery, "checkpoint-every", "0", "jobs whose trace sets no checkpoints checkpoint every this much `progress` (0: never)")
+	fs.StringVar(&f.ckptCost, "checkpoint-cost", "0", "`time` each checkpoint takes")
+}
+
+// faultsFromFlags reads the fault flags; c resolves node names. It returns
+// nil when the flags inject no failure and change no fault setting.
+func faultsFromFlags(f faultFlags, c *hwmodel.Cluster) (*runner.Faults, error) {
+	dur := func(name, v string, positive bool) (hwmodel.Time, error) {
+		if v == "" {
+			return 0, nil
+		}
+		t, err := hwmodel.ParseDuration(v)
+		if err == nil && (t < 0 || positive && t == 0) {
+			err = fmt.Errorf("must be %s", map[bool]string{true: "positive", false: ">= 0"}[positive])
+		}
+		if err != nil {
+			return 0, usageError{fmt.Errorf("--%s: %v", name, err)}
+		}
+		return t, nil
+	}
+	var out runner.Faults
+	var err error
+	m := &out.Model
+	if m.NodeMTBF, err = dur("node-mtbf", f.nodeMTBF, true); err != nil {
+		return nil, err
+	}
+	if m.GPUMTBF, err = dur("gpu-mtbf", f.gpuMTBF, true); err != nil {
+		return nil, err
+	}
+	if m.NodeRepair.Mean, err = dur("node-repair", f.nodeRepair, true); err != nil {
+		return nil, err
+	}
+	if m.GPURepair.Mean, err = dur("gpu-repair", f.gpuRepair, true); err != nil {
+		return nil, err
+	}
+	m.NodeRepair.Kind, m.GPURepair.Kind = f.repairDist, f.repairDist
+	m.NodeRepair.Sigma, m.GPURepair.Sigma = f.repairSigma, f.repairSigma
+	m.Distribution, m.WeibullShape = f.dist, f.weibullShape
+	if err := m.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	for _, s := range f.fail {
+		x, err := hwmodel.ParseFault(s, c)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--fail: %w", err)}
+		}
+		out.Named = append(out.Named, x)
+	}
+	if f.failTrace != "" {
+		xs, err := hwmodel.ReadFaultTrace(f.failTrace, c)
+		if err != nil {
+			return nil, err
+		}
+		out.Named = append(out.Named, xs...)
+	}
+	if out.HeartbeatInterval, err = dur("heartbeat-interval", f.hbInterval, true); err != nil {
+		return nil, err
+	}
+	if out.HeartbeatTimeout, err = dur("heartbeat-timeout", f.hbTimeout, true); err != nil {
+		return nil, err
+	}
+	switch f.retry {
+	case "trace", "none", "fixed", "deadline":
+	default:
+		return nil, usageError{fmt.Errorf("--retry: want trace, none, fixed or deadline, got %q", f.retry)}
+	}
+	if f.maxRetries < 0 {
+		return nil, usageError{fmt.Errorf("--max-retries must be >= 0, got %d", f.maxRetries)}
+	}
+	if !(f.backoffFactor >= 1) {
+		return nil, usageError{fmt.Errorf("--backoff-factor must be >= 1, got %g", f.backoffFactor)}
+	}
+	out.Retry, out.MaxRetries, out.BackoffFactor = f.retry, f.maxRetries, f.backoffFactor
+	if out.Backoff, err = dur("backoff", f.backoff, false); err != nil {
+		return nil, err
+	}
+	if out.RestartTime, err = dur("restart-time", f.restart, false); err != nil {
+		return nil, err
+	}
+	if out.CheckpointEvery, err = dur("checkpoint-every", f.ckptEvery, false); err != nil {
+		return nil, err
+	}
+	if out.CheckpointCost, err = dur("checkpoint-cost", f.ckptCost, false); err != nil {
+		return nil, err
+	}
+	if out.CheckpointCost > 0 && out.CheckpointEvery == 0 {
+		return nil, usageError{fmt.Errorf("--checkpoint-cost needs --checkpoint-every")}
+	}
+	return &out, nil
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -70,6 +197,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.oracle, "oracle", false, "let SJF and backfill use true job durations instead of runtime estimates")
 	fs.StringVar(&f.mig, "mig", "static", "MIG layouts: static (as the cluster spec gives them), dynamic (a policy may repartition MIG GPUs for queued MIG jobs, never destroying busy instances) or convert (dynamic, and idle whole GPUs may become MIG GPUs and back); see docs/mig.md")
 	fs.StringVar(&f.migReconfigTime, "mig-reconfig-time", DefaultMIGReconfigTime, "how long a MIG reconfiguration keeps its GPU's new instances unusable (an assumption; see docs/mig.md)")
+	addFaultFlags(fs, &f.faults)
 	fs.StringVar(&f.tenantWeights, "tenant-weights", "", "CSV `file` of tenant,weight for fair share (default: every tenant weighs 1)")
 	fs.Uint64Var(&f.seed, "seed", 1, "root seed of the run, recorded in summary.json; seeded parts (synthetic workloads, randomised policies) derive their streams from it")
 	fs.StringVar(&f.out, "out", "brigade-out", "results `directory` (created if missing)")
@@ -187,6 +315,14 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	w.FillEstimates()
+	probe, err := spec.Build()
+	if err != nil {
+		return err
+	}
+	faults, err := faultsFromFlags(f.faults, probe)
+	if err != nil {
+		return err
+	}
 	reqs := make([]hwmodel.Request, len(w.Jobs))
 	for i := range w.Jobs {
 		reqs[i] = w.Jobs[i].Req
@@ -205,6 +341,7 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		FragTarget:      &target,
 		Parallel:        runtime.GOMAXPROCS(0),
 		MIGReconfigTime: reconfigTime,
+		Faults:          faults,
 	})
 	if err != nil {
 		return err
