@@ -43,6 +43,64 @@
 // every busy instance is held by exactly one running MIG job and that
 // blocked instances exist only while a reconfiguration is in flight.
 //
+// Faults, retries and checkpoints (faults.go). Config.Faults injects
+// hardware failures (hwmodel.Fault: a node, or one GPU of it, out of
+// service from At for Repair). Detection costs one event per fault, not one
+// per heartbeat, and is exact: node n sends heartbeats at
+// phase_n + k·Interval for every integer k, phase_n = n·Interval/N (integer
+// division, N nodes: the cluster's heartbeats are spread over the
+// interval). A node that fails at t sends none at or after t, so it is
+// declared dead at (its last heartbeat strictly before t) + Timeout; a
+// node fault while the node is already dead but undetected is detected
+// with it. A GPU fault is reported by its (alive) node's first heartbeat at
+// or after t; on a node that is dead but undetected, at the node's
+// detection. Until detection the jobs on the failed hardware stay Running
+// (GPU-time burnt, no progress after t; a finish event that falls in
+// between does not count) and the policy may even place new jobs there:
+// they are lost too. At detection those attempts fail, in job order, and
+// go to the retry policy; then the hardware's capacity is taken out of
+// service until At+Repair by a blocking allocation through the ordinary
+// cluster books that no tenant owns (a node's block holds all its GPUs,
+// CPU and memory): policies see it as used, Observation.AllocatedMilli
+// excludes it and Observation.DownMilli reports it. A fault on hardware
+// already out of service only extends the repair; overlapping faults keep
+// it out until the latest repair; if the repair is due before detection
+// nothing is blocked. Each detection and each repair makes a scheduling
+// point. MIG: faults are refused (New fails) on nodes with MIG-enabled
+// GPUs and with MIGConvertWhole, so blocked GPUs are always whole GPUs.
+// Once every job is terminal the run ends: later faults and repairs are not
+// processed (nor recorded in Result.Faults), and a fault not yet detected
+// keeps FaultRecord.Detected -1.
+//
+// Retries (Config.Retry) apply to every failed attempt, hardware or trace
+// (Job.FailedAttempts counts trace failures on their own, so preemptions
+// and hardware failures do not shift them): "trace" (default) allows the
+// job's MaxRetries, "none" none, "fixed" Retry.Max. "deadline": a job with
+// a Deadline is granted, at its first failure,
+// min(Max, max(1, floor((Submit+Deadline−now) / avg_run))) further
+// attempts (DeadlineAttempts), avg_run being the job's runtime estimate
+// (policies.Job.Estimate, as the policy sees it); at every failure within
+// the grant it fails for good with Reason "deadline" when
+// RestartTime + (estimate − saved progress) exceeds the time left; a job
+// without a deadline gets Max. Retry.BackoffBase > 0 re-queues the k-th
+// retry BackoffBase·BackoffFactor^(k−1) after the failure, by an event
+// (the job is Pending meanwhile). Config.RestartTime is added to every
+// attempt after a failure.
+//
+// Checkpoints are progress-based (the job's Checkpoint, else
+// Config.DefaultCheckpoint): after every Every of progress the job spends
+// Cost of wall time saving it, with no checkpoint at the very end, so a
+// full run of duration W takes W + floor((W−1µs)/Every)·Cost. An attempt
+// that fails or is preempted keeps the checkpoints it completed before its
+// hardware failed (or before it stopped) and the next resumes from the
+// last one. Outcome.LostTime is the wall time that bought no lasting
+// progress (work since the last checkpoint, an unfinished checkpoint, time
+// burnt until detection, restart time), Outcome.CheckpointTime the time
+// spent on completed checkpoints, so a succeeded job's
+// Run = Duration + LostTime + CheckpointTime. The invariant check also
+// verifies that no running job holds out-of-service capacity and that the
+// blocked capacity agrees with a recount.
+//
 // Determinism: sim never reads the wall clock, never starts goroutines,
 // never uses the global random source and never lets map order reach an
 // output. The same workload, cluster and policy give the same Result.

@@ -58,7 +58,8 @@ const ReasonDeadline = "deadline"
 type FaultRecord struct {
 	At hwmodel.Time
 	// Detected is when the orchestrator learnt of it (At for a fault on
-	// hardware already known to be out of service).
+	// hardware already known to be out of service; -1 if the run ended
+	// first).
 	Detected hwmodel.Time
 	// Repaired is when this fault's own repair is due, At+Repair, or
 	// Detected if that is later (capacity comes back at detection then).
