@@ -327,3 +327,66 @@ func TestFaultConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// A repair due before detection blocks nothing: the job on the node keeps
+// burning until detection (its finish at 40 s does not count), then
+// fails; the queued job b starts at once on the repaired node.
+func TestRepairBeforeDetection(t *testing.T) {
+	res, seen := runFaults(t, Config{
+		Cluster: nodesCluster(t, 1, 8), Workload: jobsWorkload(t, oneJob("a", 0, 40*sec, 8), oneJob("b", 10*sec, 100*sec, 8)),
+		Faults: []hwmodel.Fault{{At: 30 * sec, Node: 0, GPU: -1, Repair: 5 * sec}},
+		Retry:  RetryPolicy{Kind: RetryFixed, Max: 1},
+	})
+	a, b := res.Jobs[0], res.Jobs[1]
+	if a.State != Succeeded || a.End != 195*sec || a.Run != 95*sec || a.LostTime != 55*sec || a.HardwareFailures != 1 {
+		t.Errorf("a: %+v", a)
+	}
+	if b.Start != 55*sec || b.End != 155*sec || b.HardwareFailures != 0 {
+		t.Errorf("b: %+v", b)
+	}
+	if want := (FaultRecord{At: 30 * sec, Detected: 55 * sec, Repaired: 55 * sec, Node: 0, GPU: -1, JobsHit: 1}); res.Faults[0] != want {
+		t.Errorf("fault %+v, want %+v", res.Faults[0], want)
+	}
+	for _, s := range seen {
+		if s.o.DownMilli != 0 {
+			t.Errorf("at %v: %d milli down", s.at, s.o.DownMilli)
+		}
+	}
+}
+
+// A job placed on a dead node before its death is known is lost too; a
+// second fault on the node while it is out of service is known at once and
+// only extends the repair, which then returns the node at 600 s.
+func TestLostOnUndetectedNodeAndExtendedRepair(t *testing.T) {
+	res, _ := runFaults(t, Config{
+		Cluster: nodesCluster(t, 1, 8), Workload: jobsWorkload(t, oneJob("a", 0, 20*sec, 8), oneJob("b", 35*sec, 100*sec, 8)),
+		Faults: []hwmodel.Fault{{At: 30 * sec, Node: 0, GPU: -1, Repair: 100 * sec}, {At: 100 * sec, Node: 0, GPU: -1, Repair: 500 * sec}},
+		Retry:  RetryPolicy{Kind: RetryFixed, Max: 1},
+	})
+	a, b := res.Jobs[0], res.Jobs[1]
+	if a.End != 20*sec || a.HardwareFailures != 0 {
+		t.Errorf("a: %+v", a)
+	}
+	if b.State != Succeeded || b.HardwareFailures != 1 || b.LostTime != 20*sec || b.End != 700*sec {
+		t.Errorf("b: %+v", b)
+	}
+	want := []FaultRecord{
+		{At: 30 * sec, Detected: 55 * sec, Repaired: 130 * sec, Node: 0, GPU: -1, JobsHit: 1},
+		{At: 100 * sec, Detected: 100 * sec, Repaired: 600 * sec, Node: 0, GPU: -1},
+	}
+	if !slicesEqual(res.Faults, want) {
+		t.Errorf("faults %+v, want %+v", res.Faults, want)
+	}
+}
+
+func slicesEqual(a, b []FaultRecord) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}
