@@ -224,3 +224,61 @@ func FuzzEngineFaults(f *testing.F) {
 		checkFaultOutcomes(t, w, res, tl, fs)
 	})
 }
+
+// TestHeartbeatsCostNoEvents: on a 10,000-node cluster with 5 s heartbeats
+// over a month, the engine handles at most three events per fault (the
+// fault, its detection, its repair) besides arrivals and one finish event
+// per attempt: heartbeats themselves cost nothing.
+func TestHeartbeatsCostNoEvents(t *testing.T) {
+	const nodes = 10000
+	c, err := runner.BenchCluster(8 * nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := runner.SyntheticAtLoad(2000, 3, 8*nodes, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Spread the arrivals over a month (scaling keeps their order).
+	last := w.Jobs[len(w.Jobs)-1].Submit
+	for i := range w.Jobs {
+		w.Jobs[i].Submit = hwmodel.Time(float64(w.Jobs[i].Submit) / float64(last) * float64(30*hwmodel.Day))
+	}
+	span := 30 * hwmodel.Day
+	r := rand.New(rand.NewPCG(3, 3))
+	var fs []hwmodel.Fault
+	for k := 0; k < 500; k++ {
+		f := hwmodel.Fault{At: hwmodel.Time(r.Int64N(int64(span))), Node: r.IntN(nodes), GPU: -1, Repair: hwmodel.Time(r.Int64N(int64(4 * hwmodel.Hour)))}
+		if k%2 == 0 {
+			f.Node = r.IntN(20) // first fit fills the first nodes: hit jobs there
+		}
+		if r.IntN(2) == 0 {
+			f.GPU = r.IntN(8)
+		}
+		fs = append(fs, f)
+	}
+	slices.SortStableFunc(fs, func(a, b hwmodel.Fault) int { return cmp.Compare(a.At, b.At) })
+	p, _ := policies.New("fcfs", policies.Options{})
+	prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{
+		Faults:        &runner.Faults{Named: fs, HeartbeatInterval: 5 * hwmodel.Second, HeartbeatTimeout: 30 * hwmodel.Second, Retry: "fixed", MaxRetries: 5},
+		FaultSchedule: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := prep.Engine.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts, hit := 0, 0
+	for _, o := range res.Jobs {
+		attempts += o.Attempts
+		hit += o.HardwareFailures
+	}
+	if hit == 0 {
+		t.Error("no fault hit a job")
+	}
+	if limit := int64(len(w.Jobs) + attempts + 3*len(res.Faults)); res.Events > limit {
+		t.Errorf("%d events for %d jobs, %d attempts and %d faults: more than %d", res.Events, len(w.Jobs), attempts, len(res.Faults), limit)
+	}
+	t.Logf("%d events, %d jobs, %d attempts (%d lost to faults), %d faults over %v", res.Events, len(w.Jobs), attempts, hit, len(res.Faults), span)
+}
