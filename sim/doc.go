@@ -84,7 +84,8 @@
 // RestartTime + (estimate − saved progress) exceeds the time left; a job
 // without a deadline gets Max. Retry.BackoffBase > 0 re-queues the k-th
 // retry BackoffBase·BackoffFactor^(k−1) after the failure, by an event
-// (the job is Pending meanwhile). Config.RestartTime is added to every
+// (the job is Pending meanwhile; the back-off counts in neither
+// Outcome.Wait nor Outcome.Run). Config.RestartTime is added to every
 // attempt after a failure.
 //
 // Checkpoints are progress-based (the job's Checkpoint, else
