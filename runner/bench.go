@@ -20,10 +20,17 @@ type BenchCase struct {
 	Policy string
 	Load   float64
 	Seed   uint64
+	// Faults, when it injects failures, adds them (drawn from Seed's
+	// failure stream over FaultHorizon) and the fault machinery.
+	Faults *Faults
 }
 
 func (c BenchCase) String() string {
-	return fmt.Sprintf("%s/jobs=%d/gpus=%d/load=%g", c.Policy, c.Jobs, c.GPUs, c.Load)
+	s := fmt.Sprintf("%s/jobs=%d/gpus=%d/load=%g", c.Policy, c.Jobs, c.GPUs, c.Load)
+	if c.Faults.Injects() {
+		s += "/faults"
+	}
+	return s
 }
 
 // BenchCluster is an all-H100 cluster of gpus GPUs, 8 per node, with CPU
@@ -60,12 +67,20 @@ func (c BenchCase) Prepare(w *workloads.Workload) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Prepare(cluster, w, p, PrepareOptions{})
+	opt := PrepareOptions{}
+	if c.Faults.Injects() {
+		opt.Faults = c.Faults
+		if opt.FaultSchedule, err = c.Faults.Schedule(cluster, w, c.Seed); err != nil {
+			return nil, err
+		}
+	}
+	return Prepare(cluster, w, p, opt)
 }
 
 // BenchResult is what one measured run cost.
 type BenchResult struct {
 	Events         int64
+	Faults         int // injected failures the run reached
 	Calls          int64
 	MaxQueued      int
 	Wall           time.Duration
@@ -88,7 +103,7 @@ func Measure(p *Prepared) (BenchResult, error) {
 		return BenchResult{}, err
 	}
 	p.Timeline.Close(res.End)
-	r := BenchResult{Events: res.Events, Calls: res.Calls, MaxQueued: p.Timeline.Max().Queued, Wall: wall, Allocs: after.Mallocs - before.Mallocs}
+	r := BenchResult{Events: res.Events, Faults: len(res.Faults), Calls: res.Calls, MaxQueued: p.Timeline.Max().Queued, Wall: wall, Allocs: after.Mallocs - before.Mallocs}
 	if s := wall.Seconds(); s > 0 {
 		r.EventsPerSec = float64(res.Events) / s
 	}
