@@ -37,12 +37,14 @@ type JobRecord struct {
 	Nodes      string // node names of the last attempt, joined by "+"
 	Attempts   int
 	State      JobState
-	// Hardware failures (all zero in a run without faults):
-	// HardwareFailures counts the attempts that a node or GPU failure
-	// ended; Lost is the time those attempts ran without lasting
-	// progress (work since the last checkpoint, the detection delay
-	// and the restart time), and Checkpoint the time spent writing
-	// checkpoints, both summed over attempts and both included in Run.
+	// Hardware failures (all zero in a run without faults or
+	// checkpoints): HardwareFailures counts the attempts that a node or
+	// GPU failure ended; Lost is the time attempts ran without lasting
+	// progress (work since the last completed checkpoint when an attempt
+	// failed or was preempted, the time it ran on failed hardware until
+	// detection, and restart times; sim.Outcome.LostTime), and Checkpoint
+	// the time spent writing checkpoints, both summed over attempts and
+	// both included in Run.
 	HardwareFailures int
 	Lost             hwmodel.Time
 	Checkpoint       hwmodel.Time

@@ -71,7 +71,7 @@ type faultFlags struct {
 }
 
 func addFaultFlags(fs *flagSet, f *faultFlags) {
-	fs.StringVar(&f.nodeMTBF, "node-mtbf", "", "inject random node failures: mean `time` between failures of each node, e.g. 30d (failures draw from their own stream of --seed, so every policy faces the same ones)")
+	fs.StringVar(&f.nodeMTBF, "node-mtbf", "", "inject random node failures: mean `time` between failures of each node, e.g. 30d (failures draw from their own stream of --seed, so every policy faces the same ones; they are drawn up to 10 × (last submission + longest job))")
 	fs.StringVar(&f.nodeRepair, "node-repair", "2h", "mean node repair `time`")
 	fs.StringVar(&f.gpuMTBF, "gpu-mtbf", "", "inject random single-GPU failures: mean `time` between failures of each GPU")
 	fs.StringVar(&f.gpuRepair, "gpu-repair", "4h", "mean GPU repair `time`")
