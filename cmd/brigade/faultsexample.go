@@ -3,9 +3,16 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
@@ -48,7 +55,7 @@ type faultsExampleFlags struct {
 	ckptEvery, ckptCost  string
 	restart              string
 	maxRetries           int
-	md                   string
+	md, png              string
 	check                bool
 }
 
@@ -67,6 +74,7 @@ func runFaultsExample(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.restart, "restart-time", "2m", "time a retried attempt spends restarting")
 	fs.IntVar(&f.maxRetries, "max-retries", 50, "retries a job gets after failures (--retry fixed)")
 	fs.StringVar(&f.md, "md", "docs/faults.md", "markdown `file` to write")
+	fs.StringVar(&f.png, "png", "docs/faults-example.png", "PNG `file` to write (the plot)")
 	fs.BoolVar(&f.check, "check-invariants", false, "re-check every engine invariant after every event (slow)")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
@@ -80,8 +88,15 @@ func runFaultsExample(args []string, stdout, stderr io.Writer) error {
 	if err := results.AtomicWriteFile(f.md, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
 		return err
 	}
+	png, err := faultsPlot(ex)
+	if err != nil {
+		return err
+	}
+	if err := results.AtomicWriteFile(f.png, func(w io.Writer) error { _, err := w.Write(png); return err }); err != nil {
+		return err
+	}
 	io.WriteString(stdout, ex.table)
-	fmt.Fprintf(stderr, "brigade faults-example: wrote %s\n", f.md)
+	fmt.Fprintf(stderr, "brigade faults-example: wrote %s and %s\n", f.md, f.png)
 	return nil
 }
 
@@ -105,6 +120,7 @@ type faultRow struct {
 	batchWait  float64 // mean wait of batch jobs that ran, s
 	batchDone  int
 	batchTotal int
+	timeline   *results.Timeline
 }
 
 type faultExample struct {
@@ -194,7 +210,7 @@ func runFaultSetups(f faultsExampleFlags) (*faultExample, error) {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 		r := runs[0]
-		row := faultRow{setup: s, sum: r.Summary, train: r.Jobs[0], batchTotal: len(r.Jobs) - 1}
+		row := faultRow{setup: s, sum: r.Summary, train: r.Jobs[0], batchTotal: len(r.Jobs) - 1, timeline: r.Timeline}
 		row.sum.Policy = s.name
 		var waitSum float64
 		ran := 0
@@ -234,7 +250,7 @@ func trainJCT(j results.JobRecord) string {
 func writeFaultsMarkdown(w io.Writer, f faultsExampleFlags, ex *faultExample) {
 	cmd := "go run ./cmd/brigade faults-example"
 	def := faultsExampleFlags{batch: 24000, load: 0.8, seed: 1, nodeMTBF: "30d", nodeRepair: "2h", trainDays: 21, trainGPUs: 256,
-		ckptEvery: "5m", ckptCost: "10s", restart: "2m", maxRetries: 50, md: f.md, check: f.check}
+		ckptEvery: "5m", ckptCost: "10s", restart: "2m", maxRetries: 50, md: f.md, png: f.png, check: f.check}
 	if f != def {
 		cmd += fmt.Sprintf(" --batch-jobs %d --load %g --seed %d --node-mtbf %s --node-repair %s --train-days %g --train-gpus %d --checkpoint-every %s --checkpoint-cost %s --restart-time %s --max-retries %d",
 			f.batch, f.load, f.seed, f.nodeMTBF, f.nodeRepair, f.trainDays, f.trainGPUs, f.ckptEvery, f.ckptCost, f.restart, f.maxRetries)
@@ -266,6 +282,13 @@ of the root seed.
 `
 
 const faultsMarkdownTail = `
+![GPU utilisation and out-of-service GPUs over time, and goodput, per setting](faults-example.png)
+
+Settings with failures face the same failures, so their out-of-service
+lines coincide until a run ends (no-checkpoints runs longest); the
+utilisation lines of no-faults, no-checkpoints and checkpoints nearly
+coincide while batch jobs arrive.
+
 Columns: *failures* injected before the run ended, and *jobs hit* (running
 attempts they killed); the *training job*'s state, completion time (submit
 to end) and the failures it suffered; *batch done* and the mean *wait* of
@@ -300,3 +323,99 @@ How to read it:
 Run ` + "`brigade sim --help`" + ` for the same fault flags on any trace
 (` + "`--node-mtbf`, `--gpu-mtbf`, `--fail`, `--fail-trace`, `--retry`, `--checkpoint-every`" + `, …).
 `
+
+// faultsPlotWindow is the averaging window of the plot's time series.
+const faultsPlotWindow = 12 * hwmodel.Hour
+
+// windowed averages a timeline's buckets over faultsPlotWindow: GPU
+// utilisation (%) and out-of-service GPUs, against days.
+func windowed(t *results.Timeline) (util, down plotter.XYs) {
+	type acc struct{ cov, util, down float64 }
+	var ws []acc
+	for _, b := range t.Buckets() {
+		i := int(b.Start / faultsPlotWindow)
+		for len(ws) <= i {
+			ws = append(ws, acc{})
+		}
+		c := float64(b.Covered)
+		ws[i].cov += c
+		ws[i].util += c * b.GPUUtilisation
+		ws[i].down += c * b.DownGPUs
+	}
+	for i, w := range ws {
+		if w.cov == 0 {
+			continue
+		}
+		x := (float64(i) + 0.5) * faultsPlotWindow.Seconds() / 86400
+		util = append(util, plotter.XY{X: x, Y: 100 * w.util / w.cov})
+		down = append(down, plotter.XY{X: x, Y: w.down / w.cov})
+	}
+	return util, down
+}
+
+func faultsPlot(ex *faultExample) ([]byte, error) {
+	colours := []color.Color{
+		color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+		color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+		color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	}
+	util := plot.New()
+	util.Title.Text = "GPU utilisation (12 h means)"
+	util.X.Label.Text = "days"
+	util.Y.Label.Text = "% of 512 GPUs allocated"
+	util.Y.Min, util.Y.Max = 0, 105
+	down := plot.New()
+	down.Title.Text = "GPUs out of service (12 h means)"
+	down.X.Label.Text = "days"
+	down.Y.Label.Text = "GPUs"
+	down.Y.Min = 0
+	var names []string
+	var goodput plotter.Values
+	for i, r := range ex.rows {
+		names = append(names, r.setup.name)
+		goodput = append(goodput, 100*r.sum.Goodput)
+		u, d := windowed(r.timeline)
+		lu, err := plotter.NewLine(u)
+		if err != nil {
+			return nil, err
+		}
+		lu.Color, lu.Width = colours[i%len(colours)], vg.Points(1.2)
+		util.Add(lu)
+		util.Legend.Add(r.setup.name, lu)
+		if r.setup.faults {
+			ld, err := plotter.NewLine(d)
+			if err != nil {
+				return nil, err
+			}
+			ld.Color, ld.Width = colours[i%len(colours)], vg.Points(1.2)
+			down.Add(ld)
+			down.Legend.Add(r.setup.name, ld)
+		}
+	}
+	util.Legend.Top = false
+	down.Legend.Top = true
+	gp := plot.New()
+	gp.Title.Text = "Goodput (useful / allocated GPU-time)"
+	gp.Y.Label.Text = "%"
+	bars, err := plotter.NewBarChart(goodput, vg.Points(28))
+	if err != nil {
+		return nil, err
+	}
+	bars.Color, bars.LineStyle.Width = colours[2], 0
+	gp.Add(bars)
+	gp.NominalX(names...)
+	gp.Y.Min, gp.Y.Max = 0, 100
+	const width, height = 15 * vg.Inch, 4.2 * vg.Inch
+	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(100))}
+	dc := draw.New(c)
+	third := width / 3
+	util.Draw(draw.Crop(dc, 0, -2*third, 0, 0))
+	down.Draw(draw.Crop(dc, third, -third, 0, 0))
+	gp.Draw(draw.Crop(dc, 2*third, 0, 0, 0))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

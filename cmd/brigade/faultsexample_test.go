@@ -44,7 +44,7 @@ func TestFaultsExampleSmall(t *testing.T) {
 	if !strings.Contains(b.String(), "| checkpoints |") || strings.Contains(b.String(), "%!") {
 		t.Errorf("markdown:\n%s", b.String())
 	}
-	code, stdout, stderr := brigade(t, "faults-example", "--batch-jobs", "200", "--train-days", "2", "--md", md)
+	code, stdout, stderr := brigade(t, "faults-example", "--batch-jobs", "200", "--train-days", "2", "--md", md, "--png", filepath.Join(filepath.Dir(md), "f.png"))
 	if code != exitOK || !strings.Contains(stdout, "no-backfill") {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}
