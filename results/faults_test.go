@@ -26,9 +26,10 @@ func TestFaultMetricsHandWorked(t *testing.T) {
 		{At: h, Detected: h + 30*hwmodel.Second, JobsHit: 2},
 		{At: 5 * h, Detected: 5*h + 10*hwmodel.Second, JobsHit: 1},
 		{At: 6 * h, Detected: 6*h + 20*hwmodel.Second, JobsHit: 0},
+		{At: 7 * h, Detected: -1}, // the run ended first: no delay
 	}
 	s := Summarize(RunInput{Policy: "p", TotalGPUs: 8, Jobs: jobs, Faults: faults})
-	want := FaultSummary{Count: 3, JobsHit: 3, DetectionDelayS: MeanMax{Mean: 20, Max: 30}}
+	want := FaultSummary{Count: 4, JobsHit: 3, DetectionDelayS: MeanMax{Mean: 20, Max: 30}}
 	if s.Faults != want {
 		t.Errorf("faults = %+v, want %+v", s.Faults, want)
 	}

@@ -62,8 +62,9 @@ type RunInput struct {
 }
 
 // FaultEvent is one injected hardware failure as the summary reads it: when
-// it happened, when the orchestrator detected it (missed heartbeats), and
-// how many running jobs it hit.
+// it happened, when the orchestrator detected it (missed heartbeats; a
+// value before At, such as -1, means never), and how many running jobs it
+// hit.
 type FaultEvent struct {
 	At, Detected hwmodel.Time
 	JobsHit      int
@@ -75,8 +76,9 @@ type FaultSummary struct {
 	Count int `json:"count"`
 	// JobsHit is Σ over failures of the running jobs each one ended.
 	JobsHit int `json:"jobs_hit"`
-	// DetectionDelayS is Detected − At over the failures, in seconds
-	// (mean and max; zeros without failures).
+	// DetectionDelayS is Detected − At over the failures detected before
+	// the run ended (Detected >= At), in seconds (mean and max; zeros
+	// without any).
 	DetectionDelayS MeanMax `json:"detection_delay_s"`
 }
 
@@ -545,14 +547,19 @@ func faultMetrics(faults []FaultEvent, jobs []JobRecord) (fs FaultSummary, retri
 	fs.Count = len(faults)
 	var delay acc
 	var maxDelay hwmodel.Time
+	detected := 0
 	for _, f := range faults {
 		fs.JobsHit += f.JobsHit
-		d := max(f.Detected-f.At, 0)
+		if f.Detected < f.At {
+			continue // not detected before the run ended
+		}
+		d := f.Detected - f.At
+		detected++
 		delay.addMul(int64(d), 1)
 		maxDelay = max(maxDelay, d)
 	}
 	fs.DetectionDelayS = MeanMax{
-		Mean: ratio(delay.float(), float64(len(faults))) / float64(hwmodel.Second),
+		Mean: ratio(delay.float(), float64(detected)) / float64(hwmodel.Second),
 		Max:  maxDelay.Seconds(),
 	}
 	var lost, ckpt, useful, alloc acc // milli-GPU·µs
