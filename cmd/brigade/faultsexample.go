@@ -85,14 +85,11 @@ func runFaultsExample(args []string, stdout, stderr io.Writer) error {
 	}
 	var md bytes.Buffer
 	writeFaultsMarkdown(&md, f, ex)
-	if err := results.AtomicWriteFile(f.md, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
-		return err
-	}
 	png, err := faultsPlot(ex)
 	if err != nil {
 		return err
 	}
-	if err := results.AtomicWriteFile(f.png, func(w io.Writer) error { _, err := w.Write(png); return err }); err != nil {
+	if err := writeExampleDocs(f.md, md.Bytes(), f.png, png); err != nil {
 		return err
 	}
 	io.WriteString(stdout, ex.table)

@@ -81,14 +81,11 @@ func runMIGExample(args []string, stdout, stderr io.Writer) error {
 	}
 	var md bytes.Buffer
 	writeMIGMarkdown(&md, f, ex)
-	if err := results.AtomicWriteFile(f.md, func(w io.Writer) error { _, err := w.Write(md.Bytes()); return err }); err != nil {
-		return err
-	}
 	png, err := migPlot(ex)
 	if err != nil {
 		return err
 	}
-	if err := results.AtomicWriteFile(f.png, func(w io.Writer) error { _, err := w.Write(png); return err }); err != nil {
+	if err := writeExampleDocs(f.md, md.Bytes(), f.png, png); err != nil {
 		return err
 	}
 	io.WriteString(stdout, ex.table)
@@ -449,3 +446,17 @@ A MIG job has ` + "`gpus`" + ` 1 and one of ` + "`mig_profile`, `mig_min_slices`
 How placement and reconfiguration choose is documented in
 ` + "`policies/mig.go`" + `; how the engine applies reconfigurations in ` + "`sim/mig.go`" + `.
 `
+
+// writeExampleDocs writes a worked example's markdown page and its plot,
+// each atomically, so a failed run leaves the committed docs as they were.
+func writeExampleDocs(mdPath string, md []byte, pngPath string, png []byte) error {
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{{mdPath, md}, {pngPath, png}} {
+		if err := results.AtomicWriteFile(f.path, func(w io.Writer) error { _, err := w.Write(f.data); return err }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
