@@ -41,6 +41,10 @@ type Spec struct {
 	// drawn once, from Seed's failure stream, so every policy faces the
 	// same failures.
 	Faults *Faults
+	// Progress, when not nil, is called after each policy's run ends with
+	// how many of the policies have ended; calls may come from several
+	// goroutines, one at a time. It cannot change any result.
+	Progress func(done, total int)
 }
 
 // PolicyRun is one policy's results.
@@ -81,12 +85,20 @@ func Run(spec Spec) ([]PolicyRun, error) {
 	parallel := max(1, spec.Parallel)
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
+	var progressMu sync.Mutex
+	finished := 0
 	for k, name := range spec.Policies {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			runs[k], errs[k] = runOne(spec, name, schedule)
+			if spec.Progress != nil {
+				progressMu.Lock()
+				finished++
+				spec.Progress(finished, len(spec.Policies))
+				progressMu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
