@@ -35,6 +35,10 @@ type Experiment struct {
 	// Workers is how many runs go at once; 0 means GOMAXPROCS. Results do
 	// not depend on it.
 	Workers int
+	// Progress, when not nil, is called after each run (policy and seed)
+	// ends with how many have ended; calls come one at a time, from the
+	// workers' goroutines. It cannot change any result.
+	Progress func(done, total int)
 }
 
 // Results is an experiment's outcome: one Curve per (policy, seed), in
@@ -95,6 +99,8 @@ func Run(e Experiment) (*Results, error) {
 	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
+	var progressMu sync.Mutex
+	finished := 0
 	for range min(workers, len(res.Curves)) {
 		wg.Add(1)
 		go func() {
@@ -102,6 +108,12 @@ func Run(e Experiment) (*Results, error) {
 			for j := range jobs {
 				r := prep.run(j/len(e.Seeds), j%len(e.Seeds))
 				res.Curves[j], errs[j] = r.do()
+				if e.Progress != nil {
+					progressMu.Lock()
+					finished++
+					e.Progress(finished, len(res.Curves))
+					progressMu.Unlock()
+				}
 			}
 		}()
 	}

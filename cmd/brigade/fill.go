@@ -67,7 +67,7 @@ func runFill(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.out, "out", "fill-out", "results `directory` (created if missing)")
 	fs.StringVar(&f.reference, "reference", "", "`directory` with the published results (fgd-atc23/analysis_allo_discrete.csv), or none; default: "+fill.DefaultPublishedDir+" if it exists")
 	fs.StringVar(&f.markdown, "markdown", "", "also write the comparison with the published means as Markdown to this `file`")
-	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the tables")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the tables (no progress bar either; the bar shows only when stderr is a terminal)")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
@@ -131,8 +131,11 @@ func fillMain(f fillFlags, stdout, stderr io.Writer) error {
 			Trace: traceName(podFile), Cluster: spec, Pods: pods,
 			Policies: f.policies, Seeds: seeds, Load: f.load,
 		}
+		bar := newProgress(stderr, f.quiet, "brigade fill "+e.Trace, "runs", len(f.policies)*len(seeds))
+		e.Progress = bar.Func()
 		t0 := time.Now()
 		res, err := fill.Run(e)
+		bar.Done()
 		if err != nil {
 			return err
 		}

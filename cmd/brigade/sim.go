@@ -204,7 +204,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.bucket, "bucket", "1h", "time-series bucket `width`, e.g. 10m, 1h")
 	fs.StringVar(&f.starvation, "starvation-threshold", "", "`wait` above which a job counts as starved (default: max(10 × median wait over all policies compared, 1h))")
 	fs.BoolVar(&f.checkInvariants, "check-invariants", false, "re-check every engine invariant after every event (slow; for debugging)")
-	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table (no progress bar either; the bar shows only when stderr is a terminal)")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
@@ -332,6 +332,7 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	if !f.quiet {
 		fmt.Fprintf(stderr, "brigade: %d jobs from %s on %s, policies %s\n", len(w.Jobs), workloadName, spec.Name, strings.Join(names, ","))
 	}
+	bar := newProgress(stderr, f.quiet, "brigade sim", "policies", len(names))
 	runs, err := runner.Run(runner.Spec{
 		Workload: w, WorkloadName: workloadName,
 		NewCluster: spec.Build, ClusterName: spec.Name,
@@ -342,7 +343,9 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		Parallel:        runtime.GOMAXPROCS(0),
 		MIGReconfigTime: reconfigTime,
 		Faults:          faults,
+		Progress:        bar.Func(),
 	})
+	bar.Done()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProgressQuietOffTerminal: buffers, files and /dev/null are not
+// terminals, so the bar prints nothing on them; --quiet silences it too.
+func TestProgressQuietOffTerminal(t *testing.T) {
+	file, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer pw.Close()
+	var buf bytes.Buffer
+	for name, w := range map[string]io.Writer{"buffer": &buf, "file": file, "devnull": null, "pipe": pw} {
+		if isTerminal(w) {
+			t.Errorf("%s: isTerminal = true", name)
+		}
+		p := newProgress(w, false, "x", "runs", 3)
+		p.Add()
+		p.Func()(2, 3)
+		p.Set(3)
+		p.Done()
+	}
+	if buf.Len() != 0 {
+		t.Errorf("bar wrote %q to a buffer", buf.String())
+	}
+	if fi, _ := file.Stat(); fi.Size() != 0 {
+		t.Errorf("bar wrote %d bytes to a file", fi.Size())
+	}
+	// --quiet wins even on a terminal.
+	defer func(f func(io.Writer) bool) { terminal = f }(terminal)
+	terminal = func(io.Writer) bool { return true }
+	p := newProgress(&buf, true, "x", "runs", 3)
+	p.Set(1)
+	p.Done()
+	if buf.Len() != 0 {
+		t.Errorf("quiet bar wrote %q", buf.String())
+	}
+	var nilBar *progress
+	nilBar.Set(1)
+	nilBar.Done()
+}
+
+// TestProgressLine draws on a pretend terminal with a fake clock.
+func TestProgressLine(t *testing.T) {
+	defer func(f func(io.Writer) bool) { terminal = f }(terminal)
+	terminal = func(io.Writer) bool { return true }
+	var buf bytes.Buffer
+	p := newProgress(&buf, false, "brigade sim", "policies", 4)
+	t0 := p.start
+	p.now = func() time.Time { return t0.Add(30 * time.Second) }
+	p.Set(1)
+	if got, want := buf.String(), "\rbrigade sim [######..................] 1/4 policies  ETA 1m30s\x1b[K"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	buf.Reset()
+	p.Set(2) // within 100ms of the last draw: skipped
+	if buf.Len() != 0 {
+		t.Errorf("redrew within 100ms: %q", buf.String())
+	}
+	p.now = func() time.Time { return t0.Add(2 * time.Minute) }
+	p.Set(4)
+	if !strings.Contains(buf.String(), "4/4 policies  took 2m00s") {
+		t.Errorf("final line %q", buf.String())
+	}
+	buf.Reset()
+	p.Done()
+	if buf.String() != "\r\x1b[K" {
+		t.Errorf("Done wrote %q", buf.String())
+	}
+	for d, want := range map[time.Duration]string{4 * time.Second: "4s", 65 * time.Second: "1m05s", 2*time.Hour + 3*time.Minute: "2h03m"} {
+		if got := shortDuration(d); got != want {
+			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestSimProgressChangesNoOutput: with the bar drawing (a pretend
+// terminal), stdout and every results file are what they are without it,
+// and with a file as stderr no bar is drawn.
+func TestSimProgressChangesNoOutput(t *testing.T) {
+	args := func(dir string) []string {
+		return []string{"sim", "--synthetic", "150", "--policy", "fcfs,sjf,fair", "--out", dir}
+	}
+	a, b := t.TempDir(), t.TempDir()
+	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	var outA bytes.Buffer
+	if code := mainWithArgs(args(a), &outA, errFile); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	logged, _ := os.ReadFile(errFile.Name())
+	if bytes.ContainsAny(logged, "\r\x1b") {
+		t.Errorf("a bar was drawn on a file: %q", logged)
+	}
+
+	defer func(f func(io.Writer) bool) { terminal = f }(terminal)
+	terminal = func(io.Writer) bool { return true }
+	var outB, errB bytes.Buffer
+	if code := mainWithArgs(args(b), &outB, &errB); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errB.String())
+	}
+	if !strings.Contains(errB.String(), "3/3 policies") {
+		t.Errorf("no bar on a pretend terminal: %q", errB.String())
+	}
+	if outA.String() != outB.String() {
+		t.Errorf("stdout differs with the bar on")
+	}
+	entries, err := os.ReadDir(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		x, _ := os.ReadFile(filepath.Join(a, e.Name()))
+		y, err := os.ReadFile(filepath.Join(b, e.Name()))
+		if err != nil || !bytes.Equal(x, y) {
+			if e.Name() == "run.json" { // records the command line, which names --out
+				continue
+			}
+			t.Errorf("%s differs with the bar on (%v)", e.Name(), err)
+		}
+	}
+}
