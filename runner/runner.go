@@ -319,8 +319,12 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 	return out
 }
 
-// Write stores a comparison's results in dir: summary.json, jobs.csv and
-// timeseries.csv, each written atomically.
+// Files lists what Write writes, in order.
+var Files = []string{"summary.json", "jobs.parquet", "timeseries.parquet", "jobs.csv", "timeseries.csv"}
+
+// Write stores a comparison's results in dir, each file written atomically:
+// summary.json, jobs.parquet and timeseries.parquet, and their CSV twins
+// jobs.csv and timeseries.csv (docs/results.md).
 func Write(dir string, runs []PolicyRun) error {
 	sums := make([]results.Summary, len(runs))
 	jobs := make([]results.PolicyJobs, len(runs))
@@ -331,6 +335,12 @@ func Write(dir string, runs []PolicyRun) error {
 		series[i] = results.PolicyTimeline{Policy: r.Summary.Policy, Timeline: r.Timeline}
 	}
 	if err := results.WriteSummaryJSON(filepath.Join(dir, "summary.json"), sums); err != nil {
+		return err
+	}
+	if err := results.WriteJobsParquet(filepath.Join(dir, "jobs.parquet"), jobs); err != nil {
+		return err
+	}
+	if err := results.WriteTimeseriesParquet(filepath.Join(dir, "timeseries.parquet"), series); err != nil {
 		return err
 	}
 	if err := results.WriteJobsCSV(filepath.Join(dir, "jobs.csv"), jobs); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,8 +83,10 @@ func TestWriteProducesAllFiles(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, ",") != "jobs.csv,summary.json,timeseries.csv" {
-		t.Fatalf("wrote %v, want exactly jobs.csv, summary.json, timeseries.csv (no temporary files left)", names)
+	want := slices.Clone(runner.Files)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("wrote %v, want exactly %v (no temporary files left)", names, want)
 	}
 	jobs, _ := os.ReadFile(filepath.Join(dir, "jobs.csv"))
 	if lines := strings.Count(string(jobs), "\n"); lines != 1+len(runs[0].Jobs) {

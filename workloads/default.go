@@ -2,7 +2,9 @@ package workloads
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 )
 
 //go:embed data/philly-default.csv
@@ -20,4 +22,11 @@ const DefaultFile = "philly-default.csv"
 // call returns a fresh Workload.
 func Default() (*Workload, error) {
 	return ReadPhilly(bytes.NewReader(phillyDefault), DefaultFile)
+}
+
+// DefaultSHA256 is the hex sha256 of the embedded default trace's bytes
+// (data/philly-default.csv), for run.json.
+func DefaultSHA256() string {
+	s := sha256.Sum256(phillyDefault)
+	return hex.EncodeToString(s[:])
 }

@@ -22,7 +22,10 @@ const simUsage = `Usage: brigade sim [flags]
 
 Replays a workload trace on a modelled cluster under each named policy and
 prints a comparison table. Results go to --out: summary.json (one object per
-policy), jobs.csv (one row per job and policy) and timeseries.csv.
+policy), jobs.parquet and its twin jobs.csv (one row per job and policy),
+timeseries.parquet and timeseries.csv (per time bucket and policy), and
+run.json (version, seed, command line, inputs with their sha256); see
+docs/results.md.
 
 With no --trace, it replays the embedded default: a two-day cut of the
 Microsoft Philly trace (virtual clusters as tenants) on the philly-sample
@@ -53,6 +56,7 @@ type simFlags struct {
 	checkInvariants, quiet                     bool
 	mig, migReconfigTime                       string
 	faults                                     faultFlags
+	args                                       []string // the command line after "sim", for run.json
 }
 
 // faultFlags are the fault injection flags of sim (docs/faults.md).
@@ -205,6 +209,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.starvation, "starvation-threshold", "", "`wait` above which a job counts as starved (default: max(10 × median wait over all policies compared, 1h))")
 	fs.BoolVar(&f.checkInvariants, "check-invariants", false, "re-check every engine invariant after every event (slow; for debugging)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table (no progress bar either; the bar shows only when stderr is a terminal)")
+	f.args = args
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
@@ -358,6 +363,16 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	if err := runner.Write(f.out, runs); err != nil {
 		return err
 	}
+	inputs, err := runInputs(f)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteRunJSON(filepath.Join(f.out, "run.json"), results.RunInfo{
+		Seed: f.seed, Command: append([]string{"brigade", "sim"}, f.args...),
+		Inputs: inputs, Files: runner.Files,
+	}); err != nil {
+		return err
+	}
 	sums := make([]results.Summary, len(runs))
 	for i, r := range runs {
 		sums[i] = r.Summary
@@ -366,9 +381,48 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !f.quiet {
-		fmt.Fprintf(stderr, "brigade: wrote summary.json, jobs.csv and timeseries.csv to %s\n", f.out)
+		fmt.Fprintf(stderr, "brigade: wrote run.json, %s to %s\n", strings.Join(runner.Files, ", "), f.out)
 	}
 	return nil
+}
+
+// runInputs lists the files a run read, for run.json: the trace (or the
+// embedded default), the cluster (a file, or a built-in preset), the tenant
+// weights and the failure trace. A synthetic workload is no file: its seed
+// is in run.json.
+func runInputs(f simFlags) ([]results.InputFile, error) {
+	var in []results.InputFile
+	add := func(role, path string) error {
+		x, err := results.FileInput(role, path)
+		if err == nil {
+			in = append(in, x)
+		}
+		return err
+	}
+	switch {
+	case f.synthetic > 0:
+	case f.trace == "":
+		in = append(in, results.InputFile{Role: "trace", Path: workloads.DefaultFile, Embedded: true, SHA256: workloads.DefaultSHA256()})
+	default:
+		if err := add("trace", f.trace); err != nil {
+			return nil, err
+		}
+	}
+	if fi, err := os.Stat(f.cluster); err == nil && !fi.IsDir() {
+		if err := add("cluster", f.cluster); err != nil {
+			return nil, err
+		}
+	} else {
+		in = append(in, results.InputFile{Role: "cluster", Path: f.cluster, Embedded: true})
+	}
+	for _, x := range []struct{ role, path string }{{"tenant-weights", f.tenantWeights}, {"fail-trace", f.faults.failTrace}} {
+		if x.path != "" {
+			if err := add(x.role, x.path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return in, nil
 }
 
 // synthetic generates --synthetic jobs at --load on the cluster

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// docSchema reads docs/results.md: its schema version and, per Parquet
+// file, the documented columns as "name type" (type "double?" when
+// nullable), in order.
+func docSchema(t *testing.T) (version int, tables map[string][]string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Schema version: \*\*(\d+)\*\*`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("docs/results.md: no \"Schema version: **N**\" line")
+	}
+	version, _ = strconv.Atoi(string(m[1]))
+	tables = map[string][]string{}
+	heading := regexp.MustCompile("^### `([a-z]+\\.parquet)`")
+	row := regexp.MustCompile("^\\| `([a-z0-9_]+)` \\| ([a-z0-9]+)(, nullable)? \\|")
+	cur := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if h := heading.FindStringSubmatch(line); h != nil {
+			cur = h[1]
+			continue
+		}
+		if strings.HasPrefix(line, "### ") {
+			cur = ""
+		}
+		if r := row.FindStringSubmatch(line); r != nil && cur != "" {
+			typ := r[2]
+			if r[3] != "" {
+				typ += "?"
+			}
+			tables[cur] = append(tables[cur], r[1]+" "+typ)
+		}
+	}
+	return version, tables
+}
+
+// fileSchema describes an open Parquet file's columns the way docSchema
+// does.
+func fileSchema(t *testing.T, f *parquet.File) []string {
+	t.Helper()
+	var cols []string
+	for _, field := range f.Schema().Fields() {
+		if !field.Leaf() {
+			t.Fatalf("column %s is not a leaf", field.Name())
+		}
+		var typ string
+		switch k := field.Type().Kind(); {
+		case k == parquet.ByteArray && field.Type().LogicalType() != nil && field.Type().LogicalType().String() == "STRING":
+			typ = "string"
+		case k == parquet.Int32:
+			typ = "int32"
+		case k == parquet.Double:
+			typ = "double"
+		default:
+			t.Fatalf("column %s has undocumented type %v", field.Name(), field.Type())
+		}
+		switch {
+		case field.Optional():
+			typ += "?"
+		case !field.Required():
+			t.Fatalf("column %s is repeated", field.Name())
+		}
+		cols = append(cols, field.Name()+" "+typ)
+	}
+	return cols
+}
+
+func openParquet(t *testing.T, path string) *parquet.File {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f
+}
+
+func csvRows(t *testing.T, path string) int {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	recs, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(recs) - 1
+}
+
+// jobRow is the test's own reading of jobs.parquet: only the columns the
+// recomputation needs, declared here rather than borrowed from the writer.
+type jobRow struct {
+	Policy   string  `parquet:"policy"`
+	ID       int32   `parquet:"id"`
+	Submit   float64 `parquet:"submit_s"`
+	End      float64 `parquet:"end_s"`
+	Wait     float64 `parquet:"wait_s"`
+	Run      float64 `parquet:"run_s"`
+	JCT      float64 `parquet:"jct_s"`
+	GPUs     int32   `parquet:"gpus"`
+	GPUMilli int32   `parquet:"gpu_milli"`
+	Attempts int32   `parquet:"attempts"`
+	State    string  `parquet:"state"`
+}
+
+type tsRow struct {
+	Policy   string  `parquet:"policy"`
+	Capacity float64 `parquet:"capacity_gpus"`
+}
+
+// TestSimResultsGolden runs the embedded default and checks the results
+// files: the Parquet schemas against docs/results.md (columns, types,
+// schema version), the row counts against the trace and the CSV twins,
+// run.json, and summary.json's values recomputed from jobs.parquet's rows.
+func TestSimResultsGolden(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := brigade(t, "sim", "--quiet", "--out", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	version, tables := docSchema(t)
+	if version != results.SchemaVersion {
+		t.Errorf("docs/results.md documents schema version %d, results.SchemaVersion is %d", version, results.SchemaVersion)
+	}
+	var sums []struct {
+		Policy        string  `json:"policy"`
+		Seed          uint64  `json:"seed"`
+		JobsSubmitted int     `json:"jobs_submitted"`
+		JobsSucceeded int     `json:"jobs_succeeded"`
+		JobsFailed    int     `json:"jobs_failed"`
+		MakespanS     float64 `json:"makespan_s"`
+		GPUUtil       float64 `json:"gpu_utilisation"`
+		GPUHours      float64 `json:"gpu_hours_allocated"`
+		WaitS         struct {
+			Mean, P50, P95, P99, Max float64
+		} `json:"wait_s"`
+		JCTS struct {
+			Mean, P99, Max float64
+		} `json:"jct_s"`
+	}
+	sb, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(sb, &sums); err != nil {
+		t.Fatal(err)
+	}
+	w, err := workloads.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"jobs.parquet", "timeseries.parquet"} {
+		f := openParquet(t, filepath.Join(dir, name))
+		if got, want := fileSchema(t, f), tables[name]; !slices.Equal(got, want) {
+			t.Errorf("%s columns differ from docs/results.md:\n got %v\nwant %v", name, got, want)
+		}
+		if v, ok := f.Lookup(results.SchemaVersionKey); !ok || v != strconv.Itoa(version) {
+			t.Errorf("%s: metadata %s = %q, %v; want %d", name, results.SchemaVersionKey, v, ok, version)
+		}
+		twin := strings.TrimSuffix(name, ".parquet") + ".csv"
+		if got, want := f.NumRows(), int64(csvRows(t, filepath.Join(dir, twin))); got != want {
+			t.Errorf("%s has %d rows, %s %d", name, got, twin, want)
+		}
+		if name == "jobs.parquet" && f.NumRows() != int64(len(sums)*len(w.Jobs)) {
+			t.Errorf("jobs.parquet has %d rows, want %d policies × %d jobs", f.NumRows(), len(sums), len(w.Jobs))
+		}
+	}
+
+	var info results.RunInfo
+	rb, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(rb, &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.SchemaVersion != version || info.Seed != 1 || info.BrigadeVersion == "" ||
+		!slices.Equal(info.Command, []string{"brigade", "sim", "--quiet", "--out", dir}) ||
+		len(info.Inputs) != 2 || info.Inputs[0].Role != "trace" || !info.Inputs[0].Embedded ||
+		len(info.Inputs[0].SHA256) != 64 || info.Inputs[1].Path != "philly-sample" || !info.Inputs[1].Embedded {
+		t.Errorf("run.json is not as expected:\n%s", rb)
+	}
+
+	rows, err := parquet.ReadFile[jobRow](filepath.Join(dir, "jobs.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := parquet.ReadFile[tsRow](filepath.Join(dir, "timeseries.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
+			t.Errorf("%s: recomputed %.9g from jobs.parquet, summary.json has %.9g", what, got, want)
+		}
+	}
+	for _, s := range sums {
+		var waits, jcts []float64
+		succeeded, failed, n := 0, 0, 0
+		first, last, gpuSeconds := math.Inf(1), math.Inf(-1), 0.0
+		for _, r := range rows {
+			if r.Policy != s.Policy {
+				continue
+			}
+			if r.ID != int32(n) {
+				t.Fatalf("%s: row %d has id %d", s.Policy, n, r.ID)
+			}
+			n++
+			switch r.State {
+			case "succeeded":
+				succeeded++
+			case "failed":
+				failed++
+			}
+			first, last = min(first, r.Submit), max(last, r.End)
+			if r.Attempts > 0 {
+				waits = append(waits, r.Wait)
+				jcts = append(jcts, r.JCT)
+			}
+			if math.Abs(r.JCT-(r.End-r.Submit)) > 1e-6 {
+				t.Errorf("%s job %d: jct_s %v != end_s − submit_s", s.Policy, r.ID, r.JCT)
+			}
+			gpuSeconds += float64(r.GPUs) * float64(r.GPUMilli) / 1000 * r.Run
+		}
+		if n != s.JobsSubmitted || succeeded != s.JobsSucceeded || failed != s.JobsFailed {
+			t.Errorf("%s: %d rows, %d succeeded, %d failed; summary %d, %d, %d", s.Policy, n, succeeded, failed, s.JobsSubmitted, s.JobsSucceeded, s.JobsFailed)
+		}
+		slices.Sort(waits)
+		slices.Sort(jcts)
+		// The p-quantile is the smallest observed x[i] with i+1 >= p·n.
+		q := func(p float64, x []float64) float64 { return x[int(math.Ceil(p*float64(len(x))))-1] }
+		mean := func(x []float64) float64 {
+			sum := 0.0
+			for _, v := range x {
+				sum += v
+			}
+			return sum / float64(len(x))
+		}
+		near(s.Policy+" wait_s.mean", mean(waits), s.WaitS.Mean)
+		near(s.Policy+" wait_s.p50", q(0.5, waits), s.WaitS.P50)
+		near(s.Policy+" wait_s.p95", q(0.95, waits), s.WaitS.P95)
+		near(s.Policy+" wait_s.p99", q(0.99, waits), s.WaitS.P99)
+		near(s.Policy+" wait_s.max", waits[len(waits)-1], s.WaitS.Max)
+		near(s.Policy+" jct_s.mean", mean(jcts), s.JCTS.Mean)
+		near(s.Policy+" jct_s.p99", q(0.99, jcts), s.JCTS.P99)
+		near(s.Policy+" makespan_s", last-first, s.MakespanS)
+		near(s.Policy+" gpu_hours_allocated", gpuSeconds/3600, s.GPUHours)
+		capacity := 0.0
+		for _, r := range ts {
+			if r.Policy == s.Policy {
+				capacity = r.Capacity
+			}
+		}
+		near(s.Policy+" gpu_utilisation", gpuSeconds/(capacity*(last-first)), s.GPUUtil)
+	}
+}
+
+// TestSimParquetDeterministic: two runs with the same seed write
+// byte-identical Parquet files; another seed's placement changes them.
+func TestSimParquetDeterministic(t *testing.T) {
+	run := func(seed string) map[string][]byte {
+		dir := t.TempDir()
+		code, _, stderr := brigade(t, "sim", "--quiet", "--out", dir, "--policy", "fcfs,sjf", "--placement", "random", "--seed", seed)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		out := map[string][]byte{}
+		for _, f := range []string{"jobs.parquet", "timeseries.parquet"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[f] = b
+		}
+		return out
+	}
+	a, b, c := run("7"), run("7"), run("8")
+	for f := range a {
+		if !bytes.Equal(a[f], b[f]) {
+			t.Errorf("%s differs between two runs with seed 7", f)
+		}
+	}
+	if bytes.Equal(a["jobs.parquet"], c["jobs.parquet"]) {
+		t.Errorf("jobs.parquet is the same with seeds 7 and 8 under random placement")
+	}
+}

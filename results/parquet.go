@@ -1,0 +1,159 @@
+package results
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// SchemaVersion is the version of the results schema that docs/results.md
+// documents: the columns of jobs.parquet and timeseries.parquet and the keys
+// of run.json. It is written in each Parquet file's key-value metadata under
+// SchemaVersionKey and in run.json. Bump it when a column is renamed,
+// removed or changes type or unit (adding a column at the end is compatible
+// but still bumps it, so readers can tell).
+const SchemaVersion = 1
+
+// SchemaVersionKey is the Parquet key-value metadata key holding
+// SchemaVersion.
+const SchemaVersionKey = "brigade.schema_version"
+
+// JobRow is one row of jobs.parquet: one job of one policy's run. Times are
+// seconds (float64, from integer microseconds); BoundedSlowdown is null for
+// a job that never ran. The engine keeps per-job outcomes only, so a job
+// retried after a failure or preemption is one row whose Attempts counts
+// its attempts, and Wait and Run are summed over them.
+type JobRow struct {
+	Policy           string   `parquet:"policy,dict"`
+	ID               int32    `parquet:"id"`
+	Name             string   `parquet:"name"`
+	DAG              string   `parquet:"dag,dict"`
+	Tenant           string   `parquet:"tenant,dict"`
+	Priority         int32    `parquet:"priority"`
+	SubmitS          float64  `parquet:"submit_s"`
+	ReadyS           float64  `parquet:"ready_s"`
+	StartS           float64  `parquet:"start_s"`
+	EndS             float64  `parquet:"end_s"`
+	WaitS            float64  `parquet:"wait_s"`
+	RunS             float64  `parquet:"run_s"`
+	JCTS             float64  `parquet:"jct_s"`
+	BoundedSlowdown  *float64 `parquet:"bounded_slowdown,optional"`
+	GPUs             int32    `parquet:"gpus"`
+	GPUMilli         int32    `parquet:"gpu_milli"`
+	Nodes            string   `parquet:"nodes"`
+	Attempts         int32    `parquet:"attempts"`
+	State            string   `parquet:"state,dict"`
+	MIGProfile       string   `parquet:"mig_profile,dict"`
+	HardwareFailures int32    `parquet:"hardware_failures"`
+	LostS            float64  `parquet:"lost_s"`
+	CheckpointS      float64  `parquet:"checkpoint_s"`
+}
+
+// TimeseriesRow is one row of timeseries.parquet: one time bucket of one
+// policy's run (Timeline.Buckets). The means are over the part of the
+// bucket the run covered (CoveredS).
+type TimeseriesRow struct {
+	Policy              string  `parquet:"policy,dict"`
+	BucketStartS        float64 `parquet:"bucket_start_s"`
+	BucketWidthS        float64 `parquet:"bucket_width_s"`
+	CoveredS            float64 `parquet:"covered_s"`
+	QueueLength         float64 `parquet:"queue_length"`
+	RunningJobs         float64 `parquet:"running_jobs"`
+	AllocatedGPUs       float64 `parquet:"allocated_gpus"`
+	CapacityGPUs        float64 `parquet:"capacity_gpus"`
+	GPUUtilisation      float64 `parquet:"gpu_utilisation"`
+	GPUFragRatio        float64 `parquet:"gpu_frag_ratio"`
+	MIGSliceUtilisation float64 `parquet:"mig_slice_utilisation"`
+	MIGFragmentation    float64 `parquet:"mig_fragmentation"`
+	DownGPUs            float64 `parquet:"down_gpus"`
+}
+
+// Seconds converts run time in microseconds to float64 seconds.
+func Seconds(t hwmodel.Time) float64 { return float64(t) / 1e6 }
+
+// JobRows converts every run's job records to jobs.parquet rows, runs in
+// the order given and jobs in the order of each run's slice (the order of
+// jobs.csv).
+func JobRows(runs []PolicyJobs) []JobRow {
+	n := 0
+	for _, r := range runs {
+		n += len(r.Jobs)
+	}
+	rows := make([]JobRow, 0, n)
+	for _, r := range runs {
+		for i := range r.Jobs {
+			j := &r.Jobs[i]
+			var slow *float64
+			if j.Attempts > 0 {
+				s := BoundedSlowdown(*j, r.SlowdownBound)
+				slow = &s
+			}
+			rows = append(rows, JobRow{
+				Policy: r.Policy, ID: j.ID, Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: int32(j.Priority),
+				SubmitS: Seconds(j.Submit), ReadyS: Seconds(j.Ready), StartS: Seconds(j.Start), EndS: Seconds(j.End),
+				WaitS: Seconds(j.Wait), RunS: Seconds(j.Run), JCTS: Seconds(j.End - j.Submit),
+				BoundedSlowdown: slow, GPUs: int32(j.GPUs), GPUMilli: j.GPUMilli, Nodes: j.Nodes,
+				Attempts: int32(j.Attempts), State: string(j.State), MIGProfile: j.MIGProfile,
+				HardwareFailures: int32(j.HardwareFailures), LostS: Seconds(j.Lost), CheckpointS: Seconds(j.Checkpoint),
+			})
+		}
+	}
+	return rows
+}
+
+// TimeseriesRows converts every run's buckets to timeseries.parquet rows,
+// in the order of timeseries.csv; a nil Timeline contributes no rows.
+func TimeseriesRows(runs []PolicyTimeline) []TimeseriesRow {
+	var rows []TimeseriesRow
+	for _, r := range runs {
+		if r.Timeline == nil {
+			continue
+		}
+		capGPUs := float64(r.Timeline.CapacityMilli()) / 1000
+		for _, b := range r.Timeline.Buckets() {
+			rows = append(rows, TimeseriesRow{
+				Policy: r.Policy, BucketStartS: Seconds(b.Start), BucketWidthS: Seconds(b.Width), CoveredS: Seconds(b.Covered),
+				QueueLength: b.QueueLength, RunningJobs: b.RunningJobs,
+				AllocatedGPUs: b.GPUUtilisation * capGPUs, CapacityGPUs: capGPUs,
+				GPUUtilisation: b.GPUUtilisation, GPUFragRatio: b.GPUFragmentation,
+				MIGSliceUtilisation: b.MIGSliceUtilisation, MIGFragmentation: b.MIGFragmentation,
+				DownGPUs: b.DownGPUs,
+			})
+		}
+	}
+	return rows
+}
+
+// WriteJobsParquet writes JobRows(runs) to path, atomically, as Zstd
+// compressed Parquet (see writeParquet).
+func WriteJobsParquet(path string, runs []PolicyJobs) error {
+	return writeParquet(path, JobRows(runs))
+}
+
+// WriteTimeseriesParquet writes TimeseriesRows(runs) to path, atomically,
+// as Zstd compressed Parquet (see writeParquet).
+func WriteTimeseriesParquet(path string, runs []PolicyTimeline) error {
+	return writeParquet(path, TimeseriesRows(runs))
+}
+
+// writeParquet writes rows as one Parquet file: Zstd compression, a fixed
+// created_by and SchemaVersion in the key-value metadata, and nothing that
+// varies between runs (no timestamps, no random ids, no build information),
+// so the same rows give the same bytes.
+func writeParquet[T any](path string, rows []T) error {
+	return AtomicWriteFile(path, func(w io.Writer) error {
+		pw := parquet.NewGenericWriter[T](w,
+			parquet.Compression(&zstd.Codec{Level: zstd.DefaultLevel, Concurrency: 1}),
+			parquet.CreatedBy("brigade", "results-schema-"+strconv.Itoa(SchemaVersion), ""),
+			parquet.KeyValueMetadata(SchemaVersionKey, strconv.Itoa(SchemaVersion)),
+		)
+		if _, err := pw.Write(rows); err != nil {
+			return err
+		}
+		return pw.Close()
+	})
+}
