@@ -1,0 +1,180 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/brigadesim/brigade/results"
+)
+
+// Metric is one summary number compare looks at.
+type Metric struct {
+	Name string
+	// Better is +1 when higher is better, −1 when lower is better, 0 when
+	// neither.
+	Better int
+	Get    func(results.Summary) float64
+}
+
+// Metrics is what compare reports, in order.
+var Metrics = []Metric{
+	{"jobs_succeeded", +1, func(s results.Summary) float64 { return float64(s.JobsSucceeded) }},
+	{"jobs_failed", -1, func(s results.Summary) float64 { return float64(s.JobsFailed) }},
+	{"makespan_s", -1, func(s results.Summary) float64 { return s.MakespanS }},
+	{"wait_s.mean", -1, func(s results.Summary) float64 { return s.WaitS.Mean }},
+	{"wait_s.p50", -1, func(s results.Summary) float64 { return s.WaitS.P50 }},
+	{"wait_s.p95", -1, func(s results.Summary) float64 { return s.WaitS.P95 }},
+	{"wait_s.p99", -1, func(s results.Summary) float64 { return s.WaitS.P99 }},
+	{"jct_s.mean", -1, func(s results.Summary) float64 { return s.JCTS.Mean }},
+	{"jct_s.p99", -1, func(s results.Summary) float64 { return s.JCTS.P99 }},
+	{"bounded_slowdown.mean", -1, func(s results.Summary) float64 { return s.BoundedSlowdown.Mean }},
+	{"throughput_jobs_per_h", +1, func(s results.Summary) float64 { return s.ThroughputJobsPerH }},
+	{"gpu_utilisation", +1, func(s results.Summary) float64 { return s.GPUUtilisation }},
+	{"gpu_utilisation_arrivals", +1, func(s results.Summary) float64 { return s.GPUUtilisationArrivals }},
+	{"goodput", +1, func(s results.Summary) float64 { return s.Goodput }},
+	{"queue_length.mean", -1, func(s results.Summary) float64 { return s.QueueLength.Mean }},
+	{"starvation.starved_jobs", -1, func(s results.Summary) float64 { return float64(s.Starvation.StarvedJobs) }},
+	{"starvation.longest_wait_s", -1, func(s results.Summary) float64 { return s.Starvation.LongestWaitS }},
+	{"jain_index", +1, func(s results.Summary) float64 { return s.JainIndex }},
+	{"jain_index_slowdown", +1, func(s results.Summary) float64 { return s.JainIndexSlowdown }},
+}
+
+// Change is one metric of one policy in two runs.
+type Change struct {
+	Policy, Metric string
+	A, B           float64
+	// Rel is (B − A) / |A|; ±Inf when A is 0 and B is not, 0 when both are.
+	Rel float64
+	// Large is |Rel| >= the threshold; Verdict says "better", "worse" or ""
+	// (no change, or a metric with no better direction).
+	Large   bool
+	Verdict string
+}
+
+// Comparison is two runs side by side.
+type Comparison struct {
+	DirA, DirB string
+	// OnlyA and OnlyB are the policies present in one run only.
+	OnlyA, OnlyB []string
+	Changes      []Change
+	Threshold    float64
+}
+
+// Compare compares the summaries of run A and run B for every policy present
+// in both (in A's order); a relative change of at least threshold (e.g.
+// 0.1) is flagged as large.
+func Compare(dirA string, a []results.Summary, dirB string, b []results.Summary, threshold float64) Comparison {
+	c := Comparison{DirA: dirA, DirB: dirB, Threshold: threshold}
+	inB := map[string]results.Summary{}
+	for _, s := range b {
+		inB[s.Policy] = s
+	}
+	inA := map[string]bool{}
+	for _, sa := range a {
+		inA[sa.Policy] = true
+		sb, ok := inB[sa.Policy]
+		if !ok {
+			c.OnlyA = append(c.OnlyA, sa.Policy)
+			continue
+		}
+		for _, m := range Metrics {
+			x, y := m.Get(sa), m.Get(sb)
+			ch := Change{Policy: sa.Policy, Metric: m.Name, A: x, B: y}
+			switch {
+			case x == y:
+			case x == 0:
+				ch.Rel = math.Copysign(math.Inf(1), y)
+			default:
+				ch.Rel = (y - x) / math.Abs(x)
+			}
+			ch.Large = math.Abs(ch.Rel) >= threshold && x != y
+			if x != y && m.Better != 0 {
+				if (y > x) == (m.Better > 0) {
+					ch.Verdict = "better"
+				} else {
+					ch.Verdict = "worse"
+				}
+			}
+			c.Changes = append(c.Changes, ch)
+		}
+	}
+	for _, sb := range b {
+		if !inA[sb.Policy] {
+			c.OnlyB = append(c.OnlyB, sb.Policy)
+		}
+	}
+	return c
+}
+
+func fmtNum(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.4g", x)
+}
+
+func fmtRel(r float64) string {
+	switch {
+	case math.IsInf(r, 1):
+		return "+inf"
+	case math.IsInf(r, -1):
+		return "-inf"
+	case r == 0:
+		return "0"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*r)
+}
+
+// WriteText writes the comparison as a plain-text table: one row per policy
+// and metric, large moves marked "<<" with their verdict.
+func (c Comparison) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "A: %s\nB: %s\nlarge move: |B − A| / |A| >= %.0f%%\n", c.DirA, c.DirB, 100*c.Threshold)
+	if len(c.OnlyA) > 0 {
+		fmt.Fprintf(w, "only in A: %s\n", strings.Join(c.OnlyA, ", "))
+	}
+	if len(c.OnlyB) > 0 {
+		fmt.Fprintf(w, "only in B: %s\n", strings.Join(c.OnlyB, ", "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "policy\tmetric\tA\tB\tchange\t")
+	large := 0
+	for _, ch := range c.Changes {
+		flag := ""
+		if ch.Large {
+			large++
+			flag = "<< " + ch.Verdict
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Policy, ch.Metric, fmtNum(ch.A), fmtNum(ch.B), fmtRel(ch.Rel), strings.TrimSpace(flag))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d large moves over %d policy metrics\n", large, len(c.Changes))
+	return err
+}
+
+var compareTemplate = template.Must(template.New("compare").Funcs(template.FuncMap{"num": fmtNum, "rel": fmtRel, "mul100": func(x float64) float64 { return 100 * x }}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Brigade compare</title>
+<style>
+body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+th:nth-child(-n+2), td:nth-child(-n+2) { text-align: left; }
+tr.better td { background: #e3f6e3; } tr.worse td { background: #fbe3e3; } tr.large td { font-weight: bold; }
+</style></head><body>
+<h1>Brigade compare</h1>
+<p>A: {{.DirA}}<br>B: {{.DirB}}<br>Large move: relative change of at least {{printf "%.0f" (mul100 .Threshold)}}% (bold; green better, red worse).</p>
+{{if .OnlyA}}<p>Only in A: {{range .OnlyA}}{{.}} {{end}}</p>{{end}}
+{{if .OnlyB}}<p>Only in B: {{range .OnlyB}}{{.}} {{end}}</p>{{end}}
+<table><thead><tr><th>policy</th><th>metric</th><th>A</th><th>B</th><th>change</th></tr></thead><tbody>
+{{range .Changes}}<tr class="{{if .Large}}large {{.Verdict}}{{end}}"><td>{{.Policy}}</td><td>{{.Metric}}</td><td>{{num .A}}</td><td>{{num .B}}</td><td>{{rel .Rel}}</td></tr>
+{{end}}</tbody></table></body></html>
+`))
+
+// WriteHTML writes the comparison as a self-contained HTML page.
+func (c Comparison) WriteHTML(w io.Writer) error { return compareTemplate.Execute(w, c) }

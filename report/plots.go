@@ -1,0 +1,504 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/brigadesim/brigade/results"
+)
+
+// Figure sizes; PNGs are rendered at plotDPI.
+const (
+	plotWidth  = 9 * vg.Inch
+	plotHeight = 4.5 * vg.Inch
+	plotDPI    = 120
+	// minLogS is the floor of the log-scale CDFs: waits and JCTs below it
+	// (a wait of 0 included) are drawn at it.
+	minLogS = 1.0
+)
+
+// palette gives each policy a colour and dash pattern that stay apart in
+// greyscale print (the same as fill's plots).
+var palette = []struct {
+	c    color.Color
+	dash []vg.Length
+}{
+	{color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, nil},
+	{color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, []vg.Length{vg.Points(6), vg.Points(2)}},
+	{color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, []vg.Length{vg.Points(2), vg.Points(2)}},
+	{color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, []vg.Length{vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}},
+	{color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, []vg.Length{vg.Points(4), vg.Points(4)}},
+	{color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, []vg.Length{vg.Points(1), vg.Points(3)}},
+	{color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, []vg.Length{vg.Points(10), vg.Points(4)}},
+	{color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}, []vg.Length{vg.Points(3), vg.Points(1)}},
+}
+
+var grey = color.Gray{Y: 0x90}
+
+// Figure is one plot of a run.
+type Figure struct {
+	// Name is the file stem, e.g. "wait-cdf".
+	Name  string
+	Title string
+	plot  *plot.Plot
+}
+
+// FigureNames lists the figures Figures draws, in order.
+var FigureNames = []string{
+	"wait-cdf", "jct-cdf", "utilisation", "queue-length",
+	"tenant-share", "wait-percentiles", "starvation-tenant", "starvation-priority",
+}
+
+// Figures draws every plot of d, in FigureNames order.
+func Figures(d *Data) ([]Figure, error) {
+	makers := []func(*Data) (Figure, error){
+		func(d *Data) (Figure, error) {
+			return cdf(d, "wait-cdf", "Wait", func(j Job) float64 { return j.WaitS })
+		},
+		func(d *Data) (Figure, error) {
+			return cdf(d, "jct-cdf", "Job completion time", func(j Job) float64 { return j.JCT })
+		},
+		func(d *Data) (Figure, error) {
+			return series(d, "utilisation", "GPU utilisation over time", "GPU utilisation (% of cluster GPUs allocated)",
+				func(p Point) float64 { return 100 * p.Utilisation })
+		},
+		func(d *Data) (Figure, error) {
+			return series(d, "queue-length", "Queue length over time", "queued jobs (bucket mean)",
+				func(p Point) float64 { return p.QueueLength })
+		},
+		tenantShare,
+		waitPercentiles,
+		func(d *Data) (Figure, error) {
+			return starvation(d, "starvation-tenant", "tenant", func(j Job) string { return j.Tenant }, tenantOrder(d))
+		},
+		func(d *Data) (Figure, error) {
+			return starvation(d, "starvation-priority", "priority", func(j Job) string { return strconv.Itoa(j.Priority) }, priorityOrder(d))
+		},
+	}
+	out := make([]Figure, 0, len(makers))
+	for _, m := range makers {
+		f, err := m(d)
+		if err != nil {
+			return nil, fmt.Errorf("plot: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.X.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+func styleLine(l *plotter.Line, i int) {
+	s := palette[i%len(palette)]
+	l.Color, l.Dashes, l.Width = s.c, s.dash, vg.Points(1.6)
+}
+
+// cdf draws the empirical CDF of value over the jobs that ran, log-scale x.
+func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
+	p := newPlot(what+" CDF (jobs that ran; log scale, values below 1 s drawn at 1 s)",
+		what+" (seconds, log scale)", "fraction of jobs ≤ x")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = durationLogTicks{}
+	p.Y.Min, p.Y.Max = 0, 1
+	lines := 0
+	for i, pol := range d.Policies {
+		var v []float64
+		for _, j := range pol.Jobs {
+			if j.Ran {
+				v = append(v, max(value(j), minLogS))
+			}
+		}
+		if len(v) == 0 {
+			continue
+		}
+		slices.Sort(v)
+		xy := make(plotter.XYs, 0, 2*len(v))
+		n := float64(len(v))
+		for k := 0; k < len(v); k++ {
+			// one step per distinct value: (x, F(x−)) then (x, F(x))
+			if k+1 < len(v) && v[k+1] == v[k] {
+				continue
+			}
+			if len(xy) == 0 {
+				xy = append(xy, plotter.XY{X: v[k], Y: 0})
+			} else {
+				xy = append(xy, plotter.XY{X: v[k], Y: xy[len(xy)-1].Y})
+			}
+			xy = append(xy, plotter.XY{X: v[k], Y: float64(k+1) / n})
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return Figure{}, err
+		}
+		styleLine(l, i)
+		p.Add(l)
+		p.Legend.Add(pol.Name, l)
+		lines++
+	}
+	if lines == 0 {
+		p.X.Scale = plot.LinearScale{}
+		p.X.Tick.Marker = plot.DefaultTicks{}
+		p.Title.Text += " — no job data"
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(6)
+	return Figure{Name: name, Title: what + " CDF", plot: p}, nil
+}
+
+// durationLogTicks labels a log seconds axis with 1s, 10s, 1m, 10m, 1h,
+// 10h, 1d, 10d... (major) and powers of ten (minor, unlabelled).
+type durationLogTicks struct{}
+
+func (durationLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	marks := []struct {
+		v float64
+		s string
+	}{
+		{1, "1 s"}, {10, "10 s"}, {60, "1 min"}, {600, "10 min"}, {3600, "1 h"}, {36000, "10 h"},
+		{86400, "1 d"}, {864000, "10 d"}, {8640000, "100 d"}, {86400000, "1000 d"},
+	}
+	var out []plot.Tick
+	for _, m := range marks {
+		if m.v >= lo && m.v <= hi {
+			out = append(out, plot.Tick{Value: m.v, Label: m.s})
+		}
+	}
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for k := 1.0; k < 10; k++ {
+			v := k * math.Pow(10, e)
+			if v >= lo && v <= hi {
+				out = append(out, plot.Tick{Value: v})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	return out
+}
+
+// timeUnit picks hours or days for a time axis spanning span seconds.
+func timeUnit(span float64) (div float64, unit string) {
+	if span > 4*86400 {
+		return 86400, "days"
+	}
+	return 3600, "hours"
+}
+
+func series(d *Data, name, title, ylabel string, value func(Point) float64) (Figure, error) {
+	span := 0.0
+	for _, pol := range d.Policies {
+		if n := len(pol.Series); n > 0 {
+			span = max(span, pol.Series[n-1].StartS)
+		}
+	}
+	div, unit := timeUnit(span)
+	p := newPlot(title+" (mean over each time bucket)", "time since the first submission ("+unit+")", ylabel)
+	p.Y.Min = 0
+	top := 0.0
+	for i, pol := range d.Policies {
+		if len(pol.Series) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(pol.Series))
+		for k, pt := range pol.Series {
+			xy[k] = plotter.XY{X: pt.StartS / div, Y: value(pt)}
+			top = max(top, xy[k].Y)
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return Figure{}, err
+		}
+		styleLine(l, i)
+		l.Width = vg.Points(1.2)
+		p.Add(l)
+		p.Legend.Add(pol.Name, l)
+	}
+	headroom(p, top, len(d.Policies))
+	p.Legend.Top = true
+	return Figure{Name: name, Title: title, plot: p}, nil
+}
+
+// headroom raises the y axis above top so that a top legend of n entries
+// clears the data.
+func headroom(p *plot.Plot, top float64, n int) {
+	if top <= 0 {
+		return
+	}
+	p.Y.Max = top / (1 - min(0.55, 0.065*float64(n+1)))
+}
+
+// groupedBars draws one group per category and one bar per series within
+// it; series[i] has one value per category. Colours follow the palette
+// unless colours is given.
+func groupedBars(p *plot.Plot, categories []string, names []string, values [][]float64, colours []color.Color) error {
+	if len(categories) == 0 || len(names) == 0 {
+		return nil
+	}
+	avail := plotWidth * 0.8
+	width := avail / vg.Length(len(categories)*(len(names)+1))
+	width = min(width, vg.Points(28))
+	for i, name := range names {
+		b, err := plotter.NewBarChart(plotter.Values(values[i]), width)
+		if err != nil {
+			return err
+		}
+		b.LineStyle.Width = vg.Points(0.3)
+		if colours != nil && colours[i] != nil {
+			b.Color = colours[i]
+		} else {
+			b.Color = palette[i%len(palette)].c
+		}
+		b.Offset = width * (vg.Length(i) - vg.Length(len(names)-1)/2)
+		p.Add(b)
+		p.Legend.Add(name, b)
+	}
+	top := 0.0
+	for _, v := range values {
+		for _, x := range v {
+			top = max(top, x)
+		}
+	}
+	headroom(p, top, len(names)+1)
+	p.NominalX(categories...)
+	if len(categories) > 6 {
+		p.X.Tick.Label.Rotation = math.Pi / 5
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
+	p.Legend.Top = true
+	return nil
+}
+
+func tenantShare(d *Data) (Figure, error) {
+	p := newPlot("Per-tenant GPU share against fair share", "tenant", "share of all GPU-hours used (%)")
+	tenants := tenantOrder(d)
+	names := []string{"fair share (by weight)"}
+	colours := []color.Color{grey}
+	fair := make([]float64, len(tenants))
+	var values [][]float64
+	if len(d.Summaries) > 0 {
+		for k, t := range tenants {
+			for _, ts := range d.Summaries[0].Tenants {
+				if ts.Tenant == t {
+					fair[k] = 100 * ts.FairShare
+				}
+			}
+		}
+	}
+	values = append(values, fair)
+	for i, s := range d.Summaries {
+		v := make([]float64, len(tenants))
+		for k, t := range tenants {
+			for _, ts := range s.Tenants {
+				if ts.Tenant == t {
+					v[k] = 100 * ts.Share
+				}
+			}
+		}
+		names = append(names, s.Policy)
+		colours = append(colours, palette[i%len(palette)].c)
+		values = append(values, v)
+	}
+	if err := groupedBars(p, tenants, names, values, colours); err != nil {
+		return Figure{}, err
+	}
+	p.Y.Min = 0
+	return Figure{Name: "tenant-share", Title: "Per-tenant GPU share", plot: p}, nil
+}
+
+// waitUnit picks seconds, minutes or hours for waits up to maxS.
+func waitUnit(maxS float64) (float64, string) {
+	switch {
+	case maxS >= 2*3600:
+		return 3600, "hours"
+	case maxS >= 120:
+		return 60, "minutes"
+	}
+	return 1, "seconds"
+}
+
+func waitPercentiles(d *Data) (Figure, error) {
+	top := 0.0
+	for _, s := range d.Summaries {
+		top = max(top, s.WaitS.P99)
+	}
+	div, unit := waitUnit(top)
+	p := newPlot("Wait percentiles per policy (jobs that ran)", "policy", "wait ("+unit+")")
+	var pols []string
+	vals := [][]float64{nil, nil, nil}
+	for _, s := range d.Summaries {
+		pols = append(pols, s.Policy)
+		vals[0] = append(vals[0], s.WaitS.P50/div)
+		vals[1] = append(vals[1], s.WaitS.P95/div)
+		vals[2] = append(vals[2], s.WaitS.P99/div)
+	}
+	colours := []color.Color{
+		color.RGBA{R: 0x9e, G: 0xc9, B: 0xe2, A: 0xff},
+		color.RGBA{R: 0x3c, G: 0x8d, B: 0xc4, A: 0xff},
+		color.RGBA{R: 0x08, G: 0x3d, B: 0x77, A: 0xff},
+	}
+	if err := groupedBars(p, pols, []string{"p50", "p95", "p99"}, vals, colours); err != nil {
+		return Figure{}, err
+	}
+	p.Y.Min = 0
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(6)
+	return Figure{Name: "wait-percentiles", Title: "Wait percentiles", plot: p}, nil
+}
+
+// starvation draws the longest wait of each group (tenant or priority)
+// under each policy, with the starvation threshold as a dashed line.
+func starvation(d *Data, name, by string, key func(Job) string, groups []string) (Figure, error) {
+	top, threshold := 0.0, 0.0
+	for _, s := range d.Summaries {
+		top = max(top, s.Starvation.LongestWaitS)
+		threshold = max(threshold, s.Starvation.ThresholdS)
+	}
+	div, unit := waitUnit(max(top, threshold))
+	p := newPlot("Starvation: longest wait per "+by+" (dashed: starvation threshold)", by, "longest wait ("+unit+")")
+	var names []string
+	var values [][]float64
+	for _, pol := range d.Policies {
+		longest := map[string]float64{}
+		for _, j := range pol.Jobs {
+			k := key(j)
+			longest[k] = max(longest[k], j.WaitS)
+		}
+		v := make([]float64, len(groups))
+		for k, g := range groups {
+			v[k] = longest[g] / div
+		}
+		names = append(names, pol.Name)
+		values = append(values, v)
+	}
+	if err := groupedBars(p, groups, names, values, nil); err != nil {
+		return Figure{}, err
+	}
+	if threshold > 0 && len(groups) > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: threshold / div}, {X: float64(len(groups)) - 0.5, Y: threshold / div}})
+		if err != nil {
+			return Figure{}, err
+		}
+		l.Color, l.Width, l.Dashes = color.Black, vg.Points(1), []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("starvation threshold (%.3g %s)", threshold/div, unit), l)
+		headroom(p, max(top, threshold)/div, len(names)+1)
+	}
+	p.Y.Min = 0
+	return Figure{Name: name, Title: "Longest wait per " + by, plot: p}, nil
+}
+
+// tenantOrder is the tenants in the first summary's order, then any others
+// the jobs name, in order of first appearance.
+func tenantOrder(d *Data) []string {
+	var out []string
+	if len(d.Summaries) > 0 {
+		for _, t := range d.Summaries[0].Tenants {
+			out = append(out, t.Tenant)
+		}
+	}
+	for _, p := range d.Policies {
+		for _, j := range p.Jobs {
+			if !slices.Contains(out, j.Tenant) {
+				out = append(out, j.Tenant)
+			}
+		}
+	}
+	return out
+}
+
+func priorityOrder(d *Data) []string {
+	var ps []int
+	for _, p := range d.Policies {
+		for _, j := range p.Jobs {
+			if !slices.Contains(ps, j.Priority) {
+				ps = append(ps, j.Priority)
+			}
+		}
+	}
+	slices.Sort(ps)
+	out := make([]string, len(ps))
+	for i, v := range ps {
+		out[i] = strconv.Itoa(v)
+	}
+	return out
+}
+
+// SVG renders f as an SVG document with its fonts embedded.
+func (f Figure) SVG() ([]byte, error) {
+	c := vgsvg.NewWith(vgsvg.UseWH(plotWidth, plotHeight), vgsvg.EmbedFonts(true))
+	f.plot.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// PNG renders f as a PNG image.
+func (f Figure) PNG() ([]byte, error) {
+	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(plotWidth, plotHeight), vgimg.UseDPI(plotDPI))}
+	f.plot.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WritePlots draws every figure of d into dir (created if missing) as
+// NAME.png and NAME.svg, each written atomically. Equal Data give
+// byte-identical files.
+func WritePlots(dir string, d *Data) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	figs, err := Figures(d)
+	if err != nil {
+		return err
+	}
+	for _, f := range figs {
+		for _, kind := range []struct {
+			ext    string
+			render func() ([]byte, error)
+		}{{"png", f.PNG}, {"svg", f.SVG}} {
+			b, err := kind.render()
+			if err != nil {
+				return fmt.Errorf("plot %s: %w", f.Name, err)
+			}
+			if err := results.AtomicWriteFile(filepath.Join(dir, f.Name+"."+kind.ext), func(w io.Writer) error {
+				_, err := w.Write(b)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
