@@ -1,0 +1,105 @@
+// duckdb-check.mjs DIR: a real DuckDB (@duckdb/node-api, pinned in
+// package.json / package-lock.json) reads every Parquet file of a brigade
+// results folder and checks that they agree with the CSV twins and
+// summary.json: row counts, per-policy sums, and the schema version in the
+// Parquet metadata against run.json. Any mismatch exits 1 with a message.
+import { DuckDBInstance } from '@duckdb/node-api';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = process.argv[2];
+if (!dir) {
+  console.error('usage: node duckdb-check.mjs RESULTS_DIR');
+  process.exit(2);
+}
+const failures = [];
+const fail = (msg) => failures.push(msg);
+const q = (name) => `'${join(dir, name).replaceAll("'", "''")}'`;
+
+const instance = await DuckDBInstance.create(':memory:');
+const db = await instance.connect();
+const rows = async (sql) => (await db.runAndReadAll(sql)).getRowObjectsJS();
+const near = (a, b, tol) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(a), Math.abs(b));
+
+const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+const parquets = readdirSync(dir).filter((f) => f.endsWith('.parquet')).sort();
+for (const want of ['jobs.parquet', 'timeseries.parquet']) {
+  if (!parquets.includes(want)) fail(`${want} is missing from ${dir}`);
+}
+
+// Every Parquet file: readable, its row count equal to its CSV twin's, and
+// the schema version in its metadata equal to run.json's.
+for (const f of parquets) {
+  const twin = f.replace(/\.parquet$/, '.csv');
+  const [{ n }] = await rows(`SELECT count(*)::BIGINT AS n FROM read_parquet(${q(f)})`);
+  const [{ m }] = await rows(`SELECT count(*)::BIGINT AS m FROM read_csv(${q(twin)}, header = true, all_varchar = true)`);
+  console.log(`${f}: ${n} rows (${twin}: ${m})`);
+  if (n !== m) fail(`${f} has ${n} rows, ${twin} ${m}`);
+  const kv = await rows(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${q(f)})`);
+  const version = kv.find((r) => r.k === 'brigade.schema_version')?.v;
+  if (version !== String(run.schema_version)) {
+    fail(`${f}: brigade.schema_version ${version}, run.json schema_version ${run.schema_version}`);
+  }
+}
+
+// Per-policy sums: jobs.parquet against jobs.csv and summary.json.
+const jobSums = (from) => `SELECT policy, count(*)::BIGINT AS jobs,
+    sum(wait_s)::DOUBLE AS wait_s, sum(run_s)::DOUBLE AS run_s, sum(jct_s)::DOUBLE AS jct_s,
+    sum(gpus)::BIGINT AS gpus, sum(attempts)::BIGINT AS attempts,
+    count(*) FILTER (WHERE state = 'succeeded')::BIGINT AS succeeded,
+    sum(gpus * gpu_milli / 1000.0 * run_s)::DOUBLE AS gpu_s
+  FROM ${from} GROUP BY policy ORDER BY policy`;
+const pj = await rows(jobSums(`read_parquet(${q('jobs.parquet')})`));
+const cj = await rows(jobSums(`read_csv(${q('jobs.csv')}, header = true, types = {'wait_s': 'DOUBLE', 'run_s': 'DOUBLE', 'jct_s': 'DOUBLE', 'gpus': 'BIGINT', 'gpu_milli': 'BIGINT', 'attempts': 'BIGINT', 'state': 'VARCHAR', 'policy': 'VARCHAR'})`));
+if (pj.length !== cj.length || pj.length !== summary.length) {
+  fail(`policies: ${pj.length} in jobs.parquet, ${cj.length} in jobs.csv, ${summary.length} in summary.json`);
+}
+for (const p of pj) {
+  const c = cj.find((r) => r.policy === p.policy);
+  const s = summary.find((r) => r.policy === p.policy);
+  if (!c || !s) {
+    fail(`policy ${p.policy}: missing from jobs.csv or summary.json`);
+    continue;
+  }
+  console.log(`${p.policy}: ${p.jobs} jobs, Σwait_s ${p.wait_s.toFixed(6)}, Σrun_s ${p.run_s.toFixed(6)}, Σjct_s ${p.jct_s.toFixed(6)}, Σattempts ${p.attempts}, GPU-h ${(p.gpu_s / 3600).toFixed(6)}`);
+  for (const k of ['jobs', 'gpus', 'attempts', 'succeeded']) {
+    if (p[k] !== c[k]) fail(`${p.policy} ${k}: jobs.parquet ${p[k]}, jobs.csv ${c[k]}`);
+  }
+  for (const k of ['wait_s', 'run_s', 'jct_s', 'gpu_s']) {
+    if (!near(p[k], c[k], 1e-12)) fail(`${p.policy} Σ${k}: jobs.parquet ${p[k]}, jobs.csv ${c[k]}`);
+  }
+  if (Number(p.jobs) !== s.jobs_submitted) fail(`${p.policy}: ${p.jobs} rows, summary.json jobs_submitted ${s.jobs_submitted}`);
+  if (Number(p.succeeded) !== s.jobs_succeeded) fail(`${p.policy}: ${p.succeeded} succeeded, summary.json ${s.jobs_succeeded}`);
+  if (!near(p.gpu_s / 3600, s.gpu_hours_allocated, 1e-9)) fail(`${p.policy}: ${p.gpu_s / 3600} GPU-hours from jobs.parquet, summary.json gpu_hours_allocated ${s.gpu_hours_allocated}`);
+  const [{ mean }] = await rows(`SELECT avg(wait_s)::DOUBLE AS mean FROM read_parquet(${q('jobs.parquet')}) WHERE policy = '${p.policy}' AND attempts > 0`);
+  if (!near(mean, s.wait_s.mean, 1e-9)) fail(`${p.policy}: mean wait ${mean} from jobs.parquet, summary.json ${s.wait_s.mean}`);
+}
+
+// timeseries.parquet against timeseries.csv (whose means have six decimals).
+const tsSums = (from) => `SELECT policy, count(*)::BIGINT AS buckets,
+    sum(queue_length)::DOUBLE AS queue_length, sum(running_jobs)::DOUBLE AS running_jobs,
+    sum(gpu_utilisation)::DOUBLE AS gpu_utilisation, sum(down_gpus)::DOUBLE AS down_gpus
+  FROM ${from} GROUP BY policy ORDER BY policy`;
+const pt = await rows(tsSums(`read_parquet(${q('timeseries.parquet')})`));
+const ct = await rows(tsSums(`read_csv(${q('timeseries.csv')}, header = true)`));
+for (const p of pt) {
+  const c = ct.find((r) => r.policy === p.policy);
+  if (!c) {
+    fail(`timeseries.csv lacks policy ${p.policy}`);
+    continue;
+  }
+  console.log(`${p.policy}: ${p.buckets} buckets, Σqueue_length ${p.queue_length.toFixed(6)}, Σgpu_utilisation ${p.gpu_utilisation.toFixed(6)}`);
+  if (p.buckets !== c.buckets) fail(`${p.policy}: ${p.buckets} buckets in timeseries.parquet, ${c.buckets} in timeseries.csv`);
+  for (const k of ['queue_length', 'running_jobs', 'gpu_utilisation', 'down_gpus']) {
+    if (Math.abs(p[k] - c[k]) > 1e-6 * Number(p.buckets)) fail(`${p.policy} Σ${k}: timeseries.parquet ${p[k]}, timeseries.csv ${c[k]}`);
+  }
+}
+if (pt.length !== ct.length) fail(`timeseries: ${pt.length} policies in Parquet, ${ct.length} in CSV`);
+
+if (failures.length > 0) {
+  console.error(`duckdb-check: FAILED, ${failures.length} mismatches:`);
+  for (const f of failures) console.error(`  ${f}`);
+  process.exit(1);
+}
+console.log(`duckdb-check: DuckDB read ${parquets.length} Parquet files in ${dir}; row counts and sums match the CSV twins and summary.json`);
