@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -60,30 +61,55 @@ type Comparison struct {
 	DirA, DirB string
 	// OnlyA and OnlyB are the policies present in one run only.
 	OnlyA, OnlyB []string
-	Changes      []Change
-	Threshold    float64
+	// Paired is set when the runs had no policy in common and as many
+	// policies each, so policies were paired in order ("fcfs→fcfs+bf").
+	Paired    bool
+	Changes   []Change
+	Threshold float64
 }
 
 // Compare compares the summaries of run A and run B for every policy present
 // in both (in A's order); a relative change of at least threshold (e.g.
-// 0.1) is flagged as large.
+// 0.1) is flagged as large. When no policy is in both and each run has as
+// many, it pairs them in order instead (Paired).
 func Compare(dirA string, a []results.Summary, dirB string, b []results.Summary, threshold float64) Comparison {
 	c := Comparison{DirA: dirA, DirB: dirB, Threshold: threshold}
-	inB := map[string]results.Summary{}
-	for _, s := range b {
-		inB[s.Policy] = s
+	inB := map[string]int{}
+	for i, s := range b {
+		inB[s.Policy] = i
 	}
 	inA := map[string]bool{}
+	type pair struct {
+		label  string
+		sa, sb results.Summary
+	}
+	var pairs []pair
 	for _, sa := range a {
 		inA[sa.Policy] = true
-		sb, ok := inB[sa.Policy]
-		if !ok {
+		if i, ok := inB[sa.Policy]; ok {
+			pairs = append(pairs, pair{sa.Policy, sa, b[i]})
+		} else {
 			c.OnlyA = append(c.OnlyA, sa.Policy)
-			continue
 		}
+	}
+	for _, sb := range b {
+		if !inA[sb.Policy] {
+			c.OnlyB = append(c.OnlyB, sb.Policy)
+		}
+	}
+	// No policy in common but as many policies on each side (say, the same
+	// policies without and with --backfill, "fcfs" and "fcfs+bf"): pair
+	// them in order.
+	if len(pairs) == 0 && len(a) == len(b) {
+		for i := range a {
+			pairs = append(pairs, pair{a[i].Policy + "→" + b[i].Policy, a[i], b[i]})
+		}
+		c.Paired, c.OnlyA, c.OnlyB = true, nil, nil
+	}
+	for _, p := range pairs {
 		for _, m := range Metrics {
-			x, y := m.Get(sa), m.Get(sb)
-			ch := Change{Policy: sa.Policy, Metric: m.Name, A: x, B: y}
+			x, y := m.Get(p.sa), m.Get(p.sb)
+			ch := Change{Policy: p.label, Metric: m.Name, A: x, B: y}
 			switch {
 			case x == y:
 			case x == 0:
@@ -100,11 +126,6 @@ func Compare(dirA string, a []results.Summary, dirB string, b []results.Summary,
 				}
 			}
 			c.Changes = append(c.Changes, ch)
-		}
-	}
-	for _, sb := range b {
-		if !inA[sb.Policy] {
-			c.OnlyB = append(c.OnlyB, sb.Policy)
 		}
 	}
 	return c
@@ -139,8 +160,12 @@ func (c Comparison) WriteText(w io.Writer) error {
 	if len(c.OnlyB) > 0 {
 		fmt.Fprintf(w, "only in B: %s\n", strings.Join(c.OnlyB, ", "))
 	}
+	if c.Paired {
+		fmt.Fprintln(w, "no policy in both runs: policies paired in the order each run lists them")
+	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "policy\tmetric\tA\tB\tchange\t")
 	large := 0
 	for _, ch := range c.Changes {
@@ -153,6 +178,11 @@ func (c Comparison) WriteText(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+map[bool]string{true: "\n"}[strings.HasSuffix(line, "\n")]); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintf(w, "\n%d large moves over %d policy metrics\n", large, len(c.Changes))
 	return err

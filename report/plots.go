@@ -125,7 +125,7 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = durationLogTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
-	lines := 0
+	lines, top := 0, 0.0
 	for i, pol := range d.Policies {
 		var v []float64
 		for _, j := range pol.Jobs {
@@ -137,6 +137,7 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 			continue
 		}
 		slices.Sort(v)
+		top = max(top, v[len(v)-1])
 		xy := make(plotter.XYs, 0, 2*len(v))
 		n := float64(len(v))
 		for k := 0; k < len(v); k++ {
@@ -160,7 +161,11 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 		p.Legend.Add(pol.Name, l)
 		lines++
 	}
+	// A fixed range from 1 s: gonum widens an empty range around its
+	// value, which on a log axis would reach 0.
+	p.X.Min, p.X.Max = minLogS, max(top, 10*minLogS)
 	if lines == 0 {
+		p.X.Min, p.X.Max = 0, 1
 		p.X.Scale = plot.LinearScale{}
 		p.X.Tick.Marker = plot.DefaultTicks{}
 		p.Title.Text += " — no job data"
@@ -175,6 +180,12 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 type durationLogTicks struct{}
 
 func (durationLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo >= minLogS) || math.IsInf(lo, 0) || math.IsNaN(hi) {
+		lo = minLogS
+	}
+	if !(hi >= lo) || math.IsInf(hi, 0) {
+		hi = max(lo*10, 10)
+	}
 	marks := []struct {
 		v float64
 		s string

@@ -206,3 +206,24 @@ func TestCompareGolden(t *testing.T) {
 		t.Error("HTML comparison does not mark the large worse move")
 	}
 }
+
+// TestPlotsNoWait: when no job waited, every wait is drawn at 1 s; the log
+// axis must still have a sane range (it once looped without end).
+func TestPlotsNoWait(t *testing.T) {
+	d := fixture()
+	for i := range d.Policies {
+		for k := range d.Policies[i].Jobs {
+			d.Policies[i].Jobs[k].WaitS = 0
+		}
+	}
+	if _, err := Figures(&Data{}); err != nil {
+		t.Fatal(err)
+	}
+	figs, err := Figures(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := figs[0].SVG(); err != nil {
+		t.Fatal(err)
+	}
+}

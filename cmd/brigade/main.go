@@ -32,6 +32,8 @@ func commands() []command {
 		{"bench", "measure the engine's speed in events per second", runBench},
 		{"fill", "the FGD paper's experiment: fill a cluster with sampled pods under placement policies", runFill},
 		{"mig-example", "the MIG worked example: one inference workload on 8 H200s, whole, static MIG and dynamic MIG (docs/mig.md)", runMIGExample},
+		{"report", "write a results folder's self-contained report.html (plots, tables, metadata)", runReport},
+		{"compare", "put two results folders side by side: which metrics moved and by how much", runCompare},
 		{"faults-example", "the failures worked example: a 21-day training job beside batch jobs on 512 H100s, with and without checkpoints and backfill (docs/faults.md)", runFaultsExample},
 	}
 }

@@ -54,6 +54,7 @@ type simFlags struct {
 	seed                                       uint64
 	bucket, starvation                         string
 	checkInvariants, quiet                     bool
+	noPlots                                    bool
 	mig, migReconfigTime                       string
 	faults                                     faultFlags
 	args                                       []string // the command line after "sim", for run.json
@@ -207,6 +208,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.out, "out", "brigade-out", "results `directory` (created if missing)")
 	fs.StringVar(&f.bucket, "bucket", "1h", "time-series bucket `width`, e.g. 10m, 1h")
 	fs.StringVar(&f.starvation, "starvation-threshold", "", "`wait` above which a job counts as starved (default: max(10 × median wait over all policies compared, 1h))")
+	fs.BoolVar(&f.noPlots, "no-plots", false, "do not draw the plots (PNG and SVG) into --out/plots/")
 	fs.BoolVar(&f.checkInvariants, "check-invariants", false, "re-check every engine invariant after every event (slow; for debugging)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table (no progress bar either; the bar shows only when stderr is a terminal)")
 	f.args = args
@@ -358,6 +360,9 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		warnUnsatisfiable(stderr, w, runs[0].Engine)
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	if err := simPlots(f, runs); err != nil {
 		return err
 	}
 	if err := runner.Write(f.out, runs); err != nil {
