@@ -17,7 +17,7 @@ import (
 // command was not given --quiet); otherwise every method does nothing, so
 // no output file and no stdout can depend on it. The estimate is the
 // elapsed time per finished unit times the units left; a bar redraws at
-// most every 100ms. Safe for concurrent use (runs finish on many
+// most every 100ms, and runs shorter than 300ms draw nothing. Safe for concurrent use (runs finish on many
 // goroutines).
 //
 // It is hand-written on purpose: a carriage return and a few characters
@@ -80,10 +80,17 @@ func (p *progress) Set(done int) {
 	p.draw()
 }
 
-// draw redraws the bar, at most every 100ms but always at the end; p.mu
-// is held.
+// progressDelay is how long a bar waits before it first draws, so that
+// runs shorter than that show no bar at all; tests set it to 0.
+var progressDelay = 300 * time.Millisecond
+
+// draw redraws the bar, not before progressDelay has passed, at most every
+// 100ms but always at the end; p.mu is held.
 func (p *progress) draw() {
 	now := p.now()
+	if !p.drawn && now.Sub(p.start) < progressDelay {
+		return
+	}
 	if p.drawn && p.done < p.total && now.Sub(p.last) < 100*time.Millisecond {
 		return
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,16 @@ func TestProgressQuietOffTerminal(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("quiet bar wrote %q", buf.String())
 	}
+	// A run shorter than progressDelay draws nothing, not even its end.
+	p = newProgress(&buf, false, "x", "runs", 2)
+	start := p.start
+	p.now = func() time.Time { return start.Add(progressDelay / 2) }
+	p.Set(1)
+	p.Set(2)
+	p.Done()
+	if buf.Len() != 0 {
+		t.Errorf("a short run drew %q", buf.String())
+	}
 	var nilBar *progress
 	nilBar.Set(1)
 	nilBar.Done()
@@ -73,6 +84,7 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	buf.Reset()
+	p.now = func() time.Time { return t0.Add(30*time.Second + 50*time.Millisecond) }
 	p.Set(2) // within 100ms of the last draw: skipped
 	if buf.Len() != 0 {
 		t.Errorf("redrew within 100ms: %q", buf.String())
@@ -116,8 +128,8 @@ func TestSimProgressChangesNoOutput(t *testing.T) {
 		t.Errorf("a bar was drawn on a file: %q", logged)
 	}
 
-	defer func(f func(io.Writer) bool) { terminal = f }(terminal)
-	terminal = func(io.Writer) bool { return true }
+	defer func(f func(io.Writer) bool, d time.Duration) { terminal, progressDelay = f, d }(terminal, progressDelay)
+	terminal, progressDelay = func(io.Writer) bool { return true }, 0
 	var outB, errB bytes.Buffer
 	if code := mainWithArgs(args(b), &outB, &errB); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errB.String())
@@ -128,18 +140,21 @@ func TestSimProgressChangesNoOutput(t *testing.T) {
 	if outA.String() != outB.String() {
 		t.Errorf("stdout differs with the bar on")
 	}
-	entries, err := os.ReadDir(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		x, _ := os.ReadFile(filepath.Join(a, e.Name()))
-		y, err := os.ReadFile(filepath.Join(b, e.Name()))
-		if err != nil || !bytes.Equal(x, y) {
-			if e.Name() == "run.json" { // records the command line, which names --out
-				continue
-			}
-			t.Errorf("%s differs with the bar on (%v)", e.Name(), err)
+	n := 0
+	err = filepath.WalkDir(a, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "run.json" { // run.json records the command line, which names --out
+			return err
 		}
+		rel, _ := filepath.Rel(a, path)
+		x, _ := os.ReadFile(path)
+		y, err := os.ReadFile(filepath.Join(b, rel))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs with the bar on (%v)", rel, err)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 3 {
+		t.Errorf("compared %d files (%v)", n, err)
 	}
 }
