@@ -24,16 +24,18 @@ const near = (a, b, tol) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(a), Ma
 const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
 const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
 const parquets = readdirSync(dir).filter((f) => f.endsWith('.parquet')).sort();
-for (const want of ['jobs.parquet', 'timeseries.parquet']) {
+for (const want of ['jobs.parquet', 'attempts.parquet', 'timeseries.parquet']) {
   if (!parquets.includes(want)) fail(`${want} is missing from ${dir}`);
 }
 
-// Every Parquet file: readable, its row count equal to its CSV twin's, and
-// the schema version in its metadata equal to run.json's.
+// Every Parquet file: readable, its row count equal to its CSV twin's (for
+// attempts.parquet, which has none: Σ attempts of jobs.csv), and the schema
+// version in its metadata equal to run.json's.
 for (const f of parquets) {
-  const twin = f.replace(/\.parquet$/, '.csv');
+  const twin = f === 'attempts.parquet' ? 'jobs.csv' : f.replace(/\.parquet$/, '.csv');
+  const count = f === 'attempts.parquet' ? 'sum(attempts::BIGINT)' : 'count(*)';
   const [{ n }] = await rows(`SELECT count(*)::BIGINT AS n FROM read_parquet(${q(f)})`);
-  const [{ m }] = await rows(`SELECT count(*)::BIGINT AS m FROM read_csv(${q(twin)}, header = true, all_varchar = true)`);
+  const [{ m }] = await rows(`SELECT ${count}::BIGINT AS m FROM read_csv(${q(twin)}, header = true, all_varchar = true)`);
   console.log(`${f}: ${n} rows (${twin}: ${m})`);
   if (n !== m) fail(`${f} has ${n} rows, ${twin} ${m}`);
   const kv = await rows(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${q(f)})`);
@@ -74,6 +76,23 @@ for (const p of pj) {
   if (!near(p.gpu_s / 3600, s.gpu_hours_allocated, 1e-9)) fail(`${p.policy}: ${p.gpu_s / 3600} GPU-hours from jobs.parquet, summary.json gpu_hours_allocated ${s.gpu_hours_allocated}`);
   const [{ mean }] = await rows(`SELECT avg(wait_s)::DOUBLE AS mean FROM read_parquet(${q('jobs.parquet')}) WHERE policy = '${p.policy}' AND attempts > 0`);
   if (!near(mean, s.wait_s.mean, 1e-9)) fail(`${p.policy}: mean wait ${mean} from jobs.parquet, summary.json ${s.wait_s.mean}`);
+}
+
+// attempts.parquet: per policy, Σ wait_s and Σ run_s over attempts equal
+// jobs.csv's (each job's values are sums over its attempts).
+const pa = await rows(`SELECT policy, count(*)::BIGINT AS attempts, sum(wait_s)::DOUBLE AS wait_s, sum(run_s)::DOUBLE AS run_s
+  FROM read_parquet(${q('attempts.parquet')}) GROUP BY policy ORDER BY policy`);
+for (const c of cj) {
+  const a = pa.find((r) => r.policy === c.policy);
+  if (!a) {
+    if (c.attempts !== 0n) fail(`attempts.parquet lacks policy ${c.policy}`);
+    continue;
+  }
+  console.log(`${a.policy}: ${a.attempts} attempts, Σwait_s ${a.wait_s.toFixed(6)}, Σrun_s ${a.run_s.toFixed(6)}`);
+  if (a.attempts !== c.attempts) fail(`${c.policy}: ${a.attempts} rows in attempts.parquet, Σ attempts ${c.attempts} in jobs.csv`);
+  for (const k of ['wait_s', 'run_s']) {
+    if (!near(a[k], c[k], 1e-9)) fail(`${c.policy} Σ${k}: attempts.parquet ${a[k]}, jobs.csv ${c[k]}`);
+  }
 }
 
 // timeseries.parquet against timeseries.csv (whose means have six decimals).

@@ -53,6 +53,50 @@ type JobRow struct {
 	CheckpointS      float64  `parquet:"checkpoint_s"`
 }
 
+// AttemptRow is one row of attempts.parquet: one attempt of one job of one
+// policy's run (JobRecord.AttemptLog). A job that never ran has no row.
+type AttemptRow struct {
+	Policy  string  `parquet:"policy,dict"`
+	ID      int32   `parquet:"id"`
+	Attempt int32   `parquet:"attempt"`
+	StartS  float64 `parquet:"start_s"`
+	EndS    float64 `parquet:"end_s"`
+	WaitS   float64 `parquet:"wait_s"`
+	RunS    float64 `parquet:"run_s"`
+	Nodes   string  `parquet:"nodes"`
+	Ended   string  `parquet:"ended,dict"`
+}
+
+// AttemptRows converts every run's attempt logs to attempts.parquet rows:
+// runs in the order given, jobs in each run's order, attempts in order
+// (numbered from 1). run_s is End − Start, 0 for an attempt still running.
+func AttemptRows(runs []PolicyJobs) []AttemptRow {
+	var rows []AttemptRow
+	for _, r := range runs {
+		for i := range r.Jobs {
+			j := &r.Jobs[i]
+			for k, a := range j.AttemptLog {
+				run := a.End - a.Start
+				if a.End < 0 {
+					run = 0
+				}
+				rows = append(rows, AttemptRow{
+					Policy: r.Policy, ID: j.ID, Attempt: int32(k + 1),
+					StartS: Seconds(a.Start), EndS: Seconds(a.End), WaitS: Seconds(a.Wait), RunS: Seconds(run),
+					Nodes: a.Nodes, Ended: a.Ended,
+				})
+			}
+		}
+	}
+	return rows
+}
+
+// WriteAttemptsParquet writes AttemptRows(runs) to path, atomically, as
+// Zstd compressed Parquet (see writeParquet).
+func WriteAttemptsParquet(path string, runs []PolicyJobs) error {
+	return writeParquet(path, AttemptRows(runs))
+}
+
 // TimeseriesRow is one row of timeseries.parquet: one time bucket of one
 // policy's run (Timeline.Buckets). The means are over the part of the
 // bucket the run covered (CoveredS).

@@ -48,4 +48,18 @@ type JobRecord struct {
 	HardwareFailures int
 	Lost             hwmodel.Time
 	Checkpoint       hwmodel.Time
+	// AttemptLog lists the job's attempts in order (sim.Outcome's
+	// AttemptLog); nil or empty when the job never ran.
+	AttemptLog []AttemptRecord
+}
+
+// AttemptRecord is one attempt of a job: when it started and ended, how
+// long the job was queued just before it, its node names joined by "+",
+// and how it ended (sim.AttemptEnd: succeeded, failed, preempted,
+// hardware_failure, or running if the run stopped first, End then -1).
+type AttemptRecord struct {
+	Start, End hwmodel.Time
+	Wait       hwmodel.Time
+	Nodes      string
+	Ended      string
 }

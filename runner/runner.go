@@ -292,14 +292,24 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []results.JobRecord {
 	out := make([]results.JobRecord, len(res.Jobs))
 	var names strings.Builder
-	for i, o := range res.Jobs {
-		j := &w.Jobs[i]
+	nodes := func(p hwmodel.Placement) string {
 		names.Reset()
-		for k, share := range o.Placement {
+		for k, share := range p {
 			if k > 0 {
 				names.WriteByte('+')
 			}
 			names.WriteString(c.Node(share.Node).Name)
+		}
+		return names.String()
+	}
+	for i, o := range res.Jobs {
+		j := &w.Jobs[i]
+		var log []results.AttemptRecord
+		if len(o.AttemptLog) > 0 {
+			log = make([]results.AttemptRecord, len(o.AttemptLog))
+			for k, a := range o.AttemptLog {
+				log[k] = results.AttemptRecord{Start: a.Start, End: a.End, Wait: a.Wait, Nodes: nodes(a.Placement), Ended: string(a.Ended)}
+			}
 		}
 		state := results.Succeeded
 		if o.State == sim.Failed {
@@ -312,19 +322,19 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 		out[i] = results.JobRecord{
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
 			Submit: o.Submit, Ready: o.Ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
-			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: names.String(), Attempts: o.Attempts, State: state,
-			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
+			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: nodes(o.Placement), Attempts: o.Attempts, State: state,
+			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime, AttemptLog: log,
 		}
 	}
 	return out
 }
 
 // Files lists what Write writes, in order.
-var Files = []string{"summary.json", "jobs.parquet", "timeseries.parquet", "jobs.csv", "timeseries.csv"}
+var Files = []string{"summary.json", "jobs.parquet", "attempts.parquet", "timeseries.parquet", "jobs.csv", "timeseries.csv"}
 
 // Write stores a comparison's results in dir, each file written atomically:
-// summary.json, jobs.parquet and timeseries.parquet, and their CSV twins
-// jobs.csv and timeseries.csv (docs/results.md).
+// summary.json, jobs.parquet, attempts.parquet and timeseries.parquet, and
+// the CSV twins jobs.csv and timeseries.csv (docs/results.md).
 func Write(dir string, runs []PolicyRun) error {
 	sums := make([]results.Summary, len(runs))
 	jobs := make([]results.PolicyJobs, len(runs))
@@ -338,6 +348,9 @@ func Write(dir string, runs []PolicyRun) error {
 		return err
 	}
 	if err := results.WriteJobsParquet(filepath.Join(dir, "jobs.parquet"), jobs); err != nil {
+		return err
+	}
+	if err := results.WriteAttemptsParquet(filepath.Join(dir, "attempts.parquet"), jobs); err != nil {
 		return err
 	}
 	if err := results.WriteTimeseriesParquet(filepath.Join(dir, "timeseries.parquet"), series); err != nil {

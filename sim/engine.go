@@ -68,7 +68,33 @@ type Outcome struct {
 	// Reason says why a job failed ("attempt failed, no retries left",
 	// "dependency x failed", "unsatisfiable: ...").
 	Reason string
+	// AttemptLog lists the job's attempts in order (len == Attempts).
+	AttemptLog []Attempt
 }
+
+// Attempt is one attempt of a job: from its start until it ended, was
+// preempted or was lost to a hardware failure. An attempt still running
+// when the run stopped has End == -1 and AttemptRunning.
+type Attempt struct {
+	Start, End hwmodel.Time
+	// Wait is the time the job was queued just before this attempt.
+	Wait hwmodel.Time
+	// Placement is where the attempt ran (kept, not copied: see
+	// Outcome.Placement).
+	Placement hwmodel.Placement
+	Ended     AttemptEnd
+}
+
+// AttemptEnd says how an attempt ended.
+type AttemptEnd string
+
+const (
+	AttemptSucceeded AttemptEnd = "succeeded"        // the job finished
+	AttemptFailed    AttemptEnd = "failed"           // a failure the trace records
+	AttemptPreempted AttemptEnd = "preempted"        // the policy preempted it
+	AttemptHardware  AttemptEnd = "hardware_failure" // a node or GPU failure ended it
+	AttemptRunning   AttemptEnd = "running"          // the run stopped first
+)
 
 // ReasonUnsatisfiable starts the Reason of a job failed at submission
 // because no node of the cluster could ever hold its request.
@@ -257,6 +283,12 @@ func New(cfg Config) (*Engine, error) {
 	e.jobs = make([]policies.Job, n)
 	e.runs = make([]jobRun, n)
 	e.out = make([]Outcome, n)
+	// Room for each job's first attempt in one allocation; only a job
+	// that runs again (after a failure or preemption) grows its own log.
+	attempts := make([]Attempt, n)
+	for i := range e.out {
+		e.out[i].AttemptLog = attempts[i:i:min(i+1, n)]
+	}
 	e.dependants = make([][]int32, n)
 	for i := range w.Jobs {
 		j := &w.Jobs[i]
@@ -462,13 +494,13 @@ func (e *Engine) finish(ev event) error {
 		// This attempt fails (the trace says so) at its very end.
 		r.traceFails++
 		e.endAttempt(i, e.now)
-		e.stopRunning(i)
+		e.stopRunning(i, AttemptFailed)
 		e.retryOrFail(i, fmt.Sprintf("attempt %d failed, no retries left", r.attempt))
 		return nil
 	}
 	e.out[i].CheckpointTime += hwmodel.Time(r.ckpts) * e.checkpointOf(i).Cost
 	r.saved = j.Duration
-	e.stopRunning(i)
+	e.stopRunning(i, AttemptSucceeded)
 	e.setTerminal(i, Succeeded, "")
 	for _, d := range e.dependants[i] {
 		dr := &e.runs[d]
@@ -480,8 +512,9 @@ func (e *Engine) finish(ev event) error {
 	return nil
 }
 
-// stopRunning releases a running job's capacity and books its run time.
-func (e *Engine) stopRunning(i int) {
+// stopRunning releases a running job's capacity and books its run time
+// and how its attempt ended.
+func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	r := &e.runs[i]
 	e.cluster.Release(r.placement)
 	e.mig.stopped(i, r.placement)
@@ -492,6 +525,9 @@ func (e *Engine) stopRunning(i int) {
 	t.AllocatedMemMiB -= req.MemoryMiB
 	e.out[i].Run += e.now - e.jobs[i].Start
 	e.out[i].End = e.now
+	if log := e.out[i].AttemptLog; len(log) > 0 {
+		log[len(log)-1].End, log[len(log)-1].Ended = e.now, why
+	}
 	e.running--
 	e.dropRunning(i)
 	r.state = Pending // transient; the caller sets the next state

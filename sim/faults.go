@@ -429,7 +429,7 @@ func (e *Engine) failJobsOn(n, gpu int) int {
 			cut = e.now
 		}
 		e.endAttempt(int(i), cut)
-		e.stopRunning(int(i))
+		e.stopRunning(int(i), AttemptHardware)
 		e.out[i].HardwareFailures++
 		e.retryOrFail(int(i), fmt.Sprintf("attempt %d lost to a hardware failure, no retries left", e.runs[i].attempt))
 	}

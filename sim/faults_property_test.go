@@ -167,6 +167,18 @@ func checkFaultOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl
 	if hit != total {
 		t.Fatalf("fault records hit %d attempts, jobs count %d hardware failures", hit, total)
 	}
+	checkAttemptLog(t, w, res)
+	for i, o := range res.Jobs {
+		n := 0
+		for _, a := range o.AttemptLog {
+			if a.Ended == sim.AttemptHardware {
+				n++
+			}
+		}
+		if n != o.HardwareFailures {
+			t.Fatalf("job %s: %d attempts ended by hardware, %d hardware failures", w.Jobs[i].Name, n, o.HardwareFailures)
+		}
+	}
 	recs := make([]results.JobRecord, len(res.Jobs))
 	for i, o := range res.Jobs {
 		recs[i] = results.JobRecord{ID: int32(i), Tenant: w.Jobs[i].Tenant, Submit: o.Submit, Start: o.Start, End: o.End,

@@ -109,6 +109,7 @@ func checkOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl *res
 			}
 		}
 	}
+	checkAttemptLog(t, w, res)
 	recs := make([]results.JobRecord, len(res.Jobs))
 	for i, o := range res.Jobs {
 		recs[i] = results.JobRecord{ID: int32(i), Tenant: w.Jobs[i].Tenant, Submit: o.Submit, Start: o.Start, End: o.End,

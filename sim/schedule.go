@@ -100,7 +100,7 @@ func (e *Engine) apply(d policies.Decision) string {
 			cut = min(cut, e.hitTime(i))
 		}
 		e.endAttempt(i, cut)
-		e.stopRunning(i)
+		e.stopRunning(i, AttemptPreempted)
 		e.enqueue(i)
 	default:
 		return fmt.Sprintf("unknown decision kind %v", d.Kind)
@@ -152,6 +152,7 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	r.placement = p
 	o := &e.out[i]
 	o.Wait += e.now - r.queuedAt
+	o.AttemptLog = append(o.AttemptLog, Attempt{Start: e.now, End: -1, Wait: e.now - r.queuedAt, Placement: p, Ended: AttemptRunning})
 	if !r.started {
 		r.started = true
 		r.firstStart = e.now

@@ -130,6 +130,19 @@ type jobRow struct {
 	State    string  `parquet:"state"`
 }
 
+type attemptRow struct {
+	Policy  string  `parquet:"policy"`
+	ID      int32   `parquet:"id"`
+	Attempt int32   `parquet:"attempt"`
+	Start   float64 `parquet:"start_s"`
+	End     float64 `parquet:"end_s"`
+	Wait    float64 `parquet:"wait_s"`
+	Run     float64 `parquet:"run_s"`
+	Ended   string  `parquet:"ended"`
+}
+
+func near6(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(1, math.Abs(b)) }
+
 type tsRow struct {
 	Policy   string  `parquet:"policy"`
 	Capacity float64 `parquet:"capacity_gpus"`
@@ -176,7 +189,7 @@ func TestSimResultsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"jobs.parquet", "timeseries.parquet"} {
+	for _, name := range []string{"jobs.parquet", "attempts.parquet", "timeseries.parquet"} {
 		f := openParquet(t, filepath.Join(dir, name))
 		if got, want := fileSchema(t, f), tables[name]; !slices.Equal(got, want) {
 			t.Errorf("%s columns differ from docs/results.md:\n got %v\nwant %v", name, got, want)
@@ -185,6 +198,9 @@ func TestSimResultsGolden(t *testing.T) {
 			t.Errorf("%s: metadata %s = %q, %v; want %d", name, results.SchemaVersionKey, v, ok, version)
 		}
 		twin := strings.TrimSuffix(name, ".parquet") + ".csv"
+		if name == "attempts.parquet" {
+			continue // no CSV twin; checked against jobs.parquet below
+		}
 		if got, want := f.NumRows(), int64(csvRows(t, filepath.Join(dir, twin))); got != want {
 			t.Errorf("%s has %d rows, %s %d", name, got, twin, want)
 		}
@@ -215,6 +231,35 @@ func TestSimResultsGolden(t *testing.T) {
 	ts, err := parquet.ReadFile[tsRow](filepath.Join(dir, "timeseries.parquet"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	attempts, err := parquet.ReadFile[attemptRow](filepath.Join(dir, "attempts.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		policy string
+		id     int32
+	}
+	perJob := map[key]*attemptRow{}
+	for k, a := range attempts {
+		x := perJob[key{a.Policy, a.ID}]
+		if x == nil {
+			x = &attemptRow{}
+			perJob[key{a.Policy, a.ID}] = x
+		}
+		if a.Attempt != x.Attempt+1 || math.Abs(a.Run-(a.End-a.Start)) > 1e-6 {
+			t.Fatalf("attempts.parquet row %d: %+v (attempt %d expected, run = end − start)", k, a, x.Attempt+1)
+		}
+		x.Attempt, x.Wait, x.Run, x.End, x.Ended = a.Attempt, x.Wait+a.Wait, x.Run+a.Run, a.End, a.Ended
+	}
+	for _, r := range rows {
+		x := perJob[key{r.Policy, r.ID}]
+		if x == nil {
+			x = &attemptRow{}
+		}
+		if x.Attempt != r.Attempts || (r.Attempts > 0 && (!near6(x.Wait, r.Wait) || !near6(x.Run, r.Run) || x.End != r.End || x.Ended != r.State)) {
+			t.Fatalf("%s job %d: attempts.parquet sums to %+v, jobs.parquet has %+v", r.Policy, r.ID, *x, r)
+		}
 	}
 	near := func(what string, got, want float64) {
 		t.Helper()
