@@ -26,6 +26,9 @@ policy), jobs.parquet and its twin jobs.csv (one row per job and policy),
 timeseries.parquet and timeseries.csv (per time bucket and policy), and
 run.json (version, seed, command line, inputs with their sha256); see
 docs/results.md.
+The plots (wait and JCT CDFs, utilisation and queue over time, tenant
+shares, wait percentiles, starvation) go to --out/plots/ as PNG and SVG
+(docs/report.md); 'brigade report DIR' makes one HTML page of the folder.
 
 With no --trace, it replays the embedded default: a two-day cut of the
 Microsoft Philly trace (virtual clusters as tenants) on the philly-sample
