@@ -131,6 +131,9 @@ func TestLoadAndHTML(t *testing.T) {
 			t.Errorf("page contains %q: it must open with no network", bad)
 		}
 	}
+	if n := strings.Count(page, "@font-face"); n != 1 {
+		t.Errorf("page embeds %d fonts, want the one family the plots use, once", n)
+	}
 	if !strings.Contains(page, "No run.json") {
 		t.Error("page does not say run.json is missing")
 	}
