@@ -357,3 +357,46 @@ func TestSimParquetDeterministic(t *testing.T) {
 		t.Errorf("jobs.parquet is the same with seeds 7 and 8 under random placement")
 	}
 }
+
+// TestSimAttemptsParquetWithFaults: with node failures, retried jobs have
+// several rows in attempts.parquet, one per attempt, those the failures
+// ended marked hardware_failure, as many as jobs.parquet's
+// hardware_failures.
+func TestSimAttemptsParquetWithFaults(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := brigade(t, "sim", "--quiet", "--out", dir, "--policy", "fcfs",
+		"--retry", "fixed", "--max-retries", "3",
+		"--fail", "p100x8-000@3h+30m", "--fail", "p100x8-001@5h+1h", "--fail", "p100x8-002@20h+1h")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	type job struct {
+		Attempts int32 `parquet:"attempts"`
+		HW       int32 `parquet:"hardware_failures"`
+	}
+	type attempt struct {
+		Ended string `parquet:"ended"`
+	}
+	jobs, err := parquet.ReadFile[job](filepath.Join(dir, "jobs.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts, err := parquet.ReadFile[attempt](filepath.Join(dir, "attempts.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sumAttempts, sumHW, hwRows int
+	for _, j := range jobs {
+		sumAttempts += int(j.Attempts)
+		sumHW += int(j.HW)
+	}
+	for _, a := range attempts {
+		if a.Ended == "hardware_failure" {
+			hwRows++
+		}
+	}
+	if sumHW == 0 || len(attempts) <= len(jobs) || len(attempts) != sumAttempts || hwRows != sumHW {
+		t.Errorf("%d jobs with %d attempts and %d hardware failures; attempts.parquet has %d rows, %d ended by hardware",
+			len(jobs), sumAttempts, sumHW, len(attempts), hwRows)
+	}
+}
