@@ -23,9 +23,9 @@ const simUsage = `Usage: brigade sim [flags]
 Replays a workload trace on a modelled cluster under each named policy and
 prints a comparison table. Results go to --out: summary.json (one object per
 policy), jobs.parquet and its twin jobs.csv (one row per job and policy),
-timeseries.parquet and timeseries.csv (per time bucket and policy), and
-run.json (version, seed, command line, inputs with their sha256); see
-docs/results.md.
+attempts.parquet (one row per attempt), timeseries.parquet and
+timeseries.csv (per time bucket and policy), and run.json (version, seed,
+command line, inputs with their sha256); see docs/results.md.
 The plots (wait and JCT CDFs, utilisation and queue over time, tenant
 shares, wait percentiles, starvation) go to --out/plots/ as PNG and SVG
 (docs/report.md); 'brigade report DIR' makes one HTML page of the folder.
