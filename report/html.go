@@ -175,7 +175,8 @@ var pageTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!DO
 <meta charset="utf-8">
 <title>Brigade report: {{.Dir}}</title>
 <style>
-body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+body { font-family: sans-serif; margin: 2em auto; max-width: 1300px; padding: 0 1em; color: #222; }
+.wide { overflow-x: auto; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
@@ -195,11 +196,11 @@ figcaption { font-weight: bold; margin-bottom: 0.3em; }
 {{else}}<p>No run.json in this folder: the run's metadata is limited to what summary.json records.</p>{{end}}
 {{with index .Summaries 0}}<p>Workload: {{.Workload}}<br>Cluster: {{.Cluster}}<br>Seed: {{.Seed}}</p>{{end}}
 <h2>Summary</h2>
-<table id="summary">
+<div class="wide"><table id="summary">
 <thead><tr><th>policy</th><th>jobs done</th><th>failed</th><th>wait mean</th><th>wait p50</th><th>wait p95</th><th>wait p99</th><th>JCT mean</th><th>JCT p99</th><th>bounded slowdown</th><th>throughput (jobs/h)</th><th>GPU util (makespan)</th><th>GPU util (arrivals)</th><th>starved</th><th>longest wait</th><th>Jain (share)</th><th>Jain (slowdown)</th><th>makespan</th></tr></thead>
 <tbody>
 {{range .Summaries}}<tr><td>{{.Policy}}</td><td>{{.JobsSucceeded}}/{{.JobsSubmitted}}</td><td>{{.JobsFailed}}</td><td>{{dur .WaitS.Mean}}</td><td>{{dur .WaitS.P50}}</td><td>{{dur .WaitS.P95}}</td><td>{{dur .WaitS.P99}}</td><td>{{dur .JCTS.Mean}}</td><td>{{dur .JCTS.P99}}</td><td>{{f1 .BoundedSlowdown.Mean}}</td><td>{{f1 .ThroughputJobsPerH}}</td><td>{{pct .GPUUtilisation}}</td><td>{{pct .GPUUtilisationArrivals}}</td><td>{{.Starvation.StarvedJobs}}</td><td>{{dur .Starvation.LongestWaitS}}</td><td>{{f3 .JainIndex}}</td><td>{{f3 .JainIndexSlowdown}}</td><td>{{dur .MakespanS}}</td></tr>
-{{end}}</tbody></table>
+{{end}}</tbody></table></div>
 <h3>GPU share per tenant</h3>
 <table id="tenants">
 <thead><tr><th>tenant</th><th>fair share</th>{{range .Summaries}}<th>{{.Policy}}</th>{{end}}</tr></thead>
