@@ -24,7 +24,7 @@ const near = (a, b, tol) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(a), Ma
 const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
 const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
 const parquets = readdirSync(dir).filter((f) => f.endsWith('.parquet')).sort();
-for (const want of ['jobs.parquet', 'attempts.parquet', 'timeseries.parquet']) {
+for (const want of ['jobs.parquet', 'attempts.parquet', 'timeseries.parquet', 'tenants.parquet']) {
   if (!parquets.includes(want)) fail(`${want} is missing from ${dir}`);
 }
 
@@ -115,6 +115,34 @@ for (const p of pt) {
   }
 }
 if (pt.length !== ct.length) fail(`timeseries: ${pt.length} policies in Parquet, ${ct.length} in CSV`);
+
+// tenants.parquet (per-tenant GPU share per bucket; its row count against
+// tenants.csv is checked above): per policy, Σ allocated_gpus × covered_s
+// (covered_s from the same bucket of timeseries.parquet) is the policy's
+// gpu_hours_allocated in summary.json, and the tenants' allocated_gpus sum
+// to the bucket's.
+const tg = await rows(`SELECT t.policy, count(*)::BIGINT AS n,
+    sum(t.allocated_gpus * s.covered_s)::DOUBLE / 3600 AS gpu_h
+  FROM read_parquet(${q('tenants.parquet')}) t
+  JOIN read_parquet(${q('timeseries.parquet')}) s ON s.policy = t.policy AND s.bucket_start_s = t.bucket_start_s
+  GROUP BY t.policy ORDER BY t.policy`);
+const [{ n: tenantRows }] = await rows(`SELECT count(*)::BIGINT AS n FROM read_parquet(${q('tenants.parquet')})`);
+if (tg.reduce((a, r) => a + r.n, 0n) !== tenantRows) fail(`tenants.parquet: some rows match no timeseries.parquet bucket`);
+for (const s of summary) {
+  const r = tg.find((x) => x.policy === s.policy);
+  if (!r) {
+    fail(`tenants.parquet lacks policy ${s.policy}`);
+    continue;
+  }
+  console.log(`${s.policy}: ${r.n} tenant rows, Σ allocated_gpus × covered_s ${r.gpu_h.toFixed(6)} GPU-h (summary.json ${s.gpu_hours_allocated.toFixed(6)})`);
+  if (!near(r.gpu_h, s.gpu_hours_allocated, 1e-9)) fail(`${s.policy}: ${r.gpu_h} GPU-hours from tenants.parquet, summary.json gpu_hours_allocated ${s.gpu_hours_allocated}`);
+}
+const bad = await rows(`SELECT t.policy, t.bucket_start_s, sum(t.allocated_gpus)::DOUBLE AS tenants, any_value(s.allocated_gpus)::DOUBLE AS bucket
+  FROM read_parquet(${q('tenants.parquet')}) t
+  JOIN read_parquet(${q('timeseries.parquet')}) s ON s.policy = t.policy AND s.bucket_start_s = t.bucket_start_s
+  GROUP BY t.policy, t.bucket_start_s
+  HAVING abs(sum(t.allocated_gpus) - any_value(s.allocated_gpus)) > 1e-9 * greatest(1, any_value(s.allocated_gpus))`);
+for (const b of bad) fail(`${b.policy} bucket ${b.bucket_start_s}: tenants hold ${b.tenants} GPUs, timeseries.parquet ${b.bucket}`);
 
 if (failures.length > 0) {
   console.error(`duckdb-check: FAILED, ${failures.length} mismatches:`);

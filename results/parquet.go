@@ -11,12 +11,12 @@ import (
 )
 
 // SchemaVersion is the version of the results schema that docs/results.md
-// documents: the columns of jobs.parquet and timeseries.parquet and the keys
-// of run.json. It is written in each Parquet file's key-value metadata under
+// documents: the columns of jobs.parquet, attempts.parquet,
+// timeseries.parquet and tenants.parquet and the keys of run.json. It is written in each Parquet file's key-value metadata under
 // SchemaVersionKey and in run.json. Bump it when a column is renamed,
 // removed or changes type or unit (adding a column at the end is compatible
 // but still bumps it, so readers can tell).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // SchemaVersionKey is the Parquet key-value metadata key holding
 // SchemaVersion.
@@ -114,6 +114,43 @@ type TimeseriesRow struct {
 	MIGSliceUtilisation float64 `parquet:"mig_slice_utilisation"`
 	MIGFragmentation    float64 `parquet:"mig_fragmentation"`
 	DownGPUs            float64 `parquet:"down_gpus"`
+}
+
+// TenantRow is one row of tenants.parquet: one tracked tenant in one time
+// bucket of one policy's run (Timeline.TenantShares).
+type TenantRow struct {
+	BucketStartS  float64 `parquet:"bucket_start_s"`
+	Policy        string  `parquet:"policy,dict"`
+	Tenant        string  `parquet:"tenant,dict"`
+	AllocatedGPUs float64 `parquet:"allocated_gpus"`
+	GPUShare      float64 `parquet:"gpu_share"`
+	FairShare     float64 `parquet:"fair_share"`
+}
+
+// TenantRows converts every run's per-tenant series to tenants.parquet
+// rows, in the order of tenants.csv: runs in the order given, buckets in
+// time order, tenants in the workload's order. A nil Timeline, or one that
+// tracks no tenants, contributes no rows.
+func TenantRows(runs []PolicyTimeline) []TenantRow {
+	var rows []TenantRow
+	for _, r := range runs {
+		if r.Timeline == nil {
+			continue
+		}
+		for _, ts := range r.Timeline.TenantShares() {
+			rows = append(rows, TenantRow{
+				BucketStartS: Seconds(ts.Start), Policy: r.Policy, Tenant: ts.Tenant,
+				AllocatedGPUs: ts.AllocatedGPUs, GPUShare: ts.GPUShare, FairShare: ts.FairShare,
+			})
+		}
+	}
+	return rows
+}
+
+// WriteTenantsParquet writes TenantRows(runs) to path, atomically, as Zstd
+// compressed Parquet (see writeParquet).
+func WriteTenantsParquet(path string, runs []PolicyTimeline) error {
+	return writeParquet(path, TenantRows(runs))
 }
 
 // Seconds converts run time in microseconds to float64 seconds.

@@ -2,6 +2,8 @@ package results
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/brigadesim/brigade/hwmodel"
 )
@@ -140,6 +142,17 @@ type Timeline struct {
 	down                                   acc
 
 	buckets []bucketAcc // index i covers [i×width, (i+1)×width); cap = maxBuckets
+
+	// Per-tenant GPU allocation (TrackTenants, ObserveTenants): tenCur
+	// holds since tenLast, and is integrated only when it changes (or at
+	// Close). tenBuckets[i×len(tenCur)+k] is tenant k's ∫milli dt in bucket
+	// i, in milli-GPU × µs, allocated up front (maxBuckets × tenants).
+	tenNames   []string
+	tenFair    []float64
+	tenCur     []int64
+	tenLast    hwmodel.Time
+	tenTot     []acc
+	tenBuckets []acc
 }
 
 // NewTimeline returns an empty Timeline with the given initial bucket width
@@ -183,6 +196,7 @@ func (t *Timeline) Observe(now hwmodel.Time, s State) {
 		}
 		t.started = true
 		t.start, t.last, t.cur = now, now, s
+		t.tenLast = now
 		return
 	}
 	t.advance(now)
@@ -210,7 +224,92 @@ func (t *Timeline) Close(end hwmodel.Time) {
 	} else {
 		t.advance(end)
 	}
+	t.flushTenants(t.last)
 	t.closed = true
+}
+
+// TrackTenants makes the Timeline keep each tenant's allocated GPUs over
+// time, fed by ObserveTenants: names are the tenants in the order of
+// ObserveTenants' slice, and fair their fair shares of the cluster's GPUs
+// (FairShares), reported beside the measured shares. It allocates the
+// per-tenant bucket storage (MaxBuckets × tenants) and must be called
+// before the first Observe; it panics otherwise, or if the lengths differ.
+func (t *Timeline) TrackTenants(names []string, fair []float64) {
+	if t.started {
+		panic("results: Timeline.TrackTenants after Observe")
+	}
+	if len(names) != len(fair) {
+		panic(fmt.Sprintf("results: Timeline.TrackTenants: %d names, %d fair shares", len(names), len(fair)))
+	}
+	n := len(names)
+	t.tenNames = append([]string(nil), names...)
+	t.tenFair = append([]float64(nil), fair...)
+	t.tenCur = make([]int64, n)
+	t.tenTot = make([]acc, n)
+	t.tenBuckets = make([]acc, t.maxBuckets*n)
+}
+
+// ObserveTenants is Observe plus each tenant's allocated GPU capacity, in
+// milli-GPU, indexed like TrackTenants' names (tenantMilli is only read,
+// never kept). Like Observe it does not allocate; the per-tenant values are
+// integrated only when they change, so an event that moves no tenant's
+// allocation costs O(tenants) for the comparison. It panics on a length
+// other than TrackTenants' or a negative value.
+func (t *Timeline) ObserveTenants(now hwmodel.Time, s State, tenantMilli []int64) {
+	if len(tenantMilli) != len(t.tenCur) {
+		panic(fmt.Sprintf("results: Timeline.ObserveTenants: %d tenants, TrackTenants gave %d", len(tenantMilli), len(t.tenCur)))
+	}
+	for _, m := range tenantMilli {
+		if m < 0 {
+			panic(fmt.Sprintf("results: Timeline.ObserveTenants: negative tenant allocation %v at %d µs", tenantMilli, now))
+		}
+	}
+	first := !t.started
+	t.Observe(now, s)
+	if first {
+		t.tenLast = now
+		copy(t.tenCur, tenantMilli)
+		return
+	}
+	if slices.Equal(t.tenCur, tenantMilli) {
+		return
+	}
+	t.flushTenants(now)
+	copy(t.tenCur, tenantMilli)
+}
+
+// flushTenants integrates tenCur over [tenLast, now) into the per-tenant
+// totals and buckets. advance has already made room for the bucket holding
+// now−1 (merging if needed), and a merge keeps pairs aligned, so the pending
+// segment lands in the right buckets whatever the width was when it began.
+func (t *Timeline) flushTenants(now hwmodel.Time) {
+	n := len(t.tenCur)
+	if n == 0 || now <= t.tenLast {
+		t.tenLast = max(t.tenLast, now)
+		return
+	}
+	zero := true
+	for k, m := range t.tenCur {
+		if m != 0 {
+			zero = false
+			t.tenTot[k].addMul(m, int64(now-t.tenLast))
+		}
+	}
+	if !zero {
+		for a := t.tenLast; a < now; {
+			i := a / t.width
+			e := min(now, (i+1)*t.width)
+			d := int64(e - a)
+			row := t.tenBuckets[int(i)*n : int(i+1)*n]
+			for k, m := range t.tenCur {
+				if m != 0 {
+					row[k].addMul(m, d)
+				}
+			}
+			a = e
+		}
+	}
+	t.tenLast = now
 }
 
 // advance integrates the current state over [t.last, now) and moves t.last.
@@ -293,6 +392,19 @@ func (t *Timeline) merge() {
 	}
 	clear(t.buckets[h:n])
 	t.buckets = t.buckets[:h]
+	if k := len(t.tenCur); k > 0 {
+		tb := t.tenBuckets
+		for i := 0; i < h; i++ {
+			for j := 0; j < k; j++ {
+				b := tb[2*i*k+j]
+				if 2*i+1 < n {
+					b.add(tb[(2*i+1)*k+j])
+				}
+				tb[i*k+j] = b
+			}
+		}
+		clear(tb[h*k : n*k])
+	}
 	t.width *= 2
 }
 
@@ -367,6 +479,91 @@ func (t *Timeline) Buckets() []Bucket {
 			b.DownGPUs = a.down.float() / c / hwmodel.MilliPerGPU
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+// TenantShare is one tenant's GPU allocation over one bucket (see
+// Timeline.TenantShares).
+type TenantShare struct {
+	Start   hwmodel.Time // as Bucket.Start
+	Width   hwmodel.Time // as Bucket.Width
+	Covered hwmodel.Time // as Bucket.Covered
+	Tenant  string
+	// AllocatedGPUs is the tenant's time-averaged allocation: ∫milli dt over
+	// the bucket / Covered / 1000.
+	AllocatedGPUs float64
+	// GPUShare is AllocatedGPUs over the cluster's GPUs (0 when the
+	// capacity is 0); FairShare is the tenant's fair share given to
+	// TrackTenants.
+	GPUShare  float64
+	FairShare float64
+}
+
+// TenantShares returns the per-tenant series: for each bucket of Buckets,
+// in time order, one TenantShare per tracked tenant in TrackTenants' order.
+// It is complete once the Timeline is closed (before Close it leaves out
+// the allocations held since the tenants' last change). Nil when no tenants
+// are tracked or the window is empty. Allocates; for reporting.
+func (t *Timeline) TenantShares() []TenantShare {
+	n := len(t.tenCur)
+	if n == 0 || t.last <= t.start {
+		return nil
+	}
+	first := int(t.start / t.width)
+	last := int((t.last - 1) / t.width)
+	out := make([]TenantShare, 0, (last-first+1)*n)
+	for i := first; i <= last; i++ {
+		bs := hwmodel.Time(i) * t.width
+		cov := min(bs+t.width, t.last) - max(bs, t.start)
+		for k, name := range t.tenNames {
+			ts := TenantShare{Start: bs, Width: t.width, Covered: cov, Tenant: name, FairShare: t.tenFair[k]}
+			if i < len(t.buckets) {
+				v := t.tenBuckets[i*n+k].float()
+				ts.AllocatedGPUs = v / float64(cov) / hwmodel.MilliPerGPU
+				if t.capacity > 0 {
+					ts.GPUShare = v / (float64(cov) * float64(t.capacity))
+				}
+			}
+			out = append(out, ts)
+		}
+	}
+	return out
+}
+
+// TenantMilliGPUSeconds returns each tracked tenant's ∫milli dt over the
+// flushed part of the window (all of it once closed), in milli-GPU-seconds,
+// in TrackTenants' order; their sum is Integrals().AllocatedMilliGPUSeconds
+// when the engine's books agree.
+func (t *Timeline) TenantMilliGPUSeconds() []float64 {
+	out := make([]float64, len(t.tenTot))
+	for k := range t.tenTot {
+		out[k] = t.tenTot[k].float() / float64(hwmodel.Second)
+	}
+	return out
+}
+
+// FairShares gives each tenant's fair share of the cluster's GPUs: its
+// weight over the sum of the weights of the tenants that have jobs
+// (hasJobs), and 0 for a tenant without jobs, as Summary's
+// TenantSummary.FairShare (a negative or non-finite weight reads 0). All
+// zeros if no tenant with jobs has a positive weight.
+func FairShares(weights []float64, hasJobs []bool) []float64 {
+	ok := func(k int) bool { return hasJobs[k] && weights[k] > 0 && !math.IsInf(weights[k], 1) }
+	var sum float64
+	for k, w := range weights {
+		if ok(k) {
+			sum += w
+		}
+	}
+	out := make([]float64, len(weights))
+	if sum <= 0 {
+		return out
+	}
+	for k, w := range weights {
+		if ok(k) {
+			out[k] = w / sum
+		}
 	}
 	return out
 }

@@ -146,6 +146,43 @@ func WriteTimeseriesCSV(path string, runs []PolicyTimeline) error {
 	})
 }
 
+// TenantsCSVHeader is the header row WriteTenantsCSV writes.
+var TenantsCSVHeader = []string{"bucket_start_s", "policy", "tenant", "allocated_gpus", "gpu_share", "fair_share"}
+
+// WriteTenantsCSV writes every run's per-tenant series
+// (Timeline.TenantShares) to path, atomically, in the rows and order of
+// tenants.parquet: bucket_start_s has six decimals from integer
+// microseconds, the values have six decimals.
+func WriteTenantsCSV(path string, runs []PolicyTimeline) error {
+	return AtomicWriteFile(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(TenantsCSVHeader); err != nil {
+			return err
+		}
+		row := make([]string, len(TenantsCSVHeader))
+		for _, r := range runs {
+			if r.Timeline == nil {
+				continue
+			}
+			for _, ts := range r.Timeline.TenantShares() {
+				row = append(row[:0],
+					FormatSeconds(ts.Start),
+					r.Policy,
+					ts.Tenant,
+					strconv.FormatFloat(ts.AllocatedGPUs, 'f', 6, 64),
+					strconv.FormatFloat(ts.GPUShare, 'f', 6, 64),
+					strconv.FormatFloat(ts.FairShare, 'f', 6, 64),
+				)
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
 // FormatSeconds prints t as seconds with exactly six decimals, computed from
 // the integer microseconds, e.g. 1500000 → "1.500000", -1 → "-0.000001".
 func FormatSeconds(t hwmodel.Time) string {

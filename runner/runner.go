@@ -239,6 +239,19 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 		bucket = hwmodel.Hour
 	}
 	p := &Prepared{Timeline: results.NewTimeline(bucket, int64(c.TotalGPUs())*hwmodel.MilliPerGPU)}
+	names := make([]string, len(w.Tenants))
+	weights := make([]float64, len(w.Tenants))
+	hasJobs := make([]bool, len(w.Tenants))
+	idx := make(map[string]int, len(w.Tenants))
+	for k, t := range w.Tenants {
+		names[k], weights[k], idx[t.Name] = t.Name, t.Weight, k
+	}
+	for i := range w.Jobs {
+		if k, ok := idx[w.Jobs[i].Tenant]; ok {
+			hasJobs[k] = true
+		}
+	}
+	p.Timeline.TrackTenants(names, results.FairShares(weights, hasJobs))
 	var lastSubmit hwmodel.Time
 	if n := len(w.Jobs); n > 0 {
 		lastSubmit = w.Jobs[n-1].Submit
@@ -264,7 +277,7 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 				state.FragmentedMilli = int64(math.Round(meter.Cluster(c)))
 			}
 			state.DownMilli = o.DownMilli
-			p.Timeline.Observe(now, state)
+			p.Timeline.ObserveTenants(now, state, o.TenantMilli)
 			if p.arrivals == nil && now >= lastSubmit {
 				// The engine observes at every arrival instant, so this is
 				// the integral over exactly [first submit, last submit].
@@ -330,11 +343,12 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 }
 
 // Files lists what Write writes, in order.
-var Files = []string{"summary.json", "jobs.parquet", "attempts.parquet", "timeseries.parquet", "jobs.csv", "timeseries.csv"}
+var Files = []string{"summary.json", "jobs.parquet", "attempts.parquet", "timeseries.parquet", "tenants.parquet", "jobs.csv", "timeseries.csv", "tenants.csv"}
 
 // Write stores a comparison's results in dir, each file written atomically:
-// summary.json, jobs.parquet, attempts.parquet and timeseries.parquet, and
-// the CSV twins jobs.csv and timeseries.csv (docs/results.md).
+// summary.json, jobs.parquet, attempts.parquet, timeseries.parquet and
+// tenants.parquet, and the CSV twins jobs.csv, timeseries.csv and
+// tenants.csv (docs/results.md).
 func Write(dir string, runs []PolicyRun) error {
 	sums := make([]results.Summary, len(runs))
 	jobs := make([]results.PolicyJobs, len(runs))
@@ -356,8 +370,14 @@ func Write(dir string, runs []PolicyRun) error {
 	if err := results.WriteTimeseriesParquet(filepath.Join(dir, "timeseries.parquet"), series); err != nil {
 		return err
 	}
+	if err := results.WriteTenantsParquet(filepath.Join(dir, "tenants.parquet"), series); err != nil {
+		return err
+	}
 	if err := results.WriteJobsCSV(filepath.Join(dir, "jobs.csv"), jobs); err != nil {
 		return err
 	}
-	return results.WriteTimeseriesCSV(filepath.Join(dir, "timeseries.csv"), series)
+	if err := results.WriteTimeseriesCSV(filepath.Join(dir, "timeseries.csv"), series); err != nil {
+		return err
+	}
+	return results.WriteTenantsCSV(filepath.Join(dir, "tenants.csv"), series)
 }

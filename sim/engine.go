@@ -111,6 +111,11 @@ type Observation struct {
 	// instances, and, only while a MIG job is queued, of free usable
 	// instances and of those among them that no queued MIG request fits.
 	MIGSlices, MIGBusySlices, MIGFreeSlices, MIGFragSlices int
+	// TenantMilli is the GPU milli that each tenant's running jobs hold,
+	// indexed like Workload.Tenants (the sum is AllocatedMilli). It is a
+	// read-only view of the engine's books, valid only during the Observe
+	// call: copy what you keep, and never write to it.
+	TenantMilli []int64
 }
 
 // Config describes one run. The engine takes ownership of Cluster (it must
@@ -235,6 +240,8 @@ type Engine struct {
 	runs    []jobRun
 	out     []Outcome
 	tenants []policies.Tenant
+	// tenantMilli mirrors tenants[i].AllocatedMilliGPU, for Observation.
+	tenantMilli []int64
 
 	dependants    [][]int32
 	events        policies.Events
@@ -279,6 +286,7 @@ func New(cfg Config) (*Engine, error) {
 		tenantIdx[t.Name] = i
 		e.tenants = append(e.tenants, policies.Tenant{Name: t.Name, Weight: t.Weight})
 	}
+	e.tenantMilli = make([]int64, len(e.tenants))
 	n := len(w.Jobs)
 	e.jobs = make([]policies.Job, n)
 	e.runs = make([]jobRun, n)
@@ -379,7 +387,8 @@ func (e *Engine) Run() (*Result, error) {
 		}
 		if e.cfg.Observe != nil {
 			o := Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem,
-				AllocatedMilli: e.cluster.AllocatedMilli() - e.flt.downMilli, DownMilli: e.flt.downMilli}
+				AllocatedMilli: e.cluster.AllocatedMilli() - e.flt.downMilli, DownMilli: e.flt.downMilli,
+				TenantMilli: e.tenantMilli}
 			e.observeMIG(&o)
 			e.cfg.Observe(e.now, o)
 		}
@@ -521,6 +530,7 @@ func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	t := &e.tenants[e.jobs[i].Tenant]
 	req := e.jobs[i].Req
 	t.AllocatedMilliGPU -= placementMilli(r.placement)
+	e.tenantMilli[e.jobs[i].Tenant] = t.AllocatedMilliGPU
 	t.AllocatedCPUMilli -= req.CPUMilli
 	t.AllocatedMemMiB -= req.MemoryMiB
 	e.out[i].Run += e.now - e.jobs[i].Start

@@ -54,6 +54,9 @@ func (e *Engine) check() error {
 	var allocated int64
 	for i := range e.tenants {
 		allocated += e.tenants[i].AllocatedMilliGPU
+		if e.tenantMilli[i] != e.tenants[i].AllocatedMilliGPU {
+			return fail("tenant %s: Observation view says %d milli-GPU, books say %d", e.tenants[i].Name, e.tenantMilli[i], e.tenants[i].AllocatedMilliGPU)
+		}
 	}
 	if allocated+e.flt.downMilli != e.cluster.AllocatedMilli() {
 		return fail("tenants hold %d milli-GPU and %d is out of service, cluster says %d", allocated, e.flt.downMilli, e.cluster.AllocatedMilli())

@@ -43,7 +43,7 @@ func golden(t *testing.T, name string, got []byte) {
 func hashDir(t *testing.T, dir string) string {
 	t.Helper()
 	h := sha256.New()
-	for _, f := range []string{"summary.json", "jobs.csv", "timeseries.csv", "jobs.parquet", "attempts.parquet", "timeseries.parquet"} {
+	for _, f := range []string{"summary.json", "jobs.csv", "timeseries.csv", "jobs.parquet", "attempts.parquet", "timeseries.parquet", "tenants.csv", "tenants.parquet"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)

@@ -144,8 +144,20 @@ type attemptRow struct {
 func near6(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(1, math.Abs(b)) }
 
 type tsRow struct {
-	Policy   string  `parquet:"policy"`
-	Capacity float64 `parquet:"capacity_gpus"`
+	Policy    string  `parquet:"policy"`
+	Start     float64 `parquet:"bucket_start_s"`
+	Covered   float64 `parquet:"covered_s"`
+	Allocated float64 `parquet:"allocated_gpus"`
+	Capacity  float64 `parquet:"capacity_gpus"`
+}
+
+type tenantRow struct {
+	Start     float64 `parquet:"bucket_start_s"`
+	Policy    string  `parquet:"policy"`
+	Tenant    string  `parquet:"tenant"`
+	Allocated float64 `parquet:"allocated_gpus"`
+	Share     float64 `parquet:"gpu_share"`
+	Fair      float64 `parquet:"fair_share"`
 }
 
 // TestSimResultsGolden runs the embedded default and checks the results
@@ -189,7 +201,7 @@ func TestSimResultsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"jobs.parquet", "attempts.parquet", "timeseries.parquet"} {
+	for _, name := range []string{"jobs.parquet", "attempts.parquet", "timeseries.parquet", "tenants.parquet"} {
 		f := openParquet(t, filepath.Join(dir, name))
 		if got, want := fileSchema(t, f), tables[name]; !slices.Equal(got, want) {
 			t.Errorf("%s columns differ from docs/results.md:\n got %v\nwant %v", name, got, want)
@@ -325,6 +337,58 @@ func TestSimResultsGolden(t *testing.T) {
 			}
 		}
 		near(s.Policy+" gpu_utilisation", gpuSeconds/(capacity*(last-first)), s.GPUUtil)
+	}
+
+	// tenants.parquet: every tenant of the workload in every bucket of
+	// timeseries.parquet; per bucket the tenants' allocated GPUs sum to the
+	// bucket's, so Σ allocated_gpus × covered_s is the policy's GPU-hours;
+	// the fair shares are summary.json's.
+	tenants, err := parquet.ReadFile[tenantRow](filepath.Join(dir, "tenants.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(tenants), len(ts)*len(w.Tenants); got != want {
+		t.Fatalf("tenants.parquet has %d rows, want %d buckets × %d tenants", got, len(ts), len(w.Tenants))
+	}
+	gpuSeconds := map[string]float64{}
+	for i, b := range ts {
+		sum := 0.0
+		for k, tw := range w.Tenants {
+			r := tenants[i*len(w.Tenants)+k]
+			if r.Policy != b.Policy || r.Start != b.Start || r.Tenant != tw.Name {
+				t.Fatalf("tenants.parquet row %d is %+v, want bucket %v of %s, tenant %s", i*len(w.Tenants)+k, r, b.Start, b.Policy, tw.Name)
+			}
+			if math.Abs(r.Share*b.Capacity-r.Allocated) > 1e-9*max(1, r.Allocated) {
+				t.Errorf("tenants.parquet row %+v: gpu_share × capacity %v != allocated_gpus", r, b.Capacity)
+			}
+			sum += r.Allocated
+			gpuSeconds[r.Policy] += r.Allocated * b.Covered
+		}
+		if math.Abs(sum-b.Allocated) > 1e-9*max(1, b.Allocated) {
+			t.Errorf("%s bucket %v: tenants hold %v GPUs, timeseries.parquet %v", b.Policy, b.Start, sum, b.Allocated)
+		}
+	}
+	for _, s := range sums {
+		near(s.Policy+" Σ tenants.parquet allocated_gpus × covered_s", gpuSeconds[s.Policy]/3600, s.GPUHours)
+	}
+	var fair []struct {
+		Policy  string `json:"policy"`
+		Tenants []struct {
+			Name      string  `json:"tenant"`
+			FairShare float64 `json:"fair_share"`
+		} `json:"tenants"`
+	}
+	if err := json.Unmarshal(sb, &fair); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range fair {
+		for _, st := range s.Tenants {
+			for _, r := range tenants {
+				if r.Policy == s.Policy && r.Tenant == st.Name && math.Abs(r.Fair-st.FairShare) > 1e-12 {
+					t.Fatalf("%s tenant %s: fair_share %v in tenants.parquet, %v in summary.json", s.Policy, st.Name, r.Fair, st.FairShare)
+				}
+			}
+		}
 	}
 }
 

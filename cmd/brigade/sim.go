@@ -24,7 +24,9 @@ Replays a workload trace on a modelled cluster under each named policy and
 prints a comparison table. Results go to --out: summary.json (one object per
 policy), jobs.parquet and its twin jobs.csv (one row per job and policy),
 attempts.parquet (one row per attempt), timeseries.parquet and
-timeseries.csv (per time bucket and policy), and run.json (version, seed,
+timeseries.csv (per time bucket and policy), tenants.parquet and
+tenants.csv (each tenant's GPU share per time bucket and policy, against
+its fair share), and run.json (version, seed,
 command line, inputs with their sha256); see docs/results.md.
 The plots (wait and JCT CDFs, utilisation and queue over time, tenant
 shares, wait percentiles, starvation) go to --out/plots/ as PNG and SVG
