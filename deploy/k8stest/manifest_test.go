@@ -1,0 +1,207 @@
+// Package k8stest decodes deploy/kubernetes/sweep-job.yaml strictly against
+// the real Kubernetes API types. It is its own Go module so that k8s.io/api
+// stays out of brigade's build; run it with (cd deploy/k8stest && go test ./...).
+package k8stest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const manifest = "../kubernetes/sweep-job.yaml"
+
+// documents splits a multi-document YAML file on its "---" lines, dropping
+// documents that hold only comments.
+func documents(t *testing.T, data []byte) [][]byte {
+	t.Helper()
+	var docs [][]byte
+	for _, d := range regexp.MustCompile(`(?m)^---[ \t]*$`).Split(string(data), -1) {
+		body := false
+		for _, line := range strings.Split(d, "\n") {
+			if s := strings.TrimSpace(line); s != "" && !strings.HasPrefix(s, "#") {
+				body = true
+			}
+		}
+		if body {
+			docs = append(docs, []byte(d))
+		}
+	}
+	return docs
+}
+
+type decoded struct {
+	job       *batchv1.Job
+	configMap *corev1.ConfigMap
+	pvc       *corev1.PersistentVolumeClaim
+}
+
+// decode reads every document strictly (unknown or duplicate fields are
+// errors) into the type its apiVersion and kind name.
+func decode(t *testing.T, data []byte) decoded {
+	t.Helper()
+	var out decoded
+	for i, doc := range documents(t, data) {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+		var obj any
+		switch tm.APIVersion + " " + tm.Kind {
+		case "batch/v1 Job":
+			if out.job != nil {
+				t.Fatalf("document %d: a second Job", i)
+			}
+			out.job = &batchv1.Job{}
+			obj = out.job
+		case "v1 ConfigMap":
+			out.configMap = &corev1.ConfigMap{}
+			obj = out.configMap
+		case "v1 PersistentVolumeClaim":
+			out.pvc = &corev1.PersistentVolumeClaim{}
+			obj = out.pvc
+		default:
+			t.Fatalf("document %d: unexpected %q %q", i, tm.APIVersion, tm.Kind)
+		}
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			t.Fatalf("document %d (%s): strict decode: %v", i, tm.Kind, err)
+		}
+	}
+	if out.job == nil || out.configMap == nil || out.pvc == nil {
+		t.Fatalf("want a Job, a ConfigMap and a PersistentVolumeClaim; got job=%v configmap=%v pvc=%v",
+			out.job != nil, out.configMap != nil, out.pvc != nil)
+	}
+	return out
+}
+
+func TestSweepJobManifest(t *testing.T) {
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decode(t, data)
+	job := m.job.Spec
+
+	if job.CompletionMode == nil || *job.CompletionMode != batchv1.IndexedCompletion {
+		t.Errorf("completionMode = %v, want Indexed", job.CompletionMode)
+	}
+	if job.Completions == nil || job.Parallelism == nil {
+		t.Fatal("completions and parallelism must both be set")
+	}
+	n := *job.Completions
+	if n < 1 || *job.Parallelism != n {
+		t.Errorf("completions = %d, parallelism = %d: want equal and positive", n, *job.Parallelism)
+	}
+	if job.Template.Spec.RestartPolicy != corev1.RestartPolicyNever && job.Template.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
+		t.Errorf("restartPolicy = %q", job.Template.Spec.RestartPolicy)
+	}
+
+	cs := job.Template.Spec.Containers
+	if len(cs) != 1 {
+		t.Fatalf("want one container, got %d", len(cs))
+	}
+	c := cs[0]
+	cmd := append(append([]string{}, c.Command...), c.Args...)
+	line := strings.Join(cmd, " ")
+	if len(cmd) < 3 || cmd[0] != "brigade" || cmd[1] != "sweep" {
+		t.Fatalf("command %q: want brigade sweep GRID ...", line)
+	}
+	if !strings.Contains(line, "--out /results/shard-$(JOB_COMPLETION_INDEX)") {
+		t.Errorf("command %q: want --out /results/shard-$(JOB_COMPLETION_INDEX)", line)
+	}
+
+	// The shard count the pods are told must be the Job's completions.
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	expand := func(s string) string {
+		return regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`).ReplaceAllStringFunc(s, func(v string) string {
+			name := v[2 : len(v)-1]
+			if val, ok := env[name]; ok {
+				return val
+			}
+			return v // JOB_COMPLETION_INDEX: set by the Job controller
+		})
+	}
+	shard := ""
+	for i, a := range cmd {
+		if a == "--shard" && i+1 < len(cmd) {
+			shard = expand(cmd[i+1])
+		} else if strings.HasPrefix(a, "--shard=") {
+			shard = expand(strings.TrimPrefix(a, "--shard="))
+		}
+	}
+	if want := "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(int(n)); shard != want {
+		t.Errorf("--shard expands to %q, want %q (completions)", shard, want)
+	}
+
+	// The grid is the ConfigMap's key, mounted where the command reads it.
+	mounts := map[string]string{}
+	for _, vm := range c.VolumeMounts {
+		mounts[vm.Name] = vm.MountPath
+	}
+	vols := map[string]corev1.Volume{}
+	for _, v := range job.Template.Spec.Volumes {
+		vols[v.Name] = v
+	}
+	gridPath := cmd[2]
+	found := false
+	for name, path := range mounts {
+		v, ok := vols[name]
+		if !ok {
+			t.Errorf("volumeMount %q has no volume", name)
+			continue
+		}
+		if v.ConfigMap != nil && v.ConfigMap.Name == m.configMap.Name && filepath.Dir(gridPath) == path {
+			if _, ok := m.configMap.Data[filepath.Base(gridPath)]; !ok {
+				t.Errorf("ConfigMap %s has no key %s", m.configMap.Name, filepath.Base(gridPath))
+			}
+			found = true
+		}
+		if v.PersistentVolumeClaim != nil {
+			if v.PersistentVolumeClaim.ClaimName != m.pvc.Name {
+				t.Errorf("results claim %q, manifest's PVC is %q", v.PersistentVolumeClaim.ClaimName, m.pvc.Name)
+			}
+			if path != "/results" {
+				t.Errorf("results mounted at %q, command writes /results", path)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("grid %s is not mounted from ConfigMap %s", gridPath, m.configMap.Name)
+	}
+	if c.Image == "" {
+		t.Error("container has no image")
+	}
+
+	// The ConfigMap's grid is the repository's example grid, kept in step.
+	example, err := os.ReadFile("../../examples/sweep.yaml")
+	if err != nil {
+		t.Skipf("examples/sweep.yaml not there yet: %v", err)
+	}
+	if got := m.configMap.Data[filepath.Base(gridPath)]; !bytes.Equal([]byte(got), example) {
+		t.Errorf("ConfigMap %s: %s differs from examples/sweep.yaml; paste it in (indented 4 spaces)", m.configMap.Name, filepath.Base(gridPath))
+	}
+}
+
+// TestStrictRejectsUnknownFields makes sure the strict decode above would
+// catch a typo in the manifest.
+func TestStrictRejectsUnknownFields(t *testing.T) {
+	bad := "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  completionMode: Indexed\n  paralelism: 4\n"
+	if err := yaml.UnmarshalStrict([]byte(bad), &batchv1.Job{}); err == nil {
+		t.Fatal("UnmarshalStrict accepted an unknown field")
+	}
+	if got := len(documents(t, []byte("# c\n---\na: 1\n---\n# only\n"))); got != 1 {
+		t.Fatalf("documents: got %d, want 1", got)
+	}
+}
