@@ -1,0 +1,205 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"image/color"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/brigadesim/brigade/results"
+)
+
+// Answer is one line saying what was found.
+func (r *Result) Answer() string {
+	if r.Best < 0 {
+		return r.Unreachable()
+	}
+	p := r.Points[r.Best]
+	s := fmt.Sprintf("smallest cluster meeting every target: %d GPUs of %s (%d nodes)", p.GPUs, p.Model, p.Nodes)
+	if r.Prices != nil {
+		s = fmt.Sprintf("cheapest cluster meeting every target: %d GPUs of %s (%d nodes), cost %s per hour", p.GPUs, p.Model, p.Nodes, fmtNum(p.Cost))
+	}
+	return s
+}
+
+func (r *Result) header() []string {
+	h := []string{"model", "nodes", "gpus", "cost_per_h", "unfit_jobs"}
+	for _, t := range r.Targets {
+		h = append(h, t.Key, t.String())
+	}
+	return append(h, "all_pass", "chosen")
+}
+
+func (r *Result) row(i int) []string {
+	p := r.Points[i]
+	row := []string{p.Model, strconv.Itoa(p.Nodes), strconv.Itoa(p.GPUs), fmtNum(p.Cost), strconv.Itoa(p.Unfit)}
+	for k := range r.Targets {
+		row = append(row, fmtNum(p.Values[k]), passFail(p.Pass[k]))
+	}
+	chosen := ""
+	if i == r.Best {
+		chosen = "*"
+	}
+	return append(row, passFail(p.OK()), chosen)
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "fail"
+}
+
+// WriteTable prints the evidence table, one row per size tried.
+func (r *Result) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(r.header(), "\t")+"\t")
+	for i := range r.Points {
+		fmt.Fprintln(tw, strings.Join(r.row(i), "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+// WriteCSV writes the evidence table as CSV, atomically.
+func (r *Result) WriteCSV(path string) error {
+	return results.AtomicWriteFile(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(r.header()); err != nil {
+			return err
+		}
+		for i := range r.Points {
+			if err := cw.Write(r.row(i)); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
+// WriteMarkdownTable writes the evidence table as a Markdown table.
+func (r *Result) WriteMarkdownTable(w io.Writer) {
+	h := r.header()
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat(" --- |", len(h)))
+	for i := range r.Points {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r.row(i), " | "))
+	}
+}
+
+var modelColours = []color.Color{
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+}
+
+const (
+	panelWidth  = 5 * vg.Inch
+	panelHeight = 4 * vg.Inch
+	plotDPI     = 150
+)
+
+func (r *Result) panel(k int) (*plot.Plot, error) {
+	t := r.Targets[k]
+	p := plot.New()
+	p.Title.Text = "target " + t.String()
+	p.X.Label.Text = "cluster size (GPUs)"
+	p.Y.Label.Text = t.Key + " (worst over seeds)"
+	p.Legend.Top = true
+	minX, maxX := 0.0, 1.0
+	for i, pt := range r.Points {
+		if i == 0 || float64(pt.GPUs) < minX {
+			minX = float64(pt.GPUs)
+		}
+		if i == 0 || float64(pt.GPUs) > maxX {
+			maxX = float64(pt.GPUs)
+		}
+	}
+	for mi, m := range r.Models {
+		var xy plotter.XYs
+		for _, pt := range r.Points {
+			if pt.Model == m {
+				xy = append(xy, plotter.XY{X: float64(pt.GPUs), Y: pt.Values[k]})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, s, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, err
+		}
+		c := modelColours[mi%len(modelColours)]
+		l.Color, s.Color = c, c
+		s.Shape = draw.CircleGlyph{}
+		p.Add(l, s)
+		p.Legend.Add(m, l, s)
+	}
+	line, err := plotter.NewLine(plotter.XYs{{X: minX, Y: t.Value}, {X: maxX, Y: t.Value}})
+	if err != nil {
+		return nil, err
+	}
+	line.Color = color.Gray{Y: 0x40}
+	line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	p.Add(line)
+	p.Legend.Add("target "+t.Op+" "+fmtNum(t.Value), line)
+	if r.Best >= 0 {
+		b := r.Points[r.Best]
+		s, err := plotter.NewScatter(plotter.XYs{{X: float64(b.GPUs), Y: b.Values[k]}})
+		if err != nil {
+			return nil, err
+		}
+		s.Shape = draw.RingGlyph{}
+		s.Radius = vg.Points(9)
+		s.Color = color.Black
+		p.Add(s)
+		p.Legend.Add(fmt.Sprintf("chosen: %d × %s", b.Nodes, b.Model), s)
+	}
+	return p, nil
+}
+
+// WritePlots draws one panel per target, side by side, to pngPath and
+// svgPath (either may be ""), atomically.
+func (r *Result) WritePlots(pngPath, svgPath string) error {
+	width := panelWidth * vg.Length(len(r.Targets))
+	for _, out := range []struct{ path, format string }{{pngPath, "png"}, {svgPath, "svg"}} {
+		if out.path == "" {
+			continue
+		}
+		var c vg.CanvasWriterTo
+		if out.format == "png" {
+			c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, panelHeight), vgimg.UseDPI(plotDPI))}
+		} else {
+			c = vgsvg.New(width, panelHeight)
+		}
+		dc := draw.New(c)
+		for k := range r.Targets {
+			p, err := r.panel(k)
+			if err != nil {
+				return err
+			}
+			left := panelWidth * vg.Length(k)
+			p.Draw(draw.Crop(dc, left, left+panelWidth-width, 0, 0))
+		}
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			return err
+		}
+		if err := results.AtomicWriteFile(out.path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
