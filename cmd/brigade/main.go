@@ -34,6 +34,7 @@ func commands() []command {
 		{"mig-example", "the MIG worked example: one inference workload on 8 H200s, whole, static MIG and dynamic MIG (docs/mig.md)", runMIGExample},
 		{"report", "write a results folder's self-contained report.html (plots, tables, metadata)", runReport},
 		{"compare", "put two results folders side by side: which metrics moved and by how much", runCompare},
+		{"sweep", "run a grid of workloads × clusters × loads × seeds × policies, resumable and shardable; mean, 95% CI and paired tests across seeds (docs/sweeps.md)", runSweep},
 		{"plan", "find the smallest (or cheapest) cluster that meets targets such as wait_s.p99<=1800 on a workload (docs/capacity-planning.md)", runPlan},
 		{"faults-example", "the failures worked example: a 21-day training job beside batch jobs on 512 H100s, with and without checkpoints and backfill (docs/faults.md)", runFaultsExample},
 	}
