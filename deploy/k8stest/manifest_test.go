@@ -205,3 +205,53 @@ func TestStrictRejectsUnknownFields(t *testing.T) {
 		t.Fatalf("documents: got %d, want 1", got)
 	}
 }
+
+// TestMergeJobManifest: the merge Job decodes strictly and merges exactly the
+// shards the sweep Job writes, from the same claim, with the same image.
+func TestMergeJobManifest(t *testing.T) {
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep := decode(t, data)
+	mdata, err := os.ReadFile("../kubernetes/merge-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := documents(t, mdata)
+	if len(docs) != 1 {
+		t.Fatalf("merge-job.yaml: want one document, got %d", len(docs))
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(docs[0], &job); err != nil {
+		t.Fatalf("merge-job.yaml: strict decode: %v", err)
+	}
+	if job.APIVersion != "batch/v1" || job.Kind != "Job" {
+		t.Fatalf("merge-job.yaml: %s %s, want batch/v1 Job", job.APIVersion, job.Kind)
+	}
+	cs := job.Spec.Template.Spec.Containers
+	if len(cs) != 1 {
+		t.Fatalf("want one container, got %d", len(cs))
+	}
+	cmd := append(append([]string{}, cs[0].Command...), cs[0].Args...)
+	n := int(*sweep.job.Spec.Completions)
+	want := []string{"brigade", "sweep", "merge", "--out", "/results/merged"}
+	for i := 0; i < n; i++ {
+		want = append(want, "/results/shard-"+strconv.Itoa(i))
+	}
+	if strings.Join(cmd, " ") != strings.Join(want, " ") {
+		t.Errorf("merge command\n got %q\nwant %q", cmd, want)
+	}
+	if img := sweep.job.Spec.Template.Spec.Containers[0].Image; cs[0].Image != img {
+		t.Errorf("merge image %q, sweep image %q", cs[0].Image, img)
+	}
+	claim := ""
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if claim != sweep.pvc.Name {
+		t.Errorf("merge reads claim %q, sweep writes %q", claim, sweep.pvc.Name)
+	}
+}
