@@ -10,19 +10,24 @@
 //
 // What is searched: for each GPU model, clusters of identical nodes of that
 // model (gpus-per-node GPUs each), with a node count in the allowed range.
-// Mixes of models are not searched. For one model, Search assumes that the
-// targets, once met, stay met as the cluster grows (waits fall, and so on;
-// "monotone-ish"), and finds the smallest node count that meets them with
-// an exponential search from the smallest size followed by a binary search
-// in the last bracket: O(log n) simulations instead of n. Every size tried
-// is kept as evidence. The answer is the cheapest model's smallest passing
-// cluster: by GPU count, or by cost (GPUs × price per GPU-hour) when prices
-// are given; ties go to the fewer GPUs, then to the model named first.
+// Mixes of models are not searched. The simulator does not scale job
+// durations by GPU model, so models differ only in price (and in fit, for
+// jobs that ask for a model).
 //
-// A metric that is not monotone in size (utilisation falls as the cluster
-// grows, so a utilisation floor caps the size from above) can make the
-// passing sizes an interval rather than a suffix; the exponential phase
-// then stops at the first passing size it meets, and the binary search
-// finds the smallest passing size within the last bracket. The evidence
-// table shows every size tried, so such cases can be checked by eye.
+// The search for one model first simulates the largest size. The targets
+// that hold there are the ones a bigger cluster meets (wait ceilings,
+// starvation counts: "monotone-ish" in size); Search then finds the
+// smallest node count at which all of them hold and every job fits, with
+// an exponential search from the smallest size (lo, lo+1, lo+3, lo+7, ...)
+// followed by a binary search in the last bracket: O(log n) simulations
+// instead of n. Targets that fail at the largest size are met, if at all,
+// by a smaller cluster (a utilisation floor: a bigger cluster is idler), so
+// they are checked at that smallest size: if they hold, it is the answer;
+// if not, no size in range meets every target, and the message says which
+// targets fail, by how much, at the largest size and at that size. Every
+// size tried is kept as evidence.
+//
+// The answer is the best model's smallest passing cluster: by GPU count, or
+// by cost (GPUs × price per GPU-hour) when prices are given; ties go to
+// the fewer GPUs, then to the model named first.
 package plan

@@ -179,3 +179,38 @@ func TestOutputDeterministic(t *testing.T) {
 		t.Errorf("csv header: %s", outs[0][1][:100])
 	}
 }
+
+// TestPlanWindow: a utilisation floor caps the size from above; the plan
+// finds the smallest size meeting the wait ceiling and checks the floor
+// there, and says so when the floor fails.
+func TestPlanWindow(t *testing.T) {
+	eval := func(floor float64) Evaluator {
+		return func(model string, nodes int) (Point, error) {
+			g := nodes * 8
+			wait, util := 1e6/float64(g), 300/float64(g)
+			return Point{Model: model, Nodes: nodes, GPUs: g, Values: []float64{wait, util}, Pass: []bool{wait <= 1800, util >= floor}}, nil
+		}
+	}
+	targets := []Target{{"wait_s.p99", "<=", 1800}, {"gpu_utilisation_arrivals", ">=", 0.5}}
+	r, err := Plan(targets, []string{"P100"}, nil, 1, 512, eval(0.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Best < 0 || r.Points[r.Best].GPUs != 560 {
+		t.Fatalf("answer %s", r.Answer())
+	}
+	if r.Evals >= 30 {
+		t.Errorf("%d evaluations", r.Evals)
+	}
+	targets[1].Value = 0.6
+	r, err = Plan(targets, []string{"P100"}, nil, 1, 512, eval(0.6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := r.Unreachable()
+	for _, want := range []string{"at the largest size, 512 × P100 (4096 GPUs): target gpu_utilisation_arrivals>=0.6 fails", "at 70 × P100 (560 GPUs), the smallest size at which every job fits and the targets met at the largest size hold", "gpu_utilisation_arrivals = 0.5357"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+}

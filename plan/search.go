@@ -96,6 +96,10 @@ type Result struct {
 	// passing size, or -1.
 	PerModel []int
 	Evals    int // distinct simulated sizes (each across every seed)
+
+	// smallestGrown is, for each model where one exists, the smallest size
+	// meeting every target that the largest size meets.
+	smallestGrown []Point
 }
 
 // Evaluator simulates one cluster: model's nodes × gpus-per-node.
@@ -108,13 +112,41 @@ func Plan(targets []Target, models []string, prices map[string]float64, loNodes,
 	found := make([]bool, len(models))
 	for mi, m := range models {
 		pts := map[int]Point{}
-		best, ok, err := Search(loNodes, hiNodes, func(n int) (bool, error) {
+		get := func(n int) (Point, error) {
+			if p, ok := pts[n]; ok {
+				return p, nil
+			}
 			p, err := eval(m, n)
+			if err == nil {
+				pts[n] = p
+			}
+			return p, err
+		}
+		// The largest size tells which targets growing can meet: those
+		// that hold there. The search finds the smallest size at which
+		// they all hold (and every job fits); targets that fail at the
+		// largest size as well are checked there, and, being met by
+		// shrinking if at all (a utilisation floor), cannot be met by a
+		// larger size either.
+		top, err := get(hiNodes)
+		if err != nil {
+			return nil, err
+		}
+		grow := top.Pass
+		best, ok, err := Search(loNodes, hiNodes, func(n int) (bool, error) {
+			p, err := get(n)
 			if err != nil {
 				return false, err
 			}
-			pts[n] = p
-			return p.OK(), nil
+			if p.Unfit > 0 {
+				return false, nil
+			}
+			for k, g := range grow {
+				if g && !p.Pass[k] {
+					return false, nil
+				}
+			}
+			return true, nil
 		})
 		if err != nil {
 			return nil, err
@@ -129,9 +161,13 @@ func Plan(targets []Target, models []string, prices map[string]float64, loNodes,
 		}
 		r.Evals += len(ns)
 		if ok {
-			perModel[mi], found[mi] = pts[best], true
+			if slices.Contains(grow, true) {
+				r.smallestGrown = append(r.smallestGrown, pts[best])
+			}
+			if pts[best].OK() {
+				perModel[mi], found[mi] = pts[best], true
+			}
 		}
-		_ = mi
 	}
 	r.PerModel = make([]int, len(models))
 	for mi := range models {
@@ -189,6 +225,18 @@ func (r *Result) Unreachable() string {
 		}
 		if last.Unfit > 0 {
 			s += fmt.Sprintf(" %d jobs can never fit it;", last.Unfit)
+		}
+		s = s[:len(s)-1]
+	}
+	for _, p := range r.smallestGrown {
+		if p.OK() {
+			continue
+		}
+		s += fmt.Sprintf("; at %d × %s (%d GPUs), the smallest size at which every job fits and the targets met at the largest size hold:", p.Nodes, p.Model, p.GPUs)
+		for k, t := range r.Targets {
+			if !p.Pass[k] {
+				s += fmt.Sprintf(" target %s fails: %s;", t, t.Miss(p.Values[k]))
+			}
 		}
 		s = s[:len(s)-1]
 	}

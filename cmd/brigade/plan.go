@@ -29,9 +29,12 @@ number. A size meets a target when it holds on every seed (--seeds): the
 worst value across seeds is compared and reported.
 
 For each --gpu-models model it searches clusters of identical nodes of
---gpus-per-node GPUs, with an exponential then a binary search on the node
-count (the targets are taken to stay met as the cluster grows), so it
-simulates O(log n) sizes, not every one. Mixes of models are not searched.
+--gpus-per-node GPUs: it simulates the largest size, then finds the smallest
+node count meeting the targets that hold there (waits, starvation: met by
+growing) with an exponential then a binary search, O(log n) sizes, not every
+one; targets that fail at the largest size (a utilisation floor) are checked
+at that size. Mixes of models are not searched, and models differ only in
+price (the simulator does not scale durations by model).
 A size at which some job can never fit a node fails. Starvation counts use
 a fixed threshold (--starvation-threshold) so that sizes compare.
 
