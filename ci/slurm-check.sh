@@ -119,7 +119,8 @@ echo "slurm: single-node Slurm $(sinfo -V | cut -d' ' -f2) up on $host ($ncpu CP
 # The binary the jobs run, and the unsharded reference run.
 go build -o "$work/brigade" ./cmd/brigade
 cp "$grid" "$work/run/grid.yaml"
-"$work/brigade" sweep "$work/run/grid.yaml" --out "$work/run/whole" >/dev/null ||
+env -u JOB_COMPLETION_INDEX -u SLURM_ARRAY_TASK_ID -u BRIGADE_SHARDS \
+  "$work/brigade" sweep --quiet "$work/run/grid.yaml" --out "$work/run/whole" >/dev/null ||
   fail "unsharded brigade sweep failed"
 
 cd "$work/run"
@@ -138,9 +139,17 @@ echo "slurm: array tasks:$states; merge: $mstate"
 ntask=$(scontrol -o show job "$array" | grep -c 'JobState=COMPLETED' || true)
 [ "$ntask" = "$shards" ] || fail "$ntask of $shards array tasks completed"
 [ "$mstate" = JobState=COMPLETED ] || fail "merge job: $mstate"
+# Each task ran only its part: shard row counts add up to the whole table's.
+whole_rows=$(($(wc -l <whole/runs.csv) - 1))
+sum=0
 for i in $(seq 0 $((shards - 1))); do
-  [ -d "results/shard-$i" ] || fail "results/shard-$i missing"
+  [ -f "results/shard-$i/runs.csv" ] || fail "results/shard-$i/runs.csv missing"
+  rows=$(($(wc -l <"results/shard-$i/runs.csv") - 1))
+  [ "$rows" -lt "$whole_rows" ] || fail "shard $i has $rows rows of $whole_rows: not sharded"
+  sum=$((sum + rows))
 done
+[ "$sum" = "$whole_rows" ] || fail "shards hold $sum rows, the unsharded run $whole_rows"
+echo "slurm: shards hold $sum rows between them, as the unsharded run"
 for f in runs.csv runs.parquet summary.csv; do
   cmp "whole/$f" "results/merged/$f" || fail "merged $f differs from the unsharded run"
 done
