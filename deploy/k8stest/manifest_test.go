@@ -4,7 +4,6 @@
 package k8stest
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -184,13 +183,45 @@ func TestSweepJobManifest(t *testing.T) {
 		t.Error("container has no image")
 	}
 
-	// The ConfigMap's grid is the repository's example grid, kept in step.
-	example, err := os.ReadFile("../../examples/sweep.yaml")
-	if err != nil {
-		t.Skipf("examples/sweep.yaml not there yet: %v", err)
+	// The ConfigMap carries the repository's example grid and the files it
+	// names (relative paths resolve in the grid's folder, /grid), kept in step
+	// with examples/.
+	grid := m.configMap.Data[filepath.Base(gridPath)]
+	for key, got := range m.configMap.Data {
+		want, err := os.ReadFile(filepath.Join("../../examples", key))
+		if err != nil {
+			t.Errorf("ConfigMap key %s: %v", key, err)
+			continue
+		}
+		if got != string(want) {
+			t.Errorf("ConfigMap %s: %s differs from examples/%s; paste it in again (indented 4 spaces)", m.configMap.Name, key, key)
+		}
 	}
-	if got := m.configMap.Data[filepath.Base(gridPath)]; !bytes.Equal([]byte(got), example) {
-		t.Errorf("ConfigMap %s: %s differs from examples/sweep.yaml; paste it in (indented 4 spaces)", m.configMap.Name, filepath.Base(gridPath))
+	var g struct {
+		Clusters []string `json:"clusters"`
+		Traces   []struct {
+			Path string `json:"path"`
+		} `json:"traces"`
+	}
+	if err := yaml.Unmarshal([]byte(grid), &g); err != nil {
+		t.Fatalf("grid in the ConfigMap: %v", err)
+	}
+	files := []string{}
+	for _, c := range g.Clusters {
+		if strings.ContainsAny(c, "/.") { // a spec file, not a preset name
+			files = append(files, c)
+		}
+	}
+	for _, tr := range g.Traces {
+		files = append(files, tr.Path)
+	}
+	for _, f := range files {
+		if filepath.IsAbs(f) {
+			continue // the image's or a volume's business
+		}
+		if _, ok := m.configMap.Data[f]; !ok {
+			t.Errorf("the grid names %s, which is not in ConfigMap %s (so not in /grid)", f, m.configMap.Name)
+		}
 	}
 }
 
