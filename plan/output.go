@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -28,7 +29,7 @@ func (r *Result) Answer() string {
 	p := r.Points[r.Best]
 	s := fmt.Sprintf("smallest cluster meeting every target: %d GPUs of %s (%d nodes)", p.GPUs, p.Model, p.Nodes)
 	if r.Prices != nil {
-		s = fmt.Sprintf("cheapest cluster meeting every target: %d GPUs of %s (%d nodes), cost %s per hour", p.GPUs, p.Model, p.Nodes, fmtNum(p.Cost))
+		s = fmt.Sprintf("cheapest cluster meeting every target: %d GPUs of %s (%d nodes), %.2f per hour at the given prices", p.GPUs, p.Model, p.Nodes, p.Cost)
 	}
 	return s
 }
@@ -43,7 +44,7 @@ func (r *Result) header() []string {
 
 func (r *Result) row(i int) []string {
 	p := r.Points[i]
-	row := []string{p.Model, strconv.Itoa(p.Nodes), strconv.Itoa(p.GPUs), fmtNum(p.Cost), strconv.Itoa(p.Unfit)}
+	row := []string{p.Model, strconv.Itoa(p.Nodes), strconv.Itoa(p.GPUs), strconv.FormatFloat(p.Cost, 'f', 2, 64), strconv.Itoa(p.Unfit)}
 	for k := range r.Targets {
 		row = append(row, fmtNum(p.Values[k]), passFail(p.Pass[k]))
 	}
@@ -115,7 +116,9 @@ func (r *Result) panel(k int) (*plot.Plot, error) {
 	t := r.Targets[k]
 	p := plot.New()
 	p.Title.Text = "target " + t.String()
-	p.X.Label.Text = "cluster size (GPUs)"
+	p.X.Label.Text = "cluster size (GPUs, log scale)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Y.Label.Text = t.Key + " (worst over seeds)"
 	p.Legend.Top = true
 	minX, maxX := 0.0, 1.0
@@ -143,7 +146,9 @@ func (r *Result) panel(k int) (*plot.Plot, error) {
 		}
 		c := modelColours[mi%len(modelColours)]
 		l.Color, s.Color = c, c
-		s.Shape = draw.CircleGlyph{}
+		l.Dashes = modelDashes[mi%len(modelDashes)]
+		s.Shape = modelGlyphs[mi%len(modelGlyphs)]
+		s.Radius = vg.Points(3 + float64(len(r.Models)-1-mi))
 		p.Add(l, s)
 		p.Legend.Add(m, l, s)
 	}
@@ -167,8 +172,22 @@ func (r *Result) panel(k int) (*plot.Plot, error) {
 		p.Add(s)
 		p.Legend.Add(fmt.Sprintf("chosen: %d × %s", b.Nodes, b.Model), s)
 	}
+	if t.Upper() && t.Value > 0 {
+		// Small clusters miss a ceiling by orders of magnitude; show the
+		// region around the target and let the rest run off the top.
+		top := 3 * t.Value
+		if r.Best >= 0 {
+			top = math.Max(top, 1.2*r.Points[r.Best].Values[k])
+		}
+		p.Y.Min, p.Y.Max = math.Min(p.Y.Min, 0), math.Min(p.Y.Max, top)
+		p.Y.Label.Text += ", clipped at " + fmtNum(p.Y.Max)
+	}
 	return p, nil
 }
+
+var modelDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}}
+
+var modelGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
 
 // WritePlots draws one panel per target, side by side, to pngPath and
 // svgPath (either may be ""), atomically.

@@ -56,3 +56,52 @@ func TestPlanErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityPlanningDoc: docs/capacity-planning.md is what its documented
+// command writes today.
+func TestCapacityPlanningDoc(t *testing.T) {
+	want, err := os.ReadFile("../../docs/capacity-planning.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(want)
+	i := strings.Index(s, "go run ./cmd/brigade plan ")
+	if i < 0 {
+		t.Fatal("docs/capacity-planning.md names no command")
+	}
+	line := s[i+len("go run ./cmd/brigade plan ") : i+strings.Index(s[i:], "\n")]
+	args := []string{"plan"}
+	for _, a := range strings.Fields(line) {
+		args = append(args, strings.Trim(a, "'"))
+	}
+	dir := t.TempDir()
+	out := ""
+	for k, a := range args {
+		switch {
+		case k > 0 && args[k-1] == "--out":
+			out = a
+			args[k] = filepath.Join(dir, "out")
+		case k > 0 && args[k-1] == "--markdown":
+			if a != "docs/capacity-planning.md" {
+				t.Fatalf("--markdown %s", a)
+			}
+			args[k] = filepath.Join(dir, "capacity-planning.md")
+		}
+	}
+	code, _, stderr := brigade(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "capacity-planning.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = []byte(strings.ReplaceAll(string(got), filepath.Join(dir, "capacity-planning.md"), "docs/capacity-planning.md"))
+	got = []byte(strings.ReplaceAll(string(got), filepath.Join(dir, "out"), out))
+	if string(got) != s {
+		t.Errorf("docs/capacity-planning.md is stale; regenerate it with the command it names:\n%s", got)
+	}
+	if _, err := os.Stat("../../docs/capacity-planning.png"); err != nil {
+		t.Error(err)
+	}
+}
