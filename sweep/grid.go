@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,11 +165,16 @@ func ParseGrid(data []byte) (*Grid, error) {
 	if err := dec.Decode(&g); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, fmt.Errorf("field %s: want a %s, got a %s", te.Field, te.Type, te.Value)
+			return nil, fmt.Errorf("%s: want %s, got a %s", te.Field, kind(te.Type), te.Value)
 		}
 		msg := err.Error()
-		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			return nil, fmt.Errorf("unknown field %s (known at the top: traces, synthetic, clusters, policies, loads, seeds, metrics, bucket, starvation_threshold; see docs/sweeps.md)", f)
+		if _, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			var generic any
+			if json.Unmarshal(js, &generic) == nil {
+				if path, known := unknownField(generic, reflect.TypeFor[Grid](), ""); path != "" {
+					return nil, fmt.Errorf("%s: unknown field (known there: %s; see docs/sweeps.md)", path, strings.Join(known, ", "))
+				}
+			}
 		}
 		return nil, errors.New(strings.TrimPrefix(msg, "json: "))
 	}
@@ -361,6 +367,72 @@ func Metric(s results.Summary, name string) (float64, error) {
 		return 0, fmt.Errorf("metric %q is not a number of summary.json (want e.g. %s.mean)", name, name)
 	}
 	return f, nil
+}
+
+func kind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Struct:
+		return "a mapping"
+	}
+	return "a " + t.String()
+}
+
+// unknownField finds the first field of v (decoded JSON) that type t has
+// no field for, returning its path (e.g. policies[1].backfil) and the
+// fields known there.
+func unknownField(v any, t reflect.Type, path string) (string, []string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch x := v.(type) {
+	case []any:
+		if t.Kind() == reflect.Slice {
+			for i, e := range x {
+				if p, k := unknownField(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+					return p, k
+				}
+			}
+		}
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return "", nil
+		}
+		fields := map[string]reflect.Type{}
+		var known []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			fields[name] = f.Type
+			known = append(known, name)
+		}
+		for _, k := range slices.Sorted(mapsKeys(x)) {
+			sub := k
+			if path != "" {
+				sub = path + "." + k
+			}
+			ft, ok := fields[k]
+			if !ok {
+				return sub, known
+			}
+			if p, kn := unknownField(x[k], ft, sub); p != "" {
+				return p, kn
+			}
+		}
+	}
+	return "", nil
 }
 
 func lookup(m map[string]any, path []string) (any, bool) {

@@ -101,10 +101,10 @@ type PolicyRow struct {
 
 // Options are how Sweep runs.
 type Options struct {
-	Workers  int                // default GOMAXPROCS
-	Shard    Shard              // zero: every run
+	Workers  int                   // default GOMAXPROCS
+	Shard    Shard                 // zero: every run
 	Progress func(done, total int) // after each run (resumed ones count at the start)
-	Log      io.Writer          // one line per resumed/failed run; nil: none
+	Log      io.Writer             // one line per resumed/failed run; nil: none
 }
 
 // RecordsDir is the folder of a sweep's run records.
