@@ -12,7 +12,8 @@
 // model (gpus-per-node GPUs each), with a node count in the allowed range.
 // Mixes of models are not searched. The simulator does not scale job
 // durations by GPU model, so models differ only in price (and in fit, for
-// jobs that ask for a model).
+// jobs that ask for a model); a mix of models would therefore cost more
+// than the same number of GPUs of the cheapest model that fits every job.
 //
 // The search for one model first simulates the largest size. The targets
 // that hold there are the ones a bigger cluster meets (wait ceilings,

@@ -181,14 +181,13 @@ func Plan(targets []Target, models []string, prices map[string]float64, loNodes,
 			}
 		}
 	}
-	for mi, i := range r.PerModel {
+	for _, i := range r.PerModel {
 		if i < 0 {
 			continue
 		}
 		if r.Best < 0 || better(r.Points[i], r.Points[r.Best], prices != nil) {
 			r.Best = i
 		}
-		_ = mi
 	}
 	return r, nil
 }
