@@ -127,6 +127,7 @@ cd "$work/run"
 t1=$(date +%s)
 read -r array merge < <(SHARDS=$shards GRID=grid.yaml OUT=results BRIGADE="$work/brigade" \
   "$root/deploy/slurm/submit.sh")
+[ -n "${merge:-}" ] || fail "sbatch did not submit the array and the merge job"
 echo "slurm: submitted array job $array ($shards tasks) and merge job $merge (afterok)"
 while squeue -h -j "$array,$merge" -o '%i' 2>/dev/null | grep -q .; do
   [ $(($(date +%s) - t1)) -lt "$timeout_s" ] || { squeue; fail "jobs not done after ${timeout_s}s"; }
