@@ -219,7 +219,19 @@ func (r *Result) Unreachable() string {
 		s += fmt.Sprintf("; at the largest size, %d × %s (%d GPUs):", last.Nodes, m, last.GPUs)
 		for k, t := range r.Targets {
 			if !last.Pass[k] {
-				s += fmt.Sprintf(" target %s fails: %s;", t, t.Miss(last.Values[k]))
+				s += fmt.Sprintf(" target %s fails: %s", t, t.Miss(last.Values[k]))
+				// The best value any size tried reached, when another
+				// size came closer.
+				best := last
+				for i := range r.Points {
+					if p := &r.Points[i]; p.Model == m && t.Worse(p.Values[k], best.Values[k]) == best.Values[k] && p.Values[k] != best.Values[k] {
+						best = p
+					}
+				}
+				if best != last {
+					s += fmt.Sprintf(" (the closest of the sizes tried was %d × %s: %s)", best.Nodes, m, fmtNum(best.Values[k]))
+				}
+				s += ";"
 			}
 		}
 		if last.Unfit > 0 {
