@@ -111,6 +111,16 @@ func Run(spec Spec) ([]PolicyRun, error) {
 	if threshold <= 0 {
 		threshold = SharedStarvationThreshold(runs)
 	}
+	Summarize(spec, runs, threshold)
+	return runs, nil
+}
+
+// Summarize fills each run's Summary from its records, with the starvation
+// threshold given (Run uses spec.StarvationThreshold, else
+// SharedStarvationThreshold of its runs). Callers that run policies of one
+// comparison through several Run calls (e.g. with different options) use
+// it to summarise them all against one shared threshold.
+func Summarize(spec Spec, runs []PolicyRun, threshold hwmodel.Time) {
 	tenants := make([]policies.Tenant, len(spec.Workload.Tenants))
 	for i, t := range spec.Workload.Tenants {
 		tenants[i] = policies.Tenant{Name: t.Name, Weight: t.Weight}
@@ -134,7 +144,6 @@ func Run(spec Spec) ([]PolicyRun, error) {
 			Faults:              FaultEvents(r.Engine),
 		})
 	}
-	return runs, nil
 }
 
 // SharedStarvationThreshold is the default starvation threshold of a

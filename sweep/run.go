@@ -240,9 +240,6 @@ func RunOne(g *Grid, r RunSpec) (Record, error) {
 	target := policies.TargetFromRequests(reqs)
 	bucket, _ := g.bucket()
 	starvation, _ := g.starvation()
-	// Policies with the same options run in one runner.Run; with several
-	// option sets, the starvation threshold is computed once over all of
-	// them (as runner does over one set) unless the grid gives one.
 	type group struct {
 		opts policies.Options
 		idx  []int
@@ -263,42 +260,43 @@ func RunOne(g *Grid, r RunSpec) (Record, error) {
 			groups = append(groups, group{opts: o, idx: []int{i}})
 		}
 	}
-	run := func(threshold hwmodel.Time) ([]results.Summary, []runner.PolicyRun, error) {
-		sums := make([]results.Summary, len(g.Policies))
-		var all []runner.PolicyRun
-		for _, gr := range groups {
-			names := make([]string, len(gr.idx))
-			for k, i := range gr.idx {
-				names[k] = g.Policies[i].Name
-			}
-			runs, err := runner.Run(runner.Spec{
-				Workload: w, WorkloadName: r.Workload,
-				NewCluster: spec.Build, ClusterName: spec.Name,
-				Policies: names, Options: gr.opts, Seed: r.Seed,
-				Bucket: bucket, StarvationThreshold: threshold,
-				FragTarget: &target,
-			})
-			if err != nil {
-				return nil, nil, err
-			}
-			for k, i := range gr.idx {
-				sums[i] = runs[k].Summary
-			}
-			all = append(all, runs...)
+	// Policies with the same options run in one runner.Run; all are then
+	// summarised against one starvation threshold, the grid's or the one
+	// runner shares over every policy of a run.
+	sums := make([]results.Summary, len(g.Policies))
+	all := make([]runner.PolicyRun, len(g.Policies))
+	var base runner.Spec
+	for _, gr := range groups {
+		names := make([]string, len(gr.idx))
+		for k, i := range gr.idx {
+			names[k] = g.Policies[i].Name
 		}
-		return sums, all, nil
+		base = runner.Spec{
+			Workload: w, WorkloadName: r.Workload,
+			NewCluster: spec.Build, ClusterName: spec.Name,
+			Policies: names, Options: gr.opts, Seed: r.Seed,
+			Bucket: bucket, StarvationThreshold: max(starvation, 1),
+			FragTarget: &target,
+		}
+		runs, err := runner.Run(base)
+		if err != nil {
+			return Record{}, err
+		}
+		for k, i := range gr.idx {
+			all[i] = runs[k]
+		}
 	}
-	sums, all, err := run(starvation)
-	if err == nil && len(groups) > 1 && starvation == 0 {
-		// A shared threshold over every policy of the run; rerun with it
-		// (the runs are deterministic, so only the summaries change).
-		th := runner.SharedStarvationThreshold(all)
-		all = nil
-		sums, _, err = run(th)
+	if len(groups) > 1 || starvation == 0 {
+		th := starvation
+		if th == 0 {
+			th = runner.SharedStarvationThreshold(all)
+		}
+		runner.Summarize(base, all, th)
 	}
-	if err != nil {
-		return Record{}, err
+	for i := range all {
+		sums[i] = all[i].Summary
 	}
+	all = nil
 	rec := Record{Grid: g.Fingerprint(), Index: r.Index, Key: r.Key, Workload: r.Workload, Cluster: r.Cluster, Load: r.Load, Seed: r.Seed}
 	for i, s := range sums {
 		row := PolicyRow{Policy: g.Label(i)}
