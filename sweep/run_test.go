@@ -285,3 +285,39 @@ func TestRunsParquetMatchesCSV(t *testing.T) {
 		}
 	}
 }
+
+// Policies split over several runner.Run calls (different options) are
+// summarised against one shared starvation threshold, as if run together.
+func TestOptionGroupsShareThreshold(t *testing.T) {
+	grid := func(extra string) *Grid {
+		g, err := LoadGrid(writeGridFile(t, "synthetic: [{jobs: 300, load: 0.7}]\nclusters: [mixed-small]\npolicies:\n  - name: fcfs\n  - name: sjf\n"+extra+"seeds: [1, 2]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	together, split := grid(""), grid("    backfill_depth: 999\n") // sjf without backfill ignores the depth
+	for _, r := range together.Runs() {
+		a, err := RunOne(together, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := RunOne(split, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Grid, b.Grid = "", ""
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("run %s: one runner.Run\n%s\ntwo\n%s", r.Key, ja, jb)
+		}
+		starved := 0.0
+		for _, p := range a.Policies {
+			starved += *p.Metrics[4]
+		}
+		if starved == 0 {
+			t.Errorf("run %s: no starved job, so the threshold is not tested", r.Key)
+		}
+	}
+}
