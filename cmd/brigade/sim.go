@@ -42,6 +42,7 @@ const simExamples = `  brigade sim
   brigade sim --trace jobs.csv --cluster examples/cluster.yaml --policy sjf --backfill --seed 7 --out runs/sjf
   brigade sim --policy priority --priority-weight 2 --wait-weight 0.5
   brigade sim --synthetic 2000 --policy fcfs,sjf --backfill --node-mtbf 30d --node-repair 2h --retry fixed --max-retries 3 --checkpoint-every 5m --checkpoint-cost 10s
+  brigade sim --replay live-out --out replay-out
   brigade sim --cluster dgx-h100x64 --synthetic 500 --fail dgx-h100-007@3h+30m --fail dgx-h100-012/gpu3@5h+1h --heartbeat-timeout 30s
 `
 
@@ -49,6 +50,7 @@ type simFlags struct {
 	synthetic                                  int
 	load                                       float64
 	trace, format, cluster, tenantWeights, out string
+	replay                                     string
 	nodes                                      string
 	policies                                   []string
 	placement                                  string
@@ -193,6 +195,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	var f simFlags
 	fs := newFlagSet("sim", simUsage, simExamples)
 	fs.StringVar(&f.trace, "trace", "", "workload trace `file` (.gz is read transparently); default: the embedded Philly sample")
+	fs.StringVar(&f.replay, "replay", "", "replay the jobs of a results `folder` (of brigade sim or brigade live: jobs.parquet or jobs.csv) with their measured run times, under --policy or else the folder's policies, on --cluster or else the cluster its run.json records; see docs/replay.md")
 	fs.StringVar(&f.format, "format", "auto", "trace format: philly, openb, brigade (see docs/trace-format.md), or auto to tell by the header")
 	fs.IntVar(&f.synthetic, "synthetic", 0, "instead of a trace, generate this many `jobs` from --seed (Poisson arrivals, lognormal durations of median 19m capped at 2d, Philly-like GPU counts, 4 weighted tenants, priorities, noisy estimates)")
 	fs.Float64Var(&f.load, "load", 0, "offered load: space arrivals (keeping their order and durations) so the jobs' GPU-time is this multiple of cluster GPUs × arrival window; default 0.9 with --synthetic, as recorded for traces")
@@ -224,6 +227,36 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 }
 
 func simulate(f simFlags, stdout, stderr io.Writer) error {
+	if f.replay != "" {
+		if f.trace != "" || f.synthetic > 0 {
+			return usageError{fmt.Errorf("--replay replaces --trace and --synthetic; give one")}
+		}
+		if f.load != 0 {
+			return usageError{fmt.Errorf("--replay keeps the recorded submit times; it takes no --load")}
+		}
+		source := ""
+		if len(f.policies) == 1 {
+			source = f.policies[0]
+		}
+		path := filepath.Join(f.out, "replay-jobs.csv")
+		pols, cluster, skipped, err := replayTrace(f.replay, source, path)
+		if err != nil {
+			return err
+		}
+		if skipped > 0 && !f.quiet {
+			fmt.Fprintf(stderr, "brigade: warning: %d jobs of %s never ran there and are left out of the replay\n", skipped, f.replay)
+		}
+		if len(f.policies) == 0 {
+			f.policies = pols
+		}
+		if f.cluster == "" && f.nodes == "" {
+			if cluster == "" {
+				return usageError{fmt.Errorf("--replay %s: the folder has no run.json naming its cluster; name one with --cluster", f.replay)}
+			}
+			f.cluster = cluster
+		}
+		f.trace, f.format = path, "brigade"
+	}
 	bucket, err := hwmodel.ParseDuration(f.bucket)
 	if err != nil || bucket <= 0 {
 		return usageError{fmt.Errorf("--bucket: %v", orPositive(err))}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/brigadesim/brigade/results"
+)
+
+// jobsCSV writes a hand-made jobs.csv into dir: each row gives policy,
+// name, submit, start, end, run, gpus, attempts, state and lost seconds;
+// the other columns are derived or zero.
+func jobsCSV(t *testing.T, dir string, rows [][]string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(results.JobsCSVHeader)
+	for i, r := range rows {
+		get := map[string]string{
+			"policy": r[0], "id": itoa(i), "name": r[1], "dag": "", "tenant": "t", "priority": "0",
+			"submit_s": r[2], "ready_s": r[2], "start_s": r[3], "end_s": r[4], "wait_s": "0", "run_s": r[5],
+			"jct_s": ftoa(atof(r[4]) - atof(r[2])), "bounded_slowdown": "", "gpus": r[6], "gpu_milli": "1000",
+			"nodes": "n", "attempts": r[7], "state": r[8], "mig_profile": "", "hardware_failures": "0",
+			"lost_s": r[9], "checkpoint_s": "0",
+		}
+		var rec []string
+		for _, h := range results.JobsCSVHeader {
+			rec = append(rec, get[h])
+		}
+		w.Write(rec)
+	}
+	w.Flush()
+	if err := os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// liveFolder is a hand-made live run on one 8-GPU node under fcfs: a and b
+// take the whole node one after the other, c failed once (8 s lost) before
+// a 12 s successful attempt, d never ran.
+func liveFolder(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "live")
+	jobsCSV(t, dir, [][]string{
+		{"fcfs", "a", "0", "0", "10", "10", "8", "1", "succeeded", "0"},
+		{"fcfs", "b", "1", "10", "15", "5", "8", "1", "succeeded", "0"},
+		{"fcfs", "c", "2", "15", "35", "20", "8", "2", "succeeded", "8"},
+		{"fcfs", "d", "3", "3", "3", "0", "8", "0", "failed", "0"},
+	})
+	return dir
+}
+
+func readJobs(t *testing.T, dir string) map[string]results.JobRow {
+	t.Helper()
+	rows, err := readResultJobs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]results.JobRow{}
+	for _, r := range rows {
+		m[r.Policy+"/"+r.Name] = r
+	}
+	return m
+}
+
+func TestReplayHandMadeFolder(t *testing.T) {
+	live := liveFolder(t)
+	out := filepath.Join(t.TempDir(), "replay")
+	// No run.json: the cluster must be named.
+	code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--replay", live, "--out", out)
+	if code == 0 || !strings.Contains(stderr, "no run.json") {
+		t.Fatalf("want an error naming the missing run.json, got %d %q", code, stderr)
+	}
+	// run.json naming the preset: used without --cluster.
+	info := `{"schema_version":2,"inputs":[{"role":"cluster","path":"h200x8","embedded":true}]}`
+	if err := os.WriteFile(filepath.Join(live, "run.json"), []byte(info), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = brigade(t, "sim", "--no-plots", "--replay", live, "--out", out)
+	if code != 0 {
+		t.Fatalf("replay: %d %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "1 jobs of") || !strings.Contains(stderr, "h200x8") {
+		t.Errorf("want the never-run job warned about and the recorded cluster used, got %q", stderr)
+	}
+	got := readJobs(t, out)
+	want := map[string][2]float64{"fcfs/a": {0, 10}, "fcfs/b": {10, 15}, "fcfs/c": {15, 27}}
+	if len(got) != len(want) {
+		t.Fatalf("replayed %d jobs, want %d: %v", len(got), len(want), got)
+	}
+	for k, w := range want {
+		if g := got[k]; g.StartS != w[0] || g.EndS != w[1] || g.State != "succeeded" || g.Attempts != 1 {
+			t.Errorf("%s: start %g end %g state %s attempts %d, want %g %g succeeded 1", k, g.StartS, g.EndS, g.State, g.Attempts, w[0], w[1])
+		}
+	}
+	// The fidelity of the replay against the live run: same order, c's
+	// JCT 8 s short (its failed attempt is not replayed).
+	rows, err := fidelity(live, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	if r.Policy != "fcfs" || r.Jobs != 3 || !r.SameOrder || r.KendallTau != 1 || r.SamePosition != 1 {
+		t.Errorf("order: %+v", r)
+	}
+	if r.StartErrP50 != 0 || r.StartErrP95 != 0 || r.JCTErrP50 != 0 || !near(r.JCTErrP95, 7.2) || r.JCTRelP50 != 0 {
+		t.Errorf("errors: %+v", r)
+	}
+}
+
+func TestReplayRoundTripOfASimRun(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--synthetic", "60", "--cluster", "h200x8", "--policy", "fcfs,fair", "--out", a); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--replay", a, "--out", b); code != 0 {
+		t.Fatal(stderr)
+	}
+	ja, jb := readJobs(t, a), readJobs(t, b)
+	if len(ja) != len(jb) {
+		t.Fatalf("%d jobs, replay %d", len(ja), len(jb))
+	}
+	for k, x := range ja {
+		y := jb[k]
+		if x.StartS != y.StartS || x.EndS != y.EndS || x.Name != y.Name {
+			t.Errorf("%s: start %g end %g, replay %g %g", k, x.StartS, x.EndS, y.StartS, y.EndS)
+		}
+	}
+	rows, err := fidelity(a, b)
+	if err != nil || len(rows) != 2 {
+		t.Fatal(rows, err)
+	}
+	for _, r := range rows {
+		if !r.SameOrder || r.JCTErrP95 != 0 || r.UtilSim != r.UtilLive {
+			t.Errorf("%+v", r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(b, "replay-jobs.csv")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestReplayErrors(t *testing.T) {
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--replay", empty}, "neither jobs.parquet nor jobs.csv"},
+		{[]string{"--replay", filepath.Join(empty, "nope")}, "not a results folder"},
+		{[]string{"--replay", empty, "--synthetic", "5"}, "replaces --trace"},
+	} {
+		args := append([]string{"sim", "--quiet", "--no-plots", "--cluster", "h200x8", "--out", t.TempDir()}, c.args...)
+		code, _, stderr := brigade(t, args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: want an error with %q, got %d %q", c.args, c.want, code, stderr)
+		}
+	}
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "jobs.csv"), []byte("policy,id,name\nfcfs,0,a\n"), 0o644)
+	code, _, stderr := brigade(t, "sim", "--quiet", "--replay", bad, "--cluster", "h200x8", "--out", t.TempDir())
+	if code == 0 || !strings.Contains(stderr, `column "tenant" is missing`) {
+		t.Errorf("want the missing column named, got %d %q", code, stderr)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
