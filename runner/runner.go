@@ -37,6 +37,8 @@ type Spec struct {
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU
 	// when Options.MIGReconfigure is set (sim.Config.MIGReconfigTime).
 	MIGReconfigTime hwmodel.Time
+	// StartupDelay is added to every attempt (sim.Config.StartupDelay).
+	StartupDelay hwmodel.Time
 	// Faults, when not nil, injects hardware failures: the schedule is
 	// drawn once, from Seed's failure stream, so every policy faces the
 	// same failures.
@@ -193,8 +195,8 @@ func runOne(spec Spec, name string, schedule []hwmodel.Fault) (PolicyRun, error)
 		Bucket: spec.Bucket, RevealOracle: spec.Options.UseOracle, CheckInvariants: spec.CheckInvariants,
 		FragTarget:     spec.FragTarget,
 		MIGReconfigure: spec.Options.MIGReconfigure, MIGConvertWhole: spec.Options.MIGConvertWhole,
-		MIGReconfigTime: spec.MIGReconfigTime,
-		Faults:          spec.Faults, FaultSchedule: schedule,
+		MIGReconfigTime: spec.MIGReconfigTime, StartupDelay: spec.StartupDelay,
+		Faults: spec.Faults, FaultSchedule: schedule,
 	})
 	if err != nil {
 		return PolicyRun{}, err
@@ -222,6 +224,8 @@ type PrepareOptions struct {
 	// MIG reconfiguration, as sim.Config has it.
 	MIGReconfigure, MIGConvertWhole bool
 	MIGReconfigTime                 hwmodel.Time
+	// StartupDelay is added to every attempt (sim.Config.StartupDelay).
+	StartupDelay hwmodel.Time
 	// Faults sets detection, retries, restart and default checkpoints, and
 	// FaultSchedule is the failures to inject (Faults.Schedule); both may
 	// be nil.
@@ -278,6 +282,7 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 		MIGReconfigure:  opt.MIGReconfigure,
 		MIGConvertWhole: opt.MIGConvertWhole,
 		MIGReconfigTime: opt.MIGReconfigTime,
+		StartupDelay:    opt.StartupDelay,
 		Observe: func(now hwmodel.Time, o sim.Observation) {
 			state := results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli,
 				MIGSlices: int64(o.MIGSlices), MIGBusySlices: int64(o.MIGBusySlices),

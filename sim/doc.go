@@ -102,6 +102,15 @@
 // verifies that no running job holds out-of-service capacity and that the
 // blocked capacity agrees with a recount.
 //
+// Start-up delay: Config.StartupDelay (sim --startup-delay) is added to
+// every attempt, like the restart time after a failure, before any progress:
+// the start of a process and its CUDA context, which took 3.2-4.8 s for
+// PyTorch on an H200 (issue 7). A succeeded job's Outcome.Run is then its
+// duration + one start-up delay + LostTime + CheckpointTime: the start-up
+// of the successful attempt is run time, that of an interrupted attempt is
+// lost time. Traces whose durations were measured from the process start
+// already include it; the default is 0.
+//
 // Determinism: sim never reads the wall clock, never starts goroutines,
 // never uses the global random source and never lets map order reach an
 // output. The same workload, cluster and policy give the same Result.

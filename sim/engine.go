@@ -162,6 +162,11 @@ type Config struct {
 	Retry RetryPolicy
 	// RestartTime is added to every attempt after a failure.
 	RestartTime hwmodel.Time
+	// StartupDelay is added to every attempt, before it makes progress:
+	// the start of a process and its CUDA context (3.2-4.8 s for PyTorch
+	// on an H200, issue 7). An interrupted attempt's start-up counts as
+	// lost time; a successful attempt's does not.
+	StartupDelay hwmodel.Time
 	// DefaultCheckpoint applies to jobs without their own Checkpoint.
 	DefaultCheckpoint Checkpoint
 }
@@ -273,6 +278,9 @@ func New(cfg Config) (*Engine, error) {
 		cfg.DefaultEstimate = hwmodel.Hour
 	}
 	w := cfg.Workload
+	if cfg.StartupDelay < 0 {
+		return nil, errors.New("sim: StartupDelay must be >= 0")
+	}
 	if cfg.MIGReconfigTime < 0 {
 		return nil, errors.New("sim: MIGReconfigTime must be >= 0")
 	}

@@ -477,6 +477,8 @@ func (e *Engine) attemptLength(i int) hwmodel.Time {
 		r.afterFailure = false
 		e.out[i].LostTime += r.restart
 	}
+	// The start-up delay, like the restart, comes before any progress.
+	r.restart += e.cfg.StartupDelay
 	w := e.w.Jobs[i].Duration
 	ck := e.checkpointOf(i)
 	r.ckpts = 0
@@ -500,7 +502,9 @@ func (e *Engine) endAttempt(i int, cut hwmodel.Time) {
 	r.saved += hwmodel.Time(k) * ck.Every
 	o := &e.out[i]
 	o.CheckpointTime += hwmodel.Time(k) * ck.Cost
-	o.LostTime += (e.now - s) - r.restart - hwmodel.Time(k)*(ck.Every+ck.Cost)
+	// r.restart's failure part is booked as lost already; its start-up
+	// part is lost here, with the rest of the interrupted attempt.
+	o.LostTime += (e.now - s) - (r.restart - e.cfg.StartupDelay) - hwmodel.Time(k)*(ck.Every+ck.Cost)
 }
 
 // retryOrFail sends job i, whose attempt just failed (it is Pending after

@@ -171,3 +171,23 @@ func TestReplayErrors(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// --startup-delay adds to every replayed attempt: the hand-made live run's
+// three jobs, each 4 s longer, run one after the other.
+func TestReplayWithStartupDelay(t *testing.T) {
+	live := liveFolder(t)
+	out := filepath.Join(t.TempDir(), "replay")
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--replay", live, "--cluster", "h200x8", "--startup-delay", "4s", "--out", out); code != 0 {
+		t.Fatal(stderr)
+	}
+	got := readJobs(t, out)
+	for k, w := range map[string][2]float64{"fcfs/a": {0, 14}, "fcfs/b": {14, 23}, "fcfs/c": {23, 39}} {
+		if g := got[k]; g.StartS != w[0] || g.EndS != w[1] {
+			t.Errorf("%s: start %g end %g, want %g %g", k, g.StartS, g.EndS, w[0], w[1])
+		}
+	}
+	code, _, stderr := brigade(t, "sim", "--quiet", "--startup-delay", "-1s", "--out", t.TempDir())
+	if code == 0 || !strings.Contains(stderr, "--startup-delay") {
+		t.Errorf("want a --startup-delay error, got %d %q", code, stderr)
+	}
+}

@@ -63,6 +63,7 @@ type simFlags struct {
 	checkInvariants, quiet                     bool
 	noPlots                                    bool
 	mig, migReconfigTime                       string
+	startupDelay                               string
 	faults                                     faultFlags
 	args                                       []string // the command line after "sim", for run.json
 }
@@ -210,6 +211,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.oracle, "oracle", false, "let SJF and backfill use true job durations instead of runtime estimates")
 	fs.StringVar(&f.mig, "mig", "static", "MIG layouts: static (as the cluster spec gives them), dynamic (a policy may repartition MIG GPUs for queued MIG jobs, never destroying busy instances) or convert (dynamic, and idle whole GPUs may become MIG GPUs and back); see docs/mig.md")
 	fs.StringVar(&f.migReconfigTime, "mig-reconfig-time", DefaultMIGReconfigTime, "how long a MIG reconfiguration keeps its GPU's new instances unusable (an assumption; see docs/mig.md)")
+	fs.StringVar(&f.startupDelay, "startup-delay", "0", "`time` added to every attempt before it makes progress: a process and its CUDA context starting (3.2-4.8 s measured for PyTorch on an H200; see docs/replay.md)")
 	addFaultFlags(fs, &f.faults)
 	fs.StringVar(&f.tenantWeights, "tenant-weights", "", "CSV `file` of tenant,weight for fair share (default: every tenant weighs 1)")
 	fs.Uint64Var(&f.seed, "seed", 1, "root seed of the run, recorded in summary.json; seeded parts (synthetic workloads, randomised policies) derive their streams from it")
@@ -278,6 +280,13 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	reconfigTime, err := migFlags(f.mig, f.migReconfigTime, &opts)
 	if err != nil {
 		return err
+	}
+	startupDelay, err := hwmodel.ParseDuration(f.startupDelay)
+	if err == nil && startupDelay < 0 {
+		err = fmt.Errorf("must be >= 0")
+	}
+	if err != nil {
+		return usageError{fmt.Errorf("--startup-delay: %v", err)}
 	}
 	if !slices.Contains(policies.PlacementNames(), f.placement) {
 		return usageError{fmt.Errorf("unknown placement %q (known: %s)", f.placement, strings.Join(policies.PlacementNames(), ", "))}
@@ -387,6 +396,7 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		FragTarget:      &target,
 		Parallel:        runtime.GOMAXPROCS(0),
 		MIGReconfigTime: reconfigTime,
+		StartupDelay:    startupDelay,
 		Faults:          faults,
 		Progress:        bar.Func(),
 	})
