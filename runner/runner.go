@@ -39,6 +39,8 @@ type Spec struct {
 	MIGReconfigTime hwmodel.Time
 	// StartupDelay is added to every attempt (sim.Config.StartupDelay).
 	StartupDelay hwmodel.Time
+	// ProcessorSharing: sim.Config.ProcessorSharing.
+	ProcessorSharing bool
 	// Faults, when not nil, injects hardware failures: the schedule is
 	// drawn once, from Seed's failure stream, so every policy faces the
 	// same failures.
@@ -195,7 +197,7 @@ func runOne(spec Spec, name string, schedule []hwmodel.Fault) (PolicyRun, error)
 		Bucket: spec.Bucket, RevealOracle: spec.Options.UseOracle, CheckInvariants: spec.CheckInvariants,
 		FragTarget:     spec.FragTarget,
 		MIGReconfigure: spec.Options.MIGReconfigure, MIGConvertWhole: spec.Options.MIGConvertWhole,
-		MIGReconfigTime: spec.MIGReconfigTime, StartupDelay: spec.StartupDelay,
+		MIGReconfigTime: spec.MIGReconfigTime, StartupDelay: spec.StartupDelay, ProcessorSharing: spec.ProcessorSharing,
 		Faults: spec.Faults, FaultSchedule: schedule,
 	})
 	if err != nil {
@@ -226,6 +228,8 @@ type PrepareOptions struct {
 	MIGReconfigTime                 hwmodel.Time
 	// StartupDelay is added to every attempt (sim.Config.StartupDelay).
 	StartupDelay hwmodel.Time
+	// ProcessorSharing: sim.Config.ProcessorSharing.
+	ProcessorSharing bool
 	// Faults sets detection, retries, restart and default checkpoints, and
 	// FaultSchedule is the failures to inject (Faults.Schedule); both may
 	// be nil.
@@ -274,15 +278,16 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 		meter = policies.NewFragMeter(*opt.FragTarget)
 	}
 	cfg := sim.Config{
-		Cluster:         c,
-		Workload:        w,
-		Policy:          policy,
-		RevealOracle:    opt.RevealOracle,
-		CheckInvariants: opt.CheckInvariants,
-		MIGReconfigure:  opt.MIGReconfigure,
-		MIGConvertWhole: opt.MIGConvertWhole,
-		MIGReconfigTime: opt.MIGReconfigTime,
-		StartupDelay:    opt.StartupDelay,
+		Cluster:          c,
+		Workload:         w,
+		Policy:           policy,
+		RevealOracle:     opt.RevealOracle,
+		CheckInvariants:  opt.CheckInvariants,
+		MIGReconfigure:   opt.MIGReconfigure,
+		MIGConvertWhole:  opt.MIGConvertWhole,
+		MIGReconfigTime:  opt.MIGReconfigTime,
+		StartupDelay:     opt.StartupDelay,
+		ProcessorSharing: opt.ProcessorSharing,
 		Observe: func(now hwmodel.Time, o sim.Observation) {
 			state := results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli,
 				MIGSlices: int64(o.MIGSlices), MIGBusySlices: int64(o.MIGBusySlices),

@@ -111,6 +111,16 @@
 // lost time. Traces whose durations were measured from the process start
 // already include it; the default is 0.
 //
+// Processor sharing (Config.ProcessorSharing, sim --gpu-sharing
+// processor; off by default): fractional jobs (one GPU, GPUMilli < 1000,
+// no MIG) on one GPU share its compute. With S the sum of the compute
+// demands (Job.DemandMilli, else GPUMilli) of the GPU's jobs past their
+// start-up, each progresses at 1000/max(1000, S) of full speed. When a
+// GPU's working set changes, its jobs are advanced at their old rate,
+// re-rated and re-timed with new finish events; a per-job version makes
+// the replaced events stale (sharing.go, docs/replay.md). Not supported
+// with faults or checkpoints.
+//
 // Determinism: sim never reads the wall clock, never starts goroutines,
 // never uses the global random source and never lets map order reach an
 // output. The same workload, cluster and policy give the same Result.

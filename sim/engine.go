@@ -167,6 +167,13 @@ type Config struct {
 	// on an H200, issue 7). An interrupted attempt's start-up counts as
 	// lost time; a successful attempt's does not.
 	StartupDelay hwmodel.Time
+	// ProcessorSharing makes fractional jobs (one GPU, GPUMilli < 1000,
+	// no MIG) on the same GPU share its compute: each progresses at
+	// 1000 / max(1000, S), S the sum of the compute demands
+	// (Job.DemandMilli, else GPUMilli) of the GPU's jobs past their
+	// start-up. Off by default: traces' durations already include any
+	// slow-down. Not supported with faults or checkpoints.
+	ProcessorSharing bool
 	// DefaultCheckpoint applies to jobs without their own Checkpoint.
 	DefaultCheckpoint Checkpoint
 }
@@ -261,6 +268,7 @@ type Engine struct {
 
 	mig migBooks
 	flt faultBooks
+	shr shareBooks
 
 	res Result
 }
@@ -334,6 +342,9 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	if err := e.initFaults(); err != nil {
+		return nil, err
+	}
+	if err := e.initSharing(); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -501,6 +512,9 @@ func (e *Engine) finish(ev event) error {
 	if r.state != Running || r.attempt != ev.attempt {
 		return nil // the attempt was preempted or failed; this finish is stale
 	}
+	if e.shr.on && e.shr.gpu[i] >= 0 && e.shareEvent(ev) {
+		return nil // stale, or the end of its start-up
+	}
 	if e.flt.on && e.hitTime(i) != noHit {
 		// It runs on failed hardware that nobody knows of yet: it made no
 		// progress since the fault and stays running until detection.
@@ -548,6 +562,7 @@ func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	}
 	e.running--
 	e.dropRunning(i)
+	e.shareStop(i)
 	r.state = Pending // transient; the caller sets the next state
 	e.events.Ended = append(e.events.Ended, policies.JobID(i))
 	e.pendingChange = true

@@ -20,6 +20,7 @@ type event struct {
 	kind    eventKind
 	job     int32 // evUnblock: the node
 	attempt int32 // which attempt a finish belongs to; stale ones are dropped (evUnblock: the GPU)
+	ver     int32 // processor sharing: a finish's version; older ones are stale (sharing.go)
 }
 
 func (a *event) before(b *event) bool {

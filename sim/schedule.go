@@ -178,5 +178,10 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	e.running++
 	e.events.Started = append(e.events.Started, policies.JobID(i))
 	e.addRunning(i)
-	e.heap.push(event{at: e.now + e.attemptLength(i), kind: evFinish, job: int32(i), attempt: r.attempt})
+	length := e.attemptLength(i)
+	if g := e.sharedGPU(i, p); g >= 0 {
+		e.shareStart(i, g, r.restart, length-r.restart)
+		return
+	}
+	e.heap.push(event{at: e.now + length, kind: evFinish, job: int32(i), attempt: r.attempt})
 }

@@ -29,6 +29,7 @@ var brigadeColumns = []column{
 	{"mig_profile", false},
 	{"mig_min_slices", false},
 	{"mig_min_memory_gb", false},
+	{"gpu_demand_milli", false},
 }
 
 // DefaultTenant is the tenant of a job in a Brigade CSV file without one.
@@ -126,6 +127,16 @@ func brigadeRow(t *table) (Job, []string, error) {
 			return j, nil, t.errorf("gpu_milli", "want 1000 or empty for a job with %d GPUs (only a 1-GPU job may share a GPU), found %q", gpus, t.get("gpu_milli"))
 		}
 		j.Req.GPUMilli = hwmodel.MilliPerGPU
+	}
+	if t.get("gpu_demand_milli") != "" {
+		if j.Req.GPUs != 1 || j.Req.GPUMilli >= hwmodel.MilliPerGPU {
+			return j, nil, t.errorf("gpu_demand_milli", "only a job sharing one GPU (gpus 1, gpu_milli < 1000) has a compute demand, found %q", t.get("gpu_demand_milli"))
+		}
+		d, err := t.optInteger("gpu_demand_milli", 1, hwmodel.MilliPerGPU, 0)
+		if err != nil {
+			return j, nil, err
+		}
+		j.DemandMilli = int32(d)
 	}
 	if j.Req.CPUMilli, err = t.optInteger("cpu_milli", 0, maxResource, 0); err != nil {
 		return j, nil, err

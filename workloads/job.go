@@ -17,9 +17,13 @@ type Job struct {
 	Priority int
 	Submit   hwmodel.Time
 	Duration hwmodel.Time // true running time of one attempt, > 0
-	Estimate hwmodel.Time // user's runtime estimate; 0 when the trace has none
-	Req      hwmodel.Request
-	Deps     []int // indices into Workload.Jobs of the jobs this one waits for
+	// DemandMilli is the job's GPU compute demand in milli-GPU under
+	// processor sharing (sim.Config.ProcessorSharing); 0 means its
+	// Req.GPUMilli.
+	DemandMilli int32
+	Estimate    hwmodel.Time // user's runtime estimate; 0 when the trace has none
+	Req         hwmodel.Request
+	Deps        []int // indices into Workload.Jobs of the jobs this one waits for
 	// FailedAttempts is how many attempts end in failure (each after running
 	// for Duration) before one succeeds; MaxRetries is how many retries the
 	// job is allowed after a failure. A job with FailedAttempts > MaxRetries

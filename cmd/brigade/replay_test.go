@@ -191,3 +191,35 @@ func TestReplayWithStartupDelay(t *testing.T) {
 		t.Errorf("want a --startup-delay error, got %d %q", code, stderr)
 	}
 }
+
+// --gpu-sharing processor on a trace with compute demands: two
+// compute-bound half-GPU jobs on one GPU each take twice their duration;
+// without it, their durations.
+func TestSimGPUSharingProcessor(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "jobs.csv")
+	os.WriteFile(trace, []byte("name,submit_s,duration_s,gpus,gpu_milli,gpu_demand_milli\na,0,100,1,500,1000\nb,0,100,1,500,1000\n"), 0o644)
+	for _, c := range []struct {
+		sharing string
+		end     float64
+	}{{"none", 100}, {"processor", 200}} {
+		out := filepath.Join(dir, c.sharing)
+		if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--trace", trace, "--cluster", "h200x8", "--policy", "fcfs", "--gpu-sharing", c.sharing, "--out", out); code != 0 {
+			t.Fatal(stderr)
+		}
+		for k, g := range readJobs(t, out) {
+			if g.EndS != c.end || g.Nodes != readJobs(t, out)["fcfs/a"].Nodes {
+				t.Errorf("%s %s: end %g on %s, want %g", c.sharing, k, g.EndS, g.Nodes, c.end)
+			}
+		}
+	}
+	code, _, stderr := brigade(t, "sim", "--quiet", "--trace", trace, "--gpu-sharing", "mps", "--out", t.TempDir())
+	if code == 0 || !strings.Contains(stderr, "--gpu-sharing") {
+		t.Errorf("want a --gpu-sharing error, got %d %q", code, stderr)
+	}
+	os.WriteFile(trace, []byte("name,submit_s,duration_s,gpus,gpu_demand_milli\na,0,100,1,1000\n"), 0o644)
+	code, _, stderr = brigade(t, "sim", "--quiet", "--trace", trace, "--out", t.TempDir())
+	if code == 0 || !strings.Contains(stderr, "gpu_demand_milli") {
+		t.Errorf("want an error naming gpu_demand_milli for a whole-GPU job, got %d %q", code, stderr)
+	}
+}

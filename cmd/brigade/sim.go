@@ -63,7 +63,7 @@ type simFlags struct {
 	checkInvariants, quiet                     bool
 	noPlots                                    bool
 	mig, migReconfigTime                       string
-	startupDelay                               string
+	startupDelay, gpuSharing                   string
 	faults                                     faultFlags
 	args                                       []string // the command line after "sim", for run.json
 }
@@ -212,6 +212,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.mig, "mig", "static", "MIG layouts: static (as the cluster spec gives them), dynamic (a policy may repartition MIG GPUs for queued MIG jobs, never destroying busy instances) or convert (dynamic, and idle whole GPUs may become MIG GPUs and back); see docs/mig.md")
 	fs.StringVar(&f.migReconfigTime, "mig-reconfig-time", DefaultMIGReconfigTime, "how long a MIG reconfiguration keeps its GPU's new instances unusable (an assumption; see docs/mig.md)")
 	fs.StringVar(&f.startupDelay, "startup-delay", "0", "`time` added to every attempt before it makes progress: a process and its CUDA context starting (3.2-4.8 s measured for PyTorch on an H200; see docs/replay.md)")
+	fs.StringVar(&f.gpuSharing, "gpu-sharing", "none", "how fractional jobs on one GPU share it: none (each runs at full speed; traces' durations already include any slow-down) or processor (they share its compute in proportion to their demand, gpu_demand_milli else gpu_milli; see docs/replay.md)")
 	addFaultFlags(fs, &f.faults)
 	fs.StringVar(&f.tenantWeights, "tenant-weights", "", "CSV `file` of tenant,weight for fair share (default: every tenant weighs 1)")
 	fs.Uint64Var(&f.seed, "seed", 1, "root seed of the run, recorded in summary.json; seeded parts (synthetic workloads, randomised policies) derive their streams from it")
@@ -287,6 +288,9 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return usageError{fmt.Errorf("--startup-delay: %v", err)}
+	}
+	if f.gpuSharing != "none" && f.gpuSharing != "processor" {
+		return usageError{fmt.Errorf("--gpu-sharing: want none or processor, got %q", f.gpuSharing)}
 	}
 	if !slices.Contains(policies.PlacementNames(), f.placement) {
 		return usageError{fmt.Errorf("unknown placement %q (known: %s)", f.placement, strings.Join(policies.PlacementNames(), ", "))}
@@ -392,13 +396,14 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		NewCluster: spec.Build, ClusterName: spec.Name,
 		Policies: names, Options: opts, Seed: f.seed,
 		Bucket: bucket, StarvationThreshold: starvation,
-		CheckInvariants: f.checkInvariants,
-		FragTarget:      &target,
-		Parallel:        runtime.GOMAXPROCS(0),
-		MIGReconfigTime: reconfigTime,
-		StartupDelay:    startupDelay,
-		Faults:          faults,
-		Progress:        bar.Func(),
+		CheckInvariants:  f.checkInvariants,
+		FragTarget:       &target,
+		Parallel:         runtime.GOMAXPROCS(0),
+		MIGReconfigTime:  reconfigTime,
+		StartupDelay:     startupDelay,
+		ProcessorSharing: f.gpuSharing == "processor",
+		Faults:           faults,
+		Progress:         bar.Func(),
 	})
 	bar.Done()
 	if err != nil {

@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Processor sharing of fractional jobs (Config.ProcessorSharing; see the
+// package doc). A shared job is a non-MIG job on one GPU with GPUMilli <
+// 1000. Each one is in one of two phases: start-up (its restart and
+// start-up delay, at full speed, using no GPU compute) and work (its
+// remaining duration, progressing at 1000 / max(1000, S) per unit of time,
+// where S is the sum of the compute demands of the jobs on its GPU that
+// are in their work phase). Whenever a GPU's set of working jobs changes
+// (a start, an end, a start-up ending) every job on it is advanced to now
+// at its old rate and gets a new event at its new phase end; older events
+// carry an older version and are dropped.
+type shareBooks struct {
+	on   bool
+	base []int     // first global GPU index of each node
+	occ  [][]int32 // per global GPU: shared jobs on it, in start order
+	gpu  []int32   // per job: its global GPU while shared and running; -1 otherwise
+	// Per job: start-up time left, work left (µs of full-speed progress),
+	// slow-down factor max(1000, S)/1000 of the work phase, time of the
+	// last advance, and the version of its pending event.
+	startLeft []hwmodel.Time
+	workLeft  []float64
+	slow      []float64
+	last      []hwmodel.Time
+	ver       []int32
+}
+
+func (e *Engine) initSharing() error {
+	if !e.cfg.ProcessorSharing {
+		return nil
+	}
+	if len(e.cfg.Faults) > 0 || e.cfg.DefaultCheckpoint.Every > 0 {
+		return errors.New("sim: ProcessorSharing does not support faults or checkpoints yet")
+	}
+	for i := range e.w.Jobs {
+		if e.w.Jobs[i].Checkpoint.Every > 0 {
+			return errors.New("sim: ProcessorSharing does not support checkpoints yet (job " + e.w.Jobs[i].Name + ")")
+		}
+	}
+	s := &e.shr
+	s.on = true
+	c := e.cluster
+	s.base = make([]int, c.NumNodes())
+	total := 0
+	for n := 0; n < c.NumNodes(); n++ {
+		s.base[n] = total
+		total += c.NodeGPUs(n)
+	}
+	s.occ = make([][]int32, total)
+	n := len(e.w.Jobs)
+	s.gpu = make([]int32, n)
+	for i := range s.gpu {
+		s.gpu[i] = -1
+	}
+	s.startLeft = make([]hwmodel.Time, n)
+	s.workLeft = make([]float64, n)
+	s.slow = make([]float64, n)
+	s.last = make([]hwmodel.Time, n)
+	s.ver = make([]int32, n)
+	return nil
+}
+
+// sharedGPU is the global GPU of placement p when job i is a shared job
+// on it, else -1.
+func (e *Engine) sharedGPU(i int, p hwmodel.Placement) int {
+	req := e.jobs[i].Req
+	if !e.shr.on || req.WantsMIG() || req.GPUs != 1 || req.GPUMilli >= hwmodel.MilliPerGPU || len(p) != 1 || p[0].Instance != 0 || p[0].GPUs == 0 {
+		return -1
+	}
+	return e.shr.base[p[0].Node] + bits.TrailingZeros64(p[0].GPUs)
+}
+
+// demand is job i's compute demand in milli-GPU.
+func (e *Engine) demand(i int) int64 {
+	if d := e.w.Jobs[i].DemandMilli; d > 0 {
+		return int64(d)
+	}
+	return int64(e.jobs[i].Req.GPUMilli)
+}
+
+// shareStart books shared job i, starting now on GPU g with start-up
+// time startup and work w, and re-times the GPU's jobs.
+func (e *Engine) shareStart(i, g int, startup hwmodel.Time, w hwmodel.Time) {
+	s := &e.shr
+	e.shareAdvance(g)
+	s.gpu[i] = int32(g)
+	s.startLeft[i], s.workLeft[i], s.last[i] = startup, float64(w), e.now
+	s.occ[g] = append(s.occ[g], int32(i))
+	e.shareRetime(g)
+}
+
+// shareStop removes job i (which stopped running) from its GPU, if shared.
+func (e *Engine) shareStop(i int) {
+	s := &e.shr
+	if !s.on || s.gpu[i] < 0 {
+		return
+	}
+	g := int(s.gpu[i])
+	e.shareAdvance(g)
+	occ := s.occ[g]
+	for k, x := range occ {
+		if int(x) == i {
+			s.occ[g] = append(occ[:k], occ[k+1:]...)
+			break
+		}
+	}
+	s.gpu[i] = -1
+	s.ver[i]++ // its pending event, if any, is stale
+	e.shareRetime(g)
+}
+
+// shareAdvance brings every job on GPU g to now at its current rate.
+func (e *Engine) shareAdvance(g int) {
+	s := &e.shr
+	for _, x := range s.occ[g] {
+		j := int(x)
+		dt := e.now - s.last[j]
+		if s.startLeft[j] > 0 {
+			s.startLeft[j] = max(0, s.startLeft[j]-dt)
+		} else {
+			s.workLeft[j] = math.Max(0, s.workLeft[j]-float64(dt)/s.slow[j])
+		}
+		s.last[j] = e.now
+	}
+}
+
+// shareRetime sets the rates of GPU g's jobs and pushes each one's next
+// event (end of start-up, or finish).
+func (e *Engine) shareRetime(g int) {
+	s := &e.shr
+	var sum int64
+	for _, x := range s.occ[g] {
+		if s.startLeft[x] == 0 {
+			sum += e.demand(int(x))
+		}
+	}
+	slow := float64(max(sum, hwmodel.MilliPerGPU)) / hwmodel.MilliPerGPU
+	for _, x := range s.occ[g] {
+		j := int(x)
+		s.slow[j] = slow
+		s.ver[j]++
+		at := e.now + s.startLeft[j]
+		if s.startLeft[j] == 0 {
+			at = e.now + hwmodel.Time(math.Ceil(s.workLeft[j]*slow-1e-6))
+		}
+		e.heap.push(event{at: at, kind: evFinish, job: x, attempt: e.runs[j].attempt, ver: s.ver[j]})
+	}
+}
+
+// shareEvent handles a shared job's event: it returns true when the event
+// is stale or ends the start-up (nothing more to do), false when the job
+// finishes now.
+func (e *Engine) shareEvent(ev event) bool {
+	s := &e.shr
+	i := int(ev.job)
+	if ev.ver != s.ver[i] {
+		return true
+	}
+	if s.startLeft[i] > 0 {
+		g := int(s.gpu[i])
+		e.shareAdvance(g)
+		s.startLeft[i] = 0 // exact: the event is at its end
+		e.shareRetime(g)
+		return true
+	}
+	return false
+}
