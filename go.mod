@@ -11,6 +11,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require go.etcd.io/bbolt v1.4.3
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect

@@ -2,11 +2,20 @@
 // same policies that brigade sim benchmarks against this machine's real GPUs
 // through NVML (DESIGN.md, issue 7).
 //
-// What exists so far is the NVML foundation: GPU discovery (Discover, behind
-// go-nvml's nvml.Interface so that tests run against go-nvml's mock DGX
-// machines, and DiscoverLocal, which opens the real library) and the
-// `brigade gpus` command built on it. Job launching, health polling,
-// persistence and metrics are planned, not built.
+// It holds NVML discovery (Discover, behind go-nvml's nvml.Interface so that
+// tests run against go-nvml's mock DGX machines, and DiscoverLocal, which
+// opens the real library) for `brigade gpus`, and the live driver behind
+// `brigade live` (docs/live.md): ParseJobFile reads a strict YAML job file;
+// Driver implements policies.View over one node built from the discovered
+// GPUs, calls the policy at each scheduling point (a submission, an exit, a
+// tick), launches each started job in its own process group with
+// CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs, and keeps every job's state
+// in a bbolt file, each transition committed before it is acted on, so that
+// a restart after kill -9 re-adopts live processes (pid plus /proc start
+// time) and neither loses nor doubles a job. Time comes from an injected
+// Clock, converted to hwmodel.Time (µs since the state file's creation) at
+// the edge. Health polling, XID events, MIG placement, metrics and the
+// event log for replay are not built yet.
 //
 // Invariants:
 //

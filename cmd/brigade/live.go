@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/brigadesim/brigade/live"
+)
+
+const liveUsage = `Usage: brigade live --jobs FILE [flags]
+
+Runs the jobs of a YAML job file (docs/live.md) as real processes on this
+machine's GPUs, scheduled by the same policy code as brigade sim. Each job
+runs in its own process group with CUDA_VISIBLE_DEVICES set to the UUIDs of
+the GPUs the policy chose, its output appended to LOGS/<name>.log; exit code
+0 is Succeeded, anything else Failed (retried as the job's retries say).
+
+Every job state change is written and fsynced to the state file (bbolt)
+before it is acted on. After a crash or kill -9, the same command resumes:
+finished jobs are not rerun, queued jobs keep their place, running jobs are
+re-adopted when their process is still alive (pid and start time match),
+otherwise failed and retried.
+
+New jobs: append entries to the --jobs file while it runs; the file is
+re-read every --tick and entries with new names are submitted (names are
+unique; a changed entry with an old name is ignored).
+
+Without an NVIDIA driver it fails as brigade gpus does, unless --gpus-fake
+gives made-up GPUs (tests and demos). It never changes GPU settings.
+SIGINT/SIGTERM stop scheduling and leave running jobs running; a restart
+re-adopts them.`
+
+const liveExamples = `  brigade live --jobs jobs.yaml --policy fair
+  brigade live --jobs jobs.yaml --policy fcfs --state run1.db --logs run1-logs --exit-when-done
+  brigade live --jobs examples/live/jobs.yaml --gpus-fake 4 --exit-when-done   # no GPU needed
+`
+
+func runLive(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("live", liveUsage, liveExamples)
+	jobs := fs.String("jobs", "", "the YAML job file (required); watched for new entries")
+	policy := fs.String("policy", "fcfs", "the policy, by brigade sim's names")
+	state := fs.String("state", "brigade-state.db", "the crash-safe state file (bbolt)")
+	logs := fs.String("logs", "brigade-logs", "folder for per-job log files")
+	fake := fs.Int("gpus-fake", 0, "use N made-up GPUs instead of NVML (tests, demos)")
+	tick := fs.Duration("tick", time.Second, "how often to re-read the job file and poll re-adopted processes")
+	done := fs.Bool("exit-when-done", false, "exit once no job is queued or running")
+	if err := fs.parse(args, stdout); err != nil {
+		return err
+	}
+	if *jobs == "" {
+		return usageError{errors.New("--jobs is required")}
+	}
+	var gpus []live.GPU
+	if *fake > 0 {
+		gpus = live.FakeGPUs(*fake)
+	} else {
+		var err error
+		gpus, err = discoverGPUs()
+		switch {
+		case errors.Is(err, live.ErrNoDriver):
+			return fmt.Errorf("%v; live mode needs one (or --gpus-fake N for a demo)", err)
+		case errors.Is(err, live.ErrNoCgo):
+			return fmt.Errorf("this binary was %v; rebuild it with CGO_ENABLED=1 for live mode (or use --gpus-fake N)", err)
+		case err != nil:
+			return err
+		case len(gpus) == 0:
+			return errors.New("NVML reports no GPUs on this machine")
+		}
+	}
+	d, err := live.Open(live.Config{GPUs: gpus, Policy: *policy, State: *state, LogDir: *logs,
+		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: stderr})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	runErr := d.Run(ctx)
+	lat := slices.Clone(d.Latencies)
+	if err := d.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	recs, err := live.ReadState(*state)
+	if err != nil {
+		return err
+	}
+	count := map[live.State]int{}
+	for _, r := range recs {
+		count[r.State]++
+	}
+	fmt.Fprintf(stdout, "jobs: %d succeeded, %d failed, %d queued, %d running\n",
+		count[live.Succeeded], count[live.Failed], count[live.Queued], count[live.Running])
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		fmt.Fprintf(stdout, "scheduling calls: %d, p50 %v, p99 %v\n", len(lat), lat[len(lat)/2], lat[len(lat)*99/100])
+	}
+	return nil
+}

@@ -1,0 +1,572 @@
+package live
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+)
+
+// Clock is the driver's source of wall time; tests inject a fake.
+type Clock interface{ Now() time.Time }
+
+// WallClock is the real clock.
+type WallClock struct{}
+
+// Now implements Clock.
+func (WallClock) Now() time.Time { return time.Now() }
+
+// Config configures a Driver.
+type Config struct {
+	GPUs     []GPU  // this machine's GPUs (DiscoverLocal, or FakeGPUs)
+	Policy   string // a policies.New name
+	State    string // bbolt file
+	LogDir   string // per-job log files <name>.log
+	JobsFile string // when set, re-read every Tick; new names are submitted
+	Clock    Clock  // nil: WallClock
+	Tick     time.Duration
+	// ExitWhenDone makes Run return once no job is queued or running.
+	ExitWhenDone bool
+	Log          io.Writer // rejections and warnings; nil discards
+}
+
+// FakeGPUs returns n made-up H100 GPUs for tests and demos.
+func FakeGPUs(n int) []GPU {
+	out := make([]GPU, n)
+	m, _ := hwmodel.LookupModel("H100-80GB")
+	for i := range out {
+		out[i] = GPU{Index: i, Model: "fake H100", Catalogue: m.Name, ModelID: m.ID, Known: true,
+			UUID: fmt.Sprintf("GPU-fake-%04d", i), MemoryTotalMiB: m.MemoryMiB}
+	}
+	return out
+}
+
+type exitMsg struct {
+	id      int32
+	attempt int
+	code    int
+}
+
+// Driver runs a policy over real processes on one node.
+type Driver struct {
+	cfg     Config
+	st      *store
+	cluster *hwmodel.Cluster
+	policy  policies.Policy
+	epoch   int64
+	nonce   string
+
+	recs     []*Record
+	jobs     []*policies.Job
+	names    map[string]int32
+	tenants  []policies.Tenant
+	tenantOf map[string]int
+	place    map[int32]hwmodel.Placement
+	adopted  map[int32]bool
+	events   policies.Events
+	reserved []hwmodel.Placement
+	inCall   bool
+
+	mu    sync.Mutex
+	exits []exitMsg
+	wake  chan struct{}
+	dead  chan struct{}
+
+	fileMod  time.Time
+	fileSize int64
+
+	// Latencies holds the duration of every Schedule call that returned
+	// decisions, with the decisions' application (not the launches).
+	Latencies []time.Duration
+	Decisions int
+}
+
+// Open opens (or creates) the state file, recovers what a previous run
+// left, and builds the cluster and the policy.
+func Open(cfg Config) (*Driver, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = WallClock{}
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	if len(cfg.GPUs) == 0 || len(cfg.GPUs) > 64 {
+		return nil, fmt.Errorf("live: need 1..64 GPUs, got %d", len(cfg.GPUs))
+	}
+	model := cfg.GPUs[0].ModelID
+	if !cfg.GPUs[0].Known {
+		m, _ := hwmodel.LookupModel("H100-80GB")
+		model = m.ID
+	}
+	cl, err := hwmodel.NewCluster([]hwmodel.Node{{Name: "local", Model: model, GPUs: len(cfg.GPUs), CPUMilli: 1 << 40, MemoryMiB: 1 << 40}})
+	if err != nil {
+		return nil, err
+	}
+	pol, err := policies.New(cfg.Policy, policies.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	st, err := openStore(cfg.State)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{cfg: cfg, st: st, cluster: cl, policy: pol, names: map[string]int32{}, tenantOf: map[string]int{},
+		place: map[int32]hwmodel.Placement{}, adopted: map[int32]bool{}, wake: make(chan struct{}, 1), dead: make(chan struct{})}
+	var e [8]byte
+	binary.BigEndian.PutUint64(e[:], uint64(cfg.Clock.Now().UnixMicro()))
+	ev, err := st.meta("epoch", e[:])
+	if err == nil {
+		d.epoch = int64(binary.BigEndian.Uint64(ev))
+		var n [8]byte
+		_, _ = rand.Read(n[:])
+		var nv []byte
+		nv, err = st.meta("nonce", []byte(hex.EncodeToString(n[:])))
+		d.nonce = string(nv)
+	}
+	if err == nil {
+		err = d.recover()
+	}
+	if err == nil && cfg.JobsFile != "" {
+		err = d.watch()
+	}
+	if err != nil {
+		st.db.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Driver) now() hwmodel.Time {
+	return hwmodel.Time(d.cfg.Clock.Now().UnixMicro() - d.epoch)
+}
+
+func (d *Driver) marker(r *Record) string {
+	return fmt.Sprintf("BRIGADE_LIVE_JOB=%s.%d.%d", d.nonce, r.ID, r.Attempt)
+}
+
+func (d *Driver) addJob(r *Record) {
+	t, ok := d.tenantOf[r.Spec.Tenant]
+	if !ok {
+		t = len(d.tenants)
+		d.tenantOf[r.Spec.Tenant] = t
+		name := r.Spec.Tenant
+		if name == "" {
+			name = "default"
+		}
+		d.tenants = append(d.tenants, policies.Tenant{Name: name, Weight: 1})
+	}
+	d.recs = append(d.recs, r)
+	d.names[r.Spec.Name] = r.ID
+	d.jobs = append(d.jobs, &policies.Job{ID: policies.JobID(r.ID), Name: r.Spec.Name, Tenant: t, Priority: r.Spec.Priority,
+		Submit: hwmodel.Time(r.Submit), Queued: hwmodel.Time(r.Queued), Start: hwmodel.Time(r.Start),
+		Estimate: r.Spec.estimate(), Attempt: max(r.Attempt-1, 0), Req: r.Spec.request()})
+}
+
+// recover rebuilds the in-memory books from the store: queued jobs are
+// queued again (same Submit, so same place), running jobs whose process is
+// still the same live process are adopted, others end as failed (exit -1)
+// and are retried as their spec says.
+func (d *Driver) recover() error {
+	recs, err := d.st.all()
+	if err != nil {
+		return err
+	}
+	var changed []*Record
+	for _, r := range recs {
+		d.addJob(r)
+		switch r.State {
+		case Queued:
+			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+		case Running:
+			pid, start, alive := r.PID, r.PIDStart, false
+			if pid > 0 {
+				s, ok := procStart(pid)
+				alive = ok && s == start
+			} else {
+				pid, start, alive = findMarked(d.marker(r))
+				if alive {
+					r.PID, r.PIDStart = pid, start
+					changed = append(changed, r)
+				}
+			}
+			p := d.placementOf(r)
+			if alive && d.cluster.Allocate(p) == nil {
+				d.place[r.ID] = p
+				d.adopted[r.ID] = true
+				d.tenants[d.jobs[r.ID].Tenant].AllocatedMilliGPU += d.jobs[r.ID].Req.TotalMilli()
+				d.events.Started = append(d.events.Started, policies.JobID(r.ID))
+				fmt.Fprintf(d.cfg.Log, "live: re-adopted %s (pid %d)\n", r.Spec.Name, r.PID)
+				continue
+			}
+			d.finish(r, -1, "process gone after a restart")
+			changed = append(changed, r)
+			if r.State == Queued {
+				d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+			}
+		}
+	}
+	return d.st.put(changed...)
+}
+
+func (d *Driver) placementOf(r *Record) hwmodel.Placement {
+	var mask uint64
+	for _, g := range r.GPUs {
+		mask |= 1 << g
+	}
+	if mask == 0 {
+		return hwmodel.Placement{{Node: 0}}
+	}
+	return hwmodel.Placement{{Node: 0, GPUs: mask, Milli: r.Milli}}
+}
+
+// finish moves a record out of Running after an exit (code -1: unknown),
+// to Succeeded, Failed, or back to Queued when retries remain.
+func (d *Driver) finish(r *Record, code int, reason string) {
+	now := int64(d.now())
+	r.Exit, r.Reason, r.PID, r.PIDStart = code, reason, 0, 0
+	switch {
+	case code == 0:
+		r.State, r.End = Succeeded, now
+	case r.Attempt <= r.Spec.Retries:
+		r.State, r.Queued = Queued, now
+		d.jobs[r.ID].Queued = hwmodel.Time(now)
+	default:
+		r.State, r.End = Failed, now
+	}
+}
+
+// Submit adds the specs whose names the store does not hold yet, in order,
+// in one transaction. It returns how many were new.
+func (d *Driver) Submit(specs []JobSpec) (int, error) {
+	now := int64(d.now())
+	var add []*Record
+	for _, s := range specs {
+		if _, ok := d.names[s.Name]; ok {
+			continue
+		}
+		r := &Record{ID: int32(len(d.recs) + len(add)), Spec: s, State: Queued, Submit: now, Queued: now, Exit: -1}
+		if err := d.cluster.Satisfiable(s.request()); err != nil {
+			r.State, r.End, r.Reason = Failed, now, "never fits this machine: "+err.Error()
+		}
+		add = append(add, r)
+	}
+	if err := d.st.put(add...); err != nil {
+		return 0, err
+	}
+	for _, r := range add {
+		d.addJob(r)
+		if r.State == Queued {
+			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+		} else {
+			fmt.Fprintf(d.cfg.Log, "live: %s failed: %s\n", r.Spec.Name, r.Reason)
+		}
+	}
+	return len(add), nil
+}
+
+func (d *Driver) watch() error {
+	fi, err := os.Stat(d.cfg.JobsFile)
+	if err != nil {
+		return err
+	}
+	if fi.ModTime().Equal(d.fileMod) && fi.Size() == d.fileSize {
+		return nil
+	}
+	specs, err := ParseJobFile(d.cfg.JobsFile)
+	if err != nil {
+		return err
+	}
+	d.fileMod, d.fileSize = fi.ModTime(), fi.Size()
+	_, err = d.Submit(specs)
+	return err
+}
+
+// View implementation.
+
+// Now implements policies.View.
+func (d *Driver) Now() hwmodel.Time { return d.now() }
+
+// Cluster implements policies.View.
+func (d *Driver) Cluster() *hwmodel.Cluster { return d.cluster }
+
+// Job implements policies.View.
+func (d *Driver) Job(id policies.JobID) *policies.Job {
+	if id < 0 || int(id) >= len(d.jobs) {
+		return nil
+	}
+	return d.jobs[id]
+}
+
+// Tenants implements policies.View.
+func (d *Driver) Tenants() []policies.Tenant { return d.tenants }
+
+// Events implements policies.View.
+func (d *Driver) Events() *policies.Events { return &d.events }
+
+// Reserve implements policies.View.
+func (d *Driver) Reserve(p hwmodel.Placement) error {
+	if !d.inCall {
+		return errors.New("live: Reserve outside Schedule")
+	}
+	if err := d.cluster.Allocate(p); err != nil {
+		return err
+	}
+	d.reserved = append(d.reserved, p)
+	return nil
+}
+
+// Pending reports how many jobs are queued or running.
+func (d *Driver) Pending() int {
+	n := 0
+	for _, r := range d.recs {
+		if r.State == Queued || r.State == Running {
+			n++
+		}
+	}
+	return n
+}
+
+// Run schedules until ctx ends (or, with ExitWhenDone, until no job is
+// queued or running). Processes still running when ctx ends keep running;
+// a restart re-adopts them.
+func (d *Driver) Run(ctx context.Context) error {
+	t := time.NewTicker(d.cfg.Tick)
+	defer t.Stop()
+	for {
+		if err := d.round(); err != nil {
+			return err
+		}
+		if d.cfg.ExitWhenDone && d.Pending() == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.wake:
+		case <-t.C:
+			if d.cfg.JobsFile != "" {
+				if err := d.watch(); err != nil {
+					fmt.Fprintf(d.cfg.Log, "live: %v (ignored until the file changes)\n", err)
+				}
+			}
+		}
+	}
+}
+
+// Close waits for nothing: it closes the store. Running processes go on.
+func (d *Driver) Close() error {
+	select {
+	case <-d.dead:
+	default:
+		close(d.dead)
+	}
+	return d.st.db.Close()
+}
+
+func (d *Driver) release(id int32) {
+	if p, ok := d.place[id]; ok {
+		d.cluster.Release(p)
+		delete(d.place, id)
+		j := d.jobs[id]
+		d.tenants[j.Tenant].AllocatedMilliGPU -= j.Req.TotalMilli()
+	}
+	delete(d.adopted, id)
+	d.events.Ended = append(d.events.Ended, policies.JobID(id))
+}
+
+// round is one scheduling point: record exits, schedule, launch.
+func (d *Driver) round() error {
+	d.mu.Lock()
+	exits := d.exits
+	d.exits = nil
+	d.mu.Unlock()
+	var changed []*Record
+	for _, e := range exits {
+		r := d.recs[e.id]
+		if r.State != Running || r.Attempt != e.attempt {
+			continue
+		}
+		d.finish(r, e.code, "")
+		changed = append(changed, r)
+	}
+	for id := range d.adopted {
+		r := d.recs[id]
+		if s, ok := procStart(r.PID); !ok || s != r.PIDStart {
+			d.finish(r, -1, "re-adopted process ended; exit status unknown")
+			changed = append(changed, r)
+		}
+	}
+	slices.SortFunc(changed, func(a, b *Record) int { return int(a.ID - b.ID) })
+	if err := d.st.put(changed...); err != nil {
+		return err
+	}
+	for _, r := range changed {
+		d.release(r.ID)
+		if r.State == Queued {
+			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+		}
+	}
+	if len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started) == 0 {
+		return nil
+	}
+	t0 := time.Now()
+	d.inCall = true
+	decs := d.policy.Schedule(d)
+	d.inCall = false
+	for k := len(d.reserved) - 1; k >= 0; k-- {
+		d.cluster.Release(d.reserved[k])
+	}
+	clear(d.reserved)
+	d.reserved = d.reserved[:0]
+	d.events.Reset()
+	var starts []*Record
+	now := int64(d.now())
+	for _, dec := range decs {
+		reason := ""
+		switch {
+		case dec.Kind != policies.Start:
+			reason = "live mode applies only Start decisions"
+		case dec.Job < 0 || int(dec.Job) >= len(d.recs) || d.recs[dec.Job].State != Queued:
+			reason = "job is not queued"
+		case len(dec.Placement) != 1 || dec.Placement[0].Node != 0 || dec.Placement[0].Instance != 0:
+			reason = "placement is not one share on the local node"
+		default:
+			if err := d.cluster.Allocate(dec.Placement); err != nil {
+				reason = err.Error()
+			}
+		}
+		if reason != "" {
+			d.events.Rejected = append(d.events.Rejected, policies.Rejection{Decision: dec, Reason: reason})
+			fmt.Fprintf(d.cfg.Log, "live: rejected %s of job %d: %s\n", dec.Kind, dec.Job, reason)
+			continue
+		}
+		r := d.recs[dec.Job]
+		s := dec.Placement[0]
+		r.GPUs = r.GPUs[:0]
+		for g := 0; g < len(d.cfg.GPUs); g++ {
+			if s.GPUs&(1<<g) != 0 {
+				r.GPUs = append(r.GPUs, g)
+			}
+		}
+		r.Milli, r.State, r.Start, r.PID, r.PIDStart = s.Milli, Running, now, 0, 0
+		r.Attempt++
+		r.Runs++
+		d.place[r.ID] = dec.Placement
+		j := d.jobs[r.ID]
+		j.Start, j.Attempt = hwmodel.Time(now), r.Attempt-1
+		d.tenants[j.Tenant].AllocatedMilliGPU += j.Req.TotalMilli()
+		d.events.Started = append(d.events.Started, dec.Job)
+		starts = append(starts, r)
+	}
+	if len(decs) > 0 {
+		d.Latencies = append(d.Latencies, time.Since(t0))
+		d.Decisions += len(decs)
+	}
+	// Written (fsynced) before any process starts.
+	if err := d.st.put(starts...); err != nil {
+		return err
+	}
+	var launched []*Record
+	for _, r := range starts {
+		if err := d.launch(r); err != nil {
+			fmt.Fprintf(d.cfg.Log, "live: %s: %v\n", r.Spec.Name, err)
+			d.finish(r, -1, err.Error())
+			if err := d.st.put(r); err != nil {
+				return err
+			}
+			d.release(r.ID)
+			if r.State == Queued {
+				d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+			}
+			continue
+		}
+		launched = append(launched, r)
+	}
+	return d.st.put(launched...)
+}
+
+func (d *Driver) launch(r *Record) error {
+	var cmd *exec.Cmd
+	if r.Spec.Shell {
+		cmd = exec.Command("/bin/sh", "-c", r.Spec.Command)
+	} else {
+		cmd = exec.Command(r.Spec.Command, r.Spec.Args...)
+	}
+	cmd.Dir = r.Spec.Workdir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	env := os.Environ()
+	keys := make([]string, 0, len(r.Spec.Env))
+	for k := range r.Spec.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+r.Spec.Env[k])
+	}
+	uuids := make([]string, len(r.GPUs))
+	for i, g := range r.GPUs {
+		uuids[i] = d.cfg.GPUs[g].UUID
+	}
+	env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(uuids, ","), d.marker(r),
+		"BRIGADE_JOB_NAME="+r.Spec.Name, "BRIGADE_ATTEMPT="+strconv.Itoa(r.Attempt))
+	cmd.Env = env
+	f, err := os.OpenFile(filepath.Join(d.cfg.LogDir, r.Spec.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "== brigade live: %s attempt %d on GPUs %v ==\n", r.Spec.Name, r.Attempt, uuids)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return err
+	}
+	r.PID = cmd.Process.Pid
+	r.PIDStart, _ = procStart(r.PID)
+	id, attempt := r.ID, r.Attempt
+	go func() {
+		err := cmd.Wait()
+		f.Close()
+		code := 0
+		if err != nil {
+			code = -1
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.ExitCode() >= 0 {
+				code = ee.ExitCode()
+			}
+		}
+		select {
+		case <-d.dead:
+			return
+		default:
+		}
+		d.mu.Lock()
+		d.exits = append(d.exits, exitMsg{id, attempt, code})
+		d.mu.Unlock()
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}()
+	return nil
+}

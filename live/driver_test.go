@@ -1,0 +1,168 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.t }
+
+func newDriver(t *testing.T, dir string, gpus int) *Driver {
+	t.Helper()
+	d, err := Open(Config{GPUs: FakeGPUs(gpus), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
+		LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond, ExitWhenDone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func run(t *testing.T, d *Driver) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLiveJobsEndAndRetry(t *testing.T) {
+	dir := t.TempDir()
+	d := newDriver(t, dir, 2)
+	specs := []JobSpec{
+		{Name: "ok", Command: "true"},
+		{Name: "bad", Command: "false", Retries: 2},
+		{Name: "three", Command: "sh -c 'exit 3'", Shell: true},
+		{Name: "env", Command: "sh", Args: []string{"-c", "echo CVD=$CUDA_VISIBLE_DEVICES"}, GPUs: 2},
+		{Name: "nap", Command: "sleep", Args: []string{"0.1"}, GPUMilli: 500},
+		{Name: "huge", Command: "true", GPUs: 3},
+	}
+	if _, err := d.Submit(specs); err != nil {
+		t.Fatal(err)
+	}
+	run(t, d)
+	d.Close()
+	recs, err := ReadState(filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		st   State
+		exit int
+		runs int
+	}{"ok": {Succeeded, 0, 1}, "bad": {Failed, 1, 3}, "three": {Failed, 3, 1}, "env": {Succeeded, 0, 1}, "nap": {Succeeded, 0, 1}, "huge": {Failed, -1, 0}}
+	for _, r := range recs {
+		w := want[r.Spec.Name]
+		if r.State != w.st || r.Exit != w.exit || r.Runs != w.runs {
+			t.Errorf("%s: state %s exit %d runs %d, want %+v", r.Spec.Name, r.State, r.Exit, r.Runs, w)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "logs", "env.log"))
+	if err != nil || !strings.Contains(string(b), "CVD=GPU-fake-0000,GPU-fake-0001") {
+		t.Errorf("env.log: %q %v", b, err)
+	}
+}
+
+func TestLiveReadoptsRunningProcess(t *testing.T) {
+	dir := t.TempDir()
+	d := newDriver(t, dir, 1)
+	d.Submit([]JobSpec{{Name: "long", Command: "sleep", Args: []string{"0.5"}, GPUs: 1}, {Name: "after", Command: "true", GPUs: 1}})
+	if err := d.round(); err != nil {
+		t.Fatal(err)
+	}
+	d.Close() // abandoned: "long" keeps running
+	d2 := newDriver(t, dir, 1)
+	if !d2.adopted[0] {
+		t.Fatalf("long was not re-adopted")
+	}
+	run(t, d2)
+	d2.Close()
+	recs, _ := ReadState(filepath.Join(dir, "state.db"))
+	for _, r := range recs {
+		if r.Runs != 1 || r.State == Queued || r.State == Running {
+			t.Errorf("%s: state %s runs %d", r.Spec.Name, r.State, r.Runs)
+		}
+	}
+	if recs[1].Start < recs[0].Start {
+		t.Errorf("after started before long")
+	}
+}
+
+// TestLiveManyJobs submits many trivially short jobs on 4 fake GPUs,
+// abandons the driver midway (no cleanup, as kill -9 would) and restarts
+// from the same store: every job ends exactly once. BRIGADE_LIVE_JOBS sets
+// the count (CI runs 10000); the default is 1000.
+func TestLiveManyJobs(t *testing.T) {
+	n := 1000
+	if s := os.Getenv("BRIGADE_LIVE_JOBS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	dir := t.TempDir()
+	d := newDriver(t, dir, 4)
+	specs := make([]JobSpec, n)
+	for i := range specs {
+		// Retries 1: a job whose process ended while the driver was down
+		// has an unknown exit status, so it counts as failed and reruns.
+		specs[i] = JobSpec{Name: fmt.Sprintf("j%05d", i), Command: "true", GPUs: 1 + i%2, Retries: 1}
+	}
+	if _, err := d.Submit(specs); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	for d.Pending() > n/2 {
+		if err := d.round(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	lat := d.Latencies
+	decs := d.Decisions
+	d.Close() // abandoned midway
+	d2 := newDriver(t, dir, 4)
+	run(t, d2)
+	el := time.Since(t0)
+	d2.Close()
+	lat = append(lat, d2.Latencies...)
+	decs += d2.Decisions
+	recs, err := ReadState(filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != n {
+		t.Fatalf("%d records, want %d", len(recs), n)
+	}
+	for _, r := range recs {
+		if r.State != Succeeded || r.Runs < 1 || r.Runs > 2 {
+			t.Errorf("%s: state %s runs %d", r.Spec.Name, r.State, r.Runs)
+		}
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		t.Logf("%d jobs in %v (%.0f jobs/s); %d Schedule calls with %d decisions; per call p50 %v p99 %v",
+			n, el, float64(n)/el.Seconds(), len(lat), decs, lat[len(lat)/2], lat[len(lat)*99/100])
+	}
+}
+
+func TestParseJobsErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"jobs:\n- name: a\n  command: true\n  gpu: 1\n", `jobs[0] (a): gpu: unknown field`},
+		{"jobs:\n- name: ../x\n  command: true\n", `jobs[0] ("../x"): name:`},
+		{"jobs:\n- name: a\n", `jobs[0] ("a"): command: required`},
+		{"jobs:\n- name: a\n  command: x\n  estimate: soon\n", `jobs[0] ("a"): estimate:`},
+		{"jobs:\n- name: a\n  command: x\n- name: a\n  command: y\n", `jobs[1]: name: "a" is already used`},
+	} {
+		_, err := ParseJobs("f.yaml", []byte(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "f.yaml: ") {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+	}
+}
