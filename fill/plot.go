@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/brigadesim/brigade/report"
 	"github.com/brigadesim/brigade/results"
 )
 
@@ -23,22 +24,6 @@ const (
 	plotHeight = 4.5 * vg.Inch
 	plotDPI    = 150
 )
-
-// palette gives each policy line a colour and dash pattern that stay
-// distinguishable in greyscale print.
-var palette = []struct {
-	c    color.Color
-	dash []vg.Length
-}{
-	{color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, nil},
-	{color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, []vg.Length{vg.Points(6), vg.Points(2)}},
-	{color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, []vg.Length{vg.Points(2), vg.Points(2)}},
-	{color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, []vg.Length{vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}},
-	{color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, []vg.Length{vg.Points(4), vg.Points(4)}},
-	{color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, []vg.Length{vg.Points(1), vg.Points(3)}},
-	{color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, []vg.Length{vg.Points(10), vg.Points(4)}},
-	{color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}, []vg.Length{vg.Points(3), vg.Points(1)}},
-}
 
 // newPlot draws the shape of the FGD paper's Figure 9(a): the GPU
 // allocation ratio against the arrived workload, one line per policy (the
@@ -116,8 +101,7 @@ func (r *Results) newPlot(zoom bool) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		style := palette[i%len(palette)]
-		l.Color, l.Dashes, l.Width = style.c, style.dash, vg.Points(1.6)
+		report.StyleLine(l, i)
 		p.Add(l)
 		if !zoom {
 			p.Legend.Add(fmt.Sprintf("%d. %s: %.2f%% at %d%%", rank+1, m.Policy, m.Alloc[final], final), l)

@@ -32,7 +32,7 @@ const (
 )
 
 // palette gives each policy a colour and dash pattern that stay apart in
-// greyscale print (the same as fill's plots).
+// greyscale print; fill's plots use it too, through StyleLine.
 var palette = []struct {
 	c    color.Color
 	dash []vg.Length
@@ -113,7 +113,9 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-func styleLine(l *plotter.Line, i int) {
+// StyleLine gives the i-th policy's line its colour, dash pattern and
+// width, so every Brigade figure (these and fill's) draws a policy alike.
+func StyleLine(l *plotter.Line, i int) {
 	s := palette[i%len(palette)]
 	l.Color, l.Dashes, l.Width = s.c, s.dash, vg.Points(1.6)
 }
@@ -156,7 +158,7 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 		if err != nil {
 			return Figure{}, err
 		}
-		styleLine(l, i)
+		StyleLine(l, i)
 		p.Add(l)
 		p.Legend.Add(pol.Name, l)
 		lines++
@@ -245,7 +247,7 @@ func series(d *Data, name, title, ylabel string, value func(Point) float64) (Fig
 		if err != nil {
 			return Figure{}, err
 		}
-		styleLine(l, i)
+		StyleLine(l, i)
 		l.Width = vg.Points(1.2)
 		p.Add(l)
 		p.Legend.Add(pol.Name, l)
