@@ -43,6 +43,14 @@ type Config struct {
 	// ExitWhenDone makes Run return once no job is queued or running.
 	ExitWhenDone bool
 	Log          io.Writer // rejections and warnings; nil discards
+	// Health, when set, is polled every HeartbeatInterval (0: 5s) and its
+	// events applied: a GPU that stops answering or reports a critical
+	// error is marked down, its jobs killed and failed (health.go).
+	Health            HealthSource
+	HeartbeatInterval time.Duration
+	// GPUsUp names GPUs (UUIDs or indices) an operator has repaired: their
+	// down state in the store is cleared at Open.
+	GPUsUp []string
 }
 
 // FakeGPUs returns n made-up H100 GPUs for tests and demos.
@@ -81,6 +89,7 @@ type Driver struct {
 	events   policies.Events
 	reserved []hwmodel.Placement
 	inCall   bool
+	hs       healthState
 
 	mu    sync.Mutex
 	exits []exitMsg
@@ -104,6 +113,9 @@ func Open(cfg Config) (*Driver, error) {
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = DefaultHeartbeat
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
@@ -146,6 +158,9 @@ func Open(cfg Config) (*Driver, error) {
 	}
 	if err == nil {
 		err = d.recover()
+	}
+	if err == nil {
+		err = d.restoreDown()
 	}
 	if err == nil && cfg.JobsFile != "" {
 		err = d.watch()
@@ -351,6 +366,7 @@ func (d *Driver) Pending() int {
 // queued or running). Processes still running when ctx ends keep running;
 // a restart re-adopts them.
 func (d *Driver) Run(ctx context.Context) error {
+	defer d.startHealth(ctx)()
 	t := time.NewTicker(d.cfg.Tick)
 	defer t.Stop()
 	for {
@@ -397,6 +413,9 @@ func (d *Driver) release(id int32) {
 
 // round is one scheduling point: record exits, schedule, launch.
 func (d *Driver) round() error {
+	if err := d.healthRound(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	exits := d.exits
 	d.exits = nil
@@ -427,7 +446,7 @@ func (d *Driver) round() error {
 			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
 		}
 	}
-	if len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started) == 0 {
+	if len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) == 0 {
 		return nil
 	}
 	t0 := time.Now()
