@@ -157,6 +157,9 @@ func Open(cfg Config) (*Driver, error) {
 		d.nonce = string(nv)
 	}
 	if err == nil {
+		err = st.putRunMeta(cfg.Policy, cfg.GPUs)
+	}
+	if err == nil {
 		err = d.recover()
 	}
 	if err == nil {
@@ -259,6 +262,8 @@ func (d *Driver) placementOf(r *Record) hwmodel.Placement {
 // to Succeeded, Failed, or back to Queued when retries remain.
 func (d *Driver) finish(r *Record, code int, reason string) {
 	now := int64(d.now())
+	r.Attempts = append(r.Attempts, AttemptRecord{Queued: r.Queued, Start: r.Start, End: now,
+		GPUs: slices.Clone(r.GPUs), Milli: r.Milli, Exit: code, Reason: reason})
 	r.Exit, r.Reason, r.PID, r.PIDStart = code, reason, 0, 0
 	switch {
 	case code == 0:

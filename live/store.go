@@ -38,6 +38,23 @@ type Record struct {
 	Exit     int     `json:"exit"`     // exit code of the last attempt; -1 unknown
 	Reason   string  `json:"reason,omitempty"`
 	Runs     int     `json:"runs"` // processes launched, over all attempts (tests check it)
+	// Attempts is the history of the attempts that ended, in order, each
+	// appended by finish. State files written before it existed lack it
+	// (Export then rebuilds the last attempt from the fields above).
+	Attempts []AttemptRecord `json:"attempts,omitempty"`
+}
+
+// AttemptRecord is one ended attempt of a job: run times in µs, the GPU
+// indices and per-GPU share it held, its exit code (-1 unknown) and why it
+// ended when the exit code does not say ("" for a plain exit).
+type AttemptRecord struct {
+	Queued int64  `json:"queued"` // when the job entered the queue before this attempt
+	Start  int64  `json:"start"`
+	End    int64  `json:"end"`
+	GPUs   []int  `json:"gpus,omitempty"`
+	Milli  int32  `json:"milli,omitempty"`
+	Exit   int    `json:"exit"`
+	Reason string `json:"reason,omitempty"`
 }
 
 var (
@@ -87,6 +104,23 @@ func (s *store) meta(name string, def []byte) ([]byte, error) {
 		return b.Put([]byte(name), def)
 	})
 	return out, err
+}
+
+// getMeta returns a meta key's value, nil when absent.
+func (s *store) getMeta(name string) ([]byte, error) {
+	var out []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bMeta).Get([]byte(name)); v != nil {
+			out = append([]byte(nil), v...)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// setMeta sets a meta key, replacing any value.
+func (s *store) setMeta(name string, v []byte) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte(name), v) })
 }
 
 // put writes records in one transaction; bbolt fsyncs on commit.

@@ -35,14 +35,26 @@ unique; a changed entry with an old name is ignored).
 Without an NVIDIA driver it fails as brigade gpus does, unless --gpus-fake
 gives made-up GPUs (tests and demos). It never changes GPU settings.
 SIGINT/SIGTERM stop scheduling and leave running jobs running; a restart
-re-adopts them.`
+re-adopts them.
+
+When the run ends (--exit-when-done, or SIGINT/SIGTERM), its results go to
+--out in brigade sim's format (summary.json, jobs.parquet/csv,
+attempts.parquet, timeseries and tenants files, run.json) plus events.csv
+(every transition) and cluster.yaml (this machine), so that
+'brigade sim --replay OUT' and 'brigade fidelity OUT SIM_OUT' work on it.
+After a crash, 'brigade live export --state FILE --out DIR' writes the same
+folder from the state file. See docs/live.md.`
 
 const liveExamples = `  brigade live --jobs jobs.yaml --policy fair
   brigade live --jobs jobs.yaml --policy fcfs --state run1.db --logs run1-logs --exit-when-done
   brigade live --jobs examples/live/jobs.yaml --gpus-fake 4 --exit-when-done   # no GPU needed
+  brigade live export --state run1.db --out run1-out   # results of a run that crashed
 `
 
 func runLive(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "export" {
+		return runLiveExport(args[1:], stdout)
+	}
 	fs := newFlagSet("live", liveUsage, liveExamples)
 	jobs := fs.String("jobs", "", "the YAML job file (required); watched for new entries")
 	policy := fs.String("policy", "fcfs", "the policy, by brigade sim's names")
@@ -51,6 +63,7 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	fake := fs.Int("gpus-fake", 0, "use N made-up GPUs instead of NVML (tests, demos)")
 	tick := fs.Duration("tick", time.Second, "how often to re-read the job file and poll re-adopted processes")
 	done := fs.Bool("exit-when-done", false, "exit once no job is queued or running")
+	out := fs.String("out", "brigade-live-out", "`folder` for the results, written when the run ends (replaced atomically); \"\" writes none")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
@@ -102,6 +115,13 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		fmt.Fprintf(stdout, "scheduling calls: %d, p50 %v, p99 %v\n", len(lat), lat[len(lat)/2], lat[len(lat)*99/100])
+	}
+	if *out != "" {
+		opt := live.ExportOptions{Policy: *policy, GPUs: gpus, JobsFile: *jobs, Command: append([]string{"brigade", "live"}, args...)}
+		if err := live.ExportState(*state, opt, *out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "results: %s\n", *out)
 	}
 	return nil
 }

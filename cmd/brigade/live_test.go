@@ -16,7 +16,7 @@ func TestLiveCommandFakeGPUs(t *testing.T) {
 	logs := filepath.Join(dir, "logs")
 	var stdout, stderr bytes.Buffer
 	args := []string{"live", "--jobs", "../../examples/live/jobs.yaml", "--gpus-fake", "2", "--policy", "fair",
-		"--state", state, "--logs", logs, "--tick", "10ms", "--exit-when-done"}
+		"--state", state, "--logs", logs, "--tick", "10ms", "--exit-when-done", "--out", filepath.Join(dir, "out")}
 	if code := mainWithArgs(args, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

@@ -1,0 +1,549 @@
+package live
+
+import (
+	"encoding/binary"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
+)
+
+// ExportNode is the name of the one node of a live run in the results
+// (nodes column) and in the cluster spec written beside them: the spec's
+// node group is named "local", so its node is "local-000", and a replay of
+// the folder on that spec gives the same node names.
+const ExportNode = "local-000"
+
+// ExportCluster is the name of the cluster spec (cluster.yaml) an export
+// writes; it is the summary's cluster too.
+const ExportCluster = "live-local"
+
+// ExportBucket is the time-series bucket width of an export: brigade sim's
+// default (--bucket 1h), so that a replay with default flags has the same
+// buckets.
+const ExportBucket = hwmodel.Hour
+
+// ExportFiles lists the files Export writes, in order.
+var ExportFiles = []string{"summary.json", "jobs.parquet", "attempts.parquet", "timeseries.parquet", "tenants.parquet",
+	"jobs.csv", "timeseries.csv", "tenants.csv", "events.csv", "cluster.yaml", "run.json"}
+
+// EventsCSVHeader is the header of events.csv.
+var EventsCSVHeader = []string{"time_s", "job", "name", "attempt", "event", "gpus", "gpu_milli", "exit", "reason"}
+
+// exportFault, set by tests, fails an export after its k-th file.
+var exportFault func(k int) error
+
+// ExportOptions say what the records alone do not.
+type ExportOptions struct {
+	Policy string // the policies.New name the run used
+	GPUs   []GPU  // the run's GPUs, in index order
+	// Epoch is the wall time of run time 0 (the state file's creation).
+	Epoch time.Time
+	// Now is the run time (µs) at which the run stopped: jobs still queued
+	// or running are cut there. 0: the last recorded transition.
+	Now int64
+	// Command is the command line for run.json ("brigade", "live", ...).
+	Command []string
+	// JobsFile, when set and readable, is listed in run.json's inputs.
+	JobsFile string
+}
+
+// Export writes the results folder of a live run to dir in brigade sim's
+// format (docs/results.md, docs/live.md): summary.json, jobs.parquet,
+// attempts.parquet, timeseries.parquet, tenants.parquet and their CSV twins,
+// plus events.csv (every transition in time order), cluster.yaml (this
+// machine as a cluster spec, for brigade sim --replay) and run.json. It
+// writes everything into a temporary folder beside dir and renames it into
+// place only when every file is written: on error nothing is left behind
+// and an existing dir is untouched; on success an existing dir is replaced.
+func Export(recs []*Record, opt ExportOptions, dir string) error {
+	if dir == "" {
+		return errors.New("live: export: no output folder")
+	}
+	if len(opt.GPUs) == 0 {
+		return errors.New("live: export: no GPUs given")
+	}
+	pol, err := policies.New(opt.Policy, policies.Options{})
+	if err != nil {
+		return fmt.Errorf("live: export: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	parent := filepath.Dir(abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("live: export: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	if err := writeExport(tmp, abs, recs, opt, pol.Name()); err != nil {
+		return fmt.Errorf("live: export to %s: %w", dir, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	// Replace an existing folder: move it aside, move the new one in, then
+	// remove the old one (a crash in between leaves both, never a mix).
+	old := ""
+	if _, err := os.Stat(abs); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(abs, old); err != nil {
+			return fmt.Errorf("live: export: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		if old != "" {
+			_ = os.Rename(old, abs)
+		}
+		return fmt.Errorf("live: export: %w", err)
+	}
+	done = true
+	if old != "" {
+		_ = os.RemoveAll(old)
+	}
+	syncDir(parent)
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// ExportState exports the run a state file holds (Export), after a crash or
+// from another process: the policy, GPUs and epoch come from the state file
+// when opt leaves them empty (state files of older versions hold no policy
+// or GPUs: give them), Now defaults to the wall clock. The state file must
+// not be open in a running brigade live.
+func ExportState(state string, opt ExportOptions, dir string) error {
+	if _, err := os.Stat(state); err != nil {
+		return err
+	}
+	s, err := openStore(state)
+	if err != nil {
+		return err
+	}
+	recs, err := s.all()
+	var epoch, pol, gpus []byte
+	if err == nil {
+		epoch, err = s.getMeta("epoch")
+	}
+	if err == nil {
+		pol, err = s.getMeta("policy")
+	}
+	if err == nil {
+		gpus, err = s.getMeta("gpus")
+	}
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if len(epoch) != 8 {
+		return fmt.Errorf("%s: not a brigade live state file (no epoch)", state)
+	}
+	ep := time.UnixMicro(int64(binary.BigEndian.Uint64(epoch)))
+	if opt.Epoch.IsZero() {
+		opt.Epoch = ep
+	}
+	if opt.Policy == "" {
+		if len(pol) == 0 {
+			return fmt.Errorf("%s: the state file does not record its policy; give it", state)
+		}
+		opt.Policy = string(pol)
+	}
+	if len(opt.GPUs) == 0 {
+		if len(gpus) == 0 {
+			return fmt.Errorf("%s: the state file does not record its GPUs; give them", state)
+		}
+		if err := json.Unmarshal(gpus, &opt.GPUs); err != nil {
+			return fmt.Errorf("%s: GPUs: %w", state, err)
+		}
+		for i := range opt.GPUs {
+			if m, ok := hwmodel.LookupModel(opt.GPUs[i].Catalogue); ok && opt.GPUs[i].Catalogue != "" {
+				opt.GPUs[i].ModelID, opt.GPUs[i].Known = m.ID, true
+			}
+		}
+	}
+	if opt.Now == 0 {
+		opt.Now = time.Since(opt.Epoch).Microseconds()
+	}
+	return Export(recs, opt, dir)
+}
+
+// putRunMeta records the run's policy and GPUs in the state file, for
+// ExportState (the latest run's, when a restart changes them).
+func (s *store) putRunMeta(policy string, gpus []GPU) error {
+	b, err := json.Marshal(gpus)
+	if err == nil {
+		err = s.setMeta("policy", []byte(policy))
+	}
+	if err == nil {
+		err = s.setMeta("gpus", b)
+	}
+	return err
+}
+
+// attemptLog is a record's attempts: the ended ones, plus the running one
+// (End -1). A record of an older state file without Attempts gets its last
+// attempt rebuilt from its own fields.
+func attemptLog(r *Record) []AttemptRecord {
+	log := slices.Clone(r.Attempts)
+	if len(log) == 0 && r.Attempt > 0 && r.State != Running {
+		end, q := r.End, r.Queued
+		if r.State == Queued {
+			end, q = r.Queued, r.Start
+		}
+		log = append(log, AttemptRecord{Queued: q, Start: r.Start, End: end, GPUs: r.GPUs, Milli: r.Milli, Exit: r.Exit, Reason: r.Reason})
+	}
+	if r.State == Running {
+		log = append(log, AttemptRecord{Queued: r.Queued, Start: r.Start, End: -1, GPUs: r.GPUs, Milli: r.Milli, Exit: -1})
+	}
+	return log
+}
+
+// HardwareReason reports whether an attempt's reason says its GPU failed
+// rather than the process on its own: the driver's health checks end such
+// attempts with "GPU <index> <uuid> down: <why>" (health.go). They count as
+// hardware_failure in attempts.parquet and in jobs' hardware_failures, and
+// give a gpu_down line in events.csv.
+func HardwareReason(reason string) bool {
+	return strings.HasPrefix(reason, "GPU ") && strings.Contains(reason, " down")
+}
+
+func endedAs(a AttemptRecord) string {
+	switch {
+	case a.End < 0:
+		return "running"
+	case a.Exit == 0:
+		return "succeeded"
+	case HardwareReason(a.Reason):
+		return "hardware_failure"
+	}
+	return "failed"
+}
+
+type liveEvent struct {
+	t       int64
+	job     int32
+	attempt int
+	kind    string
+	gpus    []int
+	milli   int32
+	exit    int
+	reason  string
+	// timeline deltas
+	dq, dr, dsys int
+	dalloc       int64
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, "+")
+}
+
+func attemptMilli(a AttemptRecord, req hwmodel.Request) int64 {
+	m := int64(a.Milli)
+	if m == 0 && len(a.GPUs) > 0 {
+		m = int64(req.GPUMilli)
+	}
+	return m * int64(len(a.GPUs))
+}
+
+func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label string) error {
+	// Tenants in order of first appearance.
+	tenantOf := map[string]int{}
+	var tenantNames []string
+	tname := func(r *Record) string {
+		if r.Spec.Tenant == "" {
+			return "default"
+		}
+		return r.Spec.Tenant
+	}
+	for _, r := range recs {
+		if _, ok := tenantOf[tname(r)]; !ok {
+			tenantOf[tname(r)] = len(tenantNames)
+			tenantNames = append(tenantNames, tname(r))
+		}
+	}
+	jobs := make([]results.JobRecord, 0, len(recs))
+	var evs []liveEvent
+	var lastSubmit, lastT int64
+	unfinished := false
+	for _, r := range recs {
+		req := r.Spec.request()
+		log := attemptLog(r)
+		jr := results.JobRecord{ID: r.ID, Name: r.Spec.Name, Tenant: tname(r), Priority: r.Spec.Priority,
+			Submit: hwmodel.Time(r.Submit), Ready: hwmodel.Time(r.Submit), GPUs: req.GPUs, GPUMilli: req.GPUMilli,
+			Attempts: len(log), State: results.JobState(r.State)}
+		lastSubmit = max(lastSubmit, r.Submit)
+		evs = append(evs, liveEvent{t: r.Submit, job: r.ID, kind: "submit", exit: -1, dq: 1, dsys: 1})
+		terminal := r.State == Succeeded || r.State == Failed
+		if !terminal {
+			unfinished = true
+		}
+		for k, a := range log {
+			milli := attemptMilli(a, req)
+			per := a.Milli
+			if per == 0 && len(a.GPUs) > 0 {
+				per = req.GPUMilli
+			}
+			ended := endedAs(a)
+			if k == 0 {
+				jr.Start = hwmodel.Time(a.Start)
+			}
+			jr.Wait += hwmodel.Time(max(a.Start-a.Queued, 0))
+			jr.GPUMilli = per
+			if len(a.GPUs) == 0 {
+				jr.GPUMilli = req.GPUMilli
+			}
+			jr.Nodes = ExportNode
+			end := a.End
+			if end >= 0 {
+				jr.Run += hwmodel.Time(end - a.Start)
+				if ended != "succeeded" {
+					jr.Lost += hwmodel.Time(end - a.Start)
+				}
+				if ended == "hardware_failure" {
+					jr.HardwareFailures++
+				}
+			}
+			jr.AttemptLog = append(jr.AttemptLog, results.AttemptRecord{Start: hwmodel.Time(a.Start), End: hwmodel.Time(end),
+				Wait: hwmodel.Time(max(a.Start-a.Queued, 0)), Nodes: ExportNode, Ended: ended})
+			evs = append(evs, liveEvent{t: a.Start, job: r.ID, attempt: k + 1, kind: "start", gpus: a.GPUs, milli: per, exit: -1,
+				dq: -1, dr: 1, dalloc: milli})
+			if end < 0 {
+				continue
+			}
+			if ended == "hardware_failure" {
+				evs = append(evs, liveEvent{t: end, job: r.ID, attempt: k + 1, kind: "gpu_down", gpus: a.GPUs, milli: per, exit: a.Exit, reason: a.Reason})
+			}
+			e := liveEvent{t: end, job: r.ID, attempt: k + 1, kind: "end", gpus: a.GPUs, milli: per, exit: a.Exit, reason: a.Reason,
+				dr: -1, dalloc: -milli}
+			last := k == len(log)-1
+			if last && terminal {
+				e.dsys = -1
+			}
+			evs = append(evs, e)
+			if !last || r.State == Queued {
+				evs = append(evs, liveEvent{t: end, job: r.ID, attempt: k + 2, kind: "retry", exit: -1, dq: 1})
+			}
+		}
+		switch {
+		case terminal:
+			jr.End = hwmodel.Time(r.End)
+			if len(log) == 0 { // failed at submission: never fitted
+				jr.Start = jr.End
+				evs = append(evs, liveEvent{t: r.End, job: r.ID, kind: "end", exit: r.Exit, reason: r.Reason, dq: -1, dsys: -1})
+			}
+		default:
+			jr.End = -1 // set to the window's end below
+		}
+		jobs = append(jobs, jr)
+	}
+	slices.SortStableFunc(evs, func(a, b liveEvent) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return 0
+	})
+	if len(evs) > 0 {
+		lastT = evs[len(evs)-1].t
+	}
+	end := lastT
+	if unfinished && opt.Now > end {
+		end = opt.Now
+	}
+	for i := range jobs {
+		if jobs[i].End < 0 {
+			jobs[i].End = hwmodel.Time(end)
+			if jobs[i].Attempts == 0 {
+				jobs[i].Start = jobs[i].End
+			}
+		}
+	}
+
+	// The timeline, from the events.
+	capMilli := int64(len(opt.GPUs)) * hwmodel.MilliPerGPU
+	tl := results.NewTimeline(ExportBucket, capMilli)
+	weights := make([]float64, len(tenantNames))
+	has := make([]bool, len(tenantNames))
+	for i := range weights {
+		weights[i], has[i] = 1, true
+	}
+	tl.TrackTenants(tenantNames, results.FairShares(weights, has))
+	var st results.State
+	tmilli := make([]int64, len(tenantNames))
+	var arrivals *results.Integrals
+	for _, e := range evs {
+		st.Queued += e.dq
+		st.Running += e.dr
+		st.InSystem += e.dsys
+		st.AllocatedMilli += e.dalloc
+		tmilli[tenantOf[tname(recs[e.job])]] += e.dalloc
+		tl.ObserveTenants(hwmodel.Time(e.t), st, tmilli)
+		if arrivals == nil && e.t >= lastSubmit {
+			ig := tl.Integrals()
+			arrivals = &ig
+		}
+	}
+	tl.Close(hwmodel.Time(end))
+	tenants := make([]policies.Tenant, len(tenantNames))
+	for i, n := range tenantNames {
+		tenants[i] = policies.Tenant{Name: n, Weight: 1}
+	}
+	workload := "live"
+	if opt.JobsFile != "" {
+		workload = "live: " + filepath.Base(opt.JobsFile)
+	}
+	sum := results.Summarize(results.RunInput{Policy: label, Cluster: ExportCluster, Workload: workload,
+		TotalGPUs: len(opt.GPUs), Tenants: tenants, Jobs: jobs, Timeline: tl, Arrivals: arrivals, Events: int64(len(evs))})
+
+	pj := []results.PolicyJobs{{Policy: label, Jobs: jobs}}
+	ps := []results.PolicyTimeline{{Policy: label, Timeline: tl}}
+	p := func(n string) string { return filepath.Join(tmp, n) }
+	steps := []func() error{
+		func() error { return results.WriteSummaryJSON(p("summary.json"), []results.Summary{sum}) },
+		func() error { return results.WriteJobsParquet(p("jobs.parquet"), pj) },
+		func() error { return results.WriteAttemptsParquet(p("attempts.parquet"), pj) },
+		func() error { return results.WriteTimeseriesParquet(p("timeseries.parquet"), ps) },
+		func() error { return results.WriteTenantsParquet(p("tenants.parquet"), ps) },
+		func() error { return results.WriteJobsCSV(p("jobs.csv"), pj) },
+		func() error { return results.WriteTimeseriesCSV(p("timeseries.csv"), ps) },
+		func() error { return results.WriteTenantsCSV(p("tenants.csv"), ps) },
+		func() error { return writeEventsCSV(p("events.csv"), evs, recs) },
+	}
+	for k, f := range steps {
+		if err := f(); err != nil {
+			return err
+		}
+		if exportFault != nil {
+			if err := exportFault(k); err != nil {
+				return err
+			}
+		}
+	}
+	spec := clusterYAML(opt.GPUs)
+	if err := results.AtomicWriteFile(p("cluster.yaml"), func(w io.Writer) error {
+		_, err := io.WriteString(w, spec)
+		return err
+	}); err != nil {
+		return err
+	}
+	return writeLiveRunJSON(p("run.json"), final, spec, opt, label)
+}
+
+func writeEventsCSV(path string, evs []liveEvent, recs []*Record) error {
+	return results.AtomicWriteFile(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(EventsCSVHeader); err != nil {
+			return err
+		}
+		for _, e := range evs {
+			exit, milli := "", ""
+			if e.kind == "end" || e.kind == "gpu_down" {
+				exit = strconv.Itoa(e.exit)
+			}
+			if len(e.gpus) > 0 {
+				milli = strconv.Itoa(int(e.milli))
+			}
+			if err := cw.Write([]string{results.FormatSeconds(hwmodel.Time(e.t)), strconv.Itoa(int(e.job)), recs[e.job].Spec.Name,
+				strconv.Itoa(e.attempt), e.kind, joinInts(e.gpus), milli, exit, e.reason}); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
+// clusterYAML is this machine as a brigade cluster spec (docs/cluster.md):
+// one node of the run's GPUs, of the model the driver scheduled on (an
+// unknown model is taken as an H100-80GB, as the driver does).
+func clusterYAML(gpus []GPU) string {
+	model := "H100-80GB"
+	if gpus[0].Known && gpus[0].Catalogue != "" {
+		model = gpus[0].Catalogue
+	}
+	return fmt.Sprintf(`# Written by brigade live: the machine the live run used, as a cluster spec
+# (docs/cluster.md), so that brigade sim --replay of this folder runs on it.
+name: %s
+description: %q
+node_groups:
+  - name_prefix: local
+    count: 1
+    gpu_model: %s
+    gpus_per_node: %d
+`, ExportCluster, fmt.Sprintf("%d x %s (brigade live)", len(gpus), gpus[0].Model), model, len(gpus))
+}
+
+// liveRunInfo is run.json of a live export: sim's keys (results.RunInfo),
+// plus what only a live run has under "live".
+type liveRunInfo struct {
+	results.RunInfo
+	Live liveRunDetails `json:"live"`
+}
+
+type liveRunDetails struct {
+	Policy      string `json:"policy"`       // the policies.New name
+	PolicyLabel string `json:"policy_label"` // the label in the results
+	// Started is the wall time (RFC 3339, UTC, µs) of run time 0, from
+	// which every *_s time of the folder counts.
+	Started string `json:"started"`
+	GPUs    []GPU  `json:"gpus"`
+}
+
+func writeLiveRunJSON(path, final, spec string, opt ExportOptions, label string) error {
+	info := liveRunInfo{
+		RunInfo: results.RunInfo{SchemaVersion: results.SchemaVersion, BrigadeVersion: results.Version,
+			Command: opt.Command, Files: ExportFiles[:len(ExportFiles)-1]},
+		Live: liveRunDetails{Policy: opt.Policy, PolicyLabel: label, Started: opt.Epoch.UTC().Format("2006-01-02T15:04:05.000000Z07:00"), GPUs: opt.GPUs},
+	}
+	if info.Command == nil {
+		info.Command = []string{}
+	}
+	if opt.JobsFile != "" {
+		if in, err := results.FileInput("jobs", opt.JobsFile); err == nil {
+			info.Inputs = append(info.Inputs, in)
+		}
+	}
+	// The cluster spec is named by its final absolute path; a reader that
+	// finds no file there (the folder moved) looks for it in the folder.
+	info.Inputs = append(info.Inputs, results.InputFile{Role: "cluster", Path: filepath.Join(final, "cluster.yaml"),
+		SHA256: results.SHA256Hex([]byte(spec))})
+	return results.AtomicWriteFile(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(info)
+	})
+}

@@ -1,0 +1,272 @@
+package live
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/brigadesim/brigade/results"
+)
+
+// exportSpecs are real sleep jobs on 2 GPUs: whole, pairs, shared halves,
+// and one that fails its first attempt and succeeds on its retry.
+func exportSpecs() []JobSpec {
+	return []JobSpec{
+		{Name: "a", Command: "sleep", Args: []string{"0.3"}, GPUs: 1},
+		{Name: "pair", Command: "sleep", Args: []string{"0.2"}, GPUs: 2, Tenant: "bob"},
+		{Name: "half1", Command: "sleep", Args: []string{"0.2"}, GPUMilli: 500},
+		{Name: "half2", Command: "sleep", Args: []string{"0.2"}, GPUMilli: 500},
+		{Name: "flaky", Command: `[ "$BRIGADE_ATTEMPT" -ge 2 ] || exit 7; sleep 0.2`, Shell: true, GPUs: 1, Retries: 1},
+		{Name: "pair2", Command: "sleep", Args: []string{"0.2"}, GPUs: 2, Tenant: "bob"},
+	}
+}
+
+func runReal(t *testing.T, dir string, specs []JobSpec) []*Record {
+	t.Helper()
+	d, err := Open(Config{GPUs: FakeGPUs(2), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
+		LogDir: filepath.Join(dir, "logs"), Tick: 10 * time.Millisecond, ExitWhenDone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Submit(specs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	recs, err := ReadState(filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func TestExportLiveRun(t *testing.T) {
+	dir := t.TempDir()
+	recs := runReal(t, dir, exportSpecs())
+	for _, r := range recs {
+		want := 1
+		if r.Spec.Name == "flaky" {
+			want = 2
+		}
+		if r.State != Succeeded || len(r.Attempts) != want {
+			t.Fatalf("%s: state %s, %d attempts %+v", r.Spec.Name, r.State, len(r.Attempts), r.Attempts)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	if err := ExportState(filepath.Join(dir, "state.db"), ExportOptions{Command: []string{"brigade", "live"}}, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ExportFiles {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	jobs, err := parquet.ReadFile[results.JobRow](filepath.Join(out, "jobs.parquet"))
+	if err != nil || len(jobs) != 6 {
+		t.Fatalf("jobs.parquet: %d rows, %v", len(jobs), err)
+	}
+	byName := map[string]results.JobRow{}
+	for _, j := range jobs {
+		byName[j.Name] = j
+		if j.Policy != "fcfs" || j.State != "succeeded" || j.Nodes != ExportNode {
+			t.Errorf("%s: %+v", j.Name, j)
+		}
+		if math.Abs(j.JCTS-(j.EndS-j.SubmitS)) > 1e-6 || j.StartS < j.SubmitS || j.EndS < j.StartS+0.19 {
+			t.Errorf("%s: times %+v", j.Name, j)
+		}
+		if j.BoundedSlowdown == nil || *j.BoundedSlowdown != 1 { // JCT < 10 s
+			t.Errorf("%s: bounded slowdown %v", j.Name, j.BoundedSlowdown)
+		}
+	}
+	if f := byName["flaky"]; f.Attempts != 2 || f.LostS <= 0 || f.LostS > 0.15 || f.RunS < f.LostS+0.19 {
+		t.Errorf("flaky: %+v", f)
+	}
+	if p := byName["pair"]; p.GPUs != 2 || p.GPUMilli != 1000 || p.Tenant != "bob" {
+		t.Errorf("pair: %+v", p)
+	}
+	if h := byName["half1"]; h.GPUs != 1 || h.GPUMilli != 500 || h.Tenant != "default" {
+		t.Errorf("half1: %+v", h)
+	}
+	atts, err := parquet.ReadFile[results.AttemptRow](filepath.Join(out, "attempts.parquet"))
+	if err != nil || len(atts) != 7 {
+		t.Fatalf("attempts.parquet: %d rows, %v", len(atts), err)
+	}
+	var ended []string
+	for _, a := range atts {
+		if a.ID == byName["flaky"].ID {
+			ended = append(ended, a.Ended)
+		}
+	}
+	if strings.Join(ended, ",") != "failed,succeeded" {
+		t.Errorf("flaky attempts ended %v", ended)
+	}
+	// summary.json: utilisation is the attempts' GPU time over makespan × 2 GPUs.
+	var sums []results.Summary
+	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err := json.Unmarshal(b, &sums); err != nil || len(sums) != 1 {
+		t.Fatalf("summary.json: %v", err)
+	}
+	var gpuS, first, last float64
+	first = math.Inf(1)
+	for _, a := range atts {
+		j := jobs[a.ID]
+		gpuS += a.RunS * float64(j.GPUs) * float64(j.GPUMilli) / 1000
+	}
+	for _, j := range jobs {
+		first, last = min(first, j.SubmitS), max(last, j.EndS)
+	}
+	s := sums[0]
+	if s.Policy != "fcfs" || s.JobsSucceeded != 6 || s.Cluster != ExportCluster || math.Abs(s.MakespanS-(last-first)) > 1e-6 {
+		t.Errorf("summary %+v", s)
+	}
+	if u := gpuS / (2 * (last - first)); math.Abs(s.GPUUtilisation-u) > 1e-3 {
+		t.Errorf("gpu_utilisation %v, want %v", s.GPUUtilisation, u)
+	}
+	// events.csv: time order, and one submit, start and end per attempt.
+	fh, _ := os.Open(filepath.Join(out, "events.csv"))
+	rows, err := csv.NewReader(fh).ReadAll()
+	fh.Close()
+	if err != nil || strings.Join(rows[0], ",") != strings.Join(EventsCSVHeader, ",") {
+		t.Fatalf("events.csv: %v %v", rows, err)
+	}
+	count := map[string]int{}
+	prev := -1.0
+	for _, r := range rows[1:] {
+		count[r[4]]++
+		tm := atof(r[0])
+		if tm < prev {
+			t.Errorf("events.csv out of order at %v", r)
+		}
+		prev = tm
+		if r[2] == "flaky" && r[4] == "end" && r[3] == "1" && r[7] != "7" {
+			t.Errorf("flaky first end: %v", r)
+		}
+	}
+	if count["submit"] != 6 || count["start"] != 7 || count["end"] != 7 || count["retry"] != 1 || count["gpu_down"] != 0 {
+		t.Errorf("events: %v", count)
+	}
+	// run.json names the cluster spec written beside it.
+	var info struct {
+		results.RunInfo
+		Live struct {
+			Policy string `json:"policy"`
+			GPUs   []GPU  `json:"gpus"`
+		} `json:"live"`
+	}
+	b, _ = os.ReadFile(filepath.Join(out, "run.json"))
+	if err := json.Unmarshal(b, &info); err != nil || info.Live.Policy != "fcfs" || len(info.Live.GPUs) != 2 || info.Live.GPUs[1].UUID != "GPU-fake-0001" {
+		t.Fatalf("run.json: %s %v", b, err)
+	}
+	if in := info.Inputs[len(info.Inputs)-1]; in.Role != "cluster" || in.Path != filepath.Join(out, "cluster.yaml") {
+		t.Errorf("run.json cluster input %+v", in)
+	}
+	// Exporting again replaces the folder.
+	if err := ExportState(filepath.Join(dir, "state.db"), ExportOptions{}, out); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 3 { // state.db, logs, out
+		t.Errorf("left in %s: %v", dir, ents)
+	}
+}
+
+func atof(s string) float64 {
+	var x float64
+	_ = json.Unmarshal([]byte(s), &x)
+	return x
+}
+
+func TestExportErrorsLeaveNoFolder(t *testing.T) {
+	dir := t.TempDir()
+	recs := []*Record{{ID: 0, Spec: JobSpec{Name: "x", Command: "true", GPUs: 1}, State: Succeeded, Attempt: 1, Start: 10, End: 20,
+		GPUs: []int{0}, Milli: 1000, Attempts: []AttemptRecord{{Start: 10, End: 20, GPUs: []int{0}, Milli: 1000}}}}
+	opt := ExportOptions{Policy: "fcfs", GPUs: FakeGPUs(1)}
+	for k := range 9 {
+		exportFault = func(i int) error {
+			if i == k {
+				return errors.New("disk full")
+			}
+			return nil
+		}
+		out := filepath.Join(dir, "out")
+		if err := Export(recs, opt, out); err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Fatalf("fault after file %d: %v", k, err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("fault after file %d left %v", k, ents)
+		}
+	}
+	// An existing folder stays as it was.
+	exportFault = nil
+	out := filepath.Join(dir, "out")
+	if err := Export(recs, opt, out); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "jobs.csv"))
+	exportFault = func(int) error { return errors.New("disk full") }
+	defer func() { exportFault = nil }()
+	if err := Export(recs[:0], opt, out); err == nil {
+		t.Fatal("no error")
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "jobs.csv"))
+	if string(before) != string(after) || len(before) == 0 {
+		t.Errorf("jobs.csv changed: %q -> %q", before, after)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left %v", ents)
+	}
+	if err := Export(recs, ExportOptions{Policy: "nope", GPUs: FakeGPUs(1)}, filepath.Join(dir, "o2")); err == nil {
+		t.Error("unknown policy exported")
+	}
+}
+
+// A state file written before Record had Attempts still loads and exports:
+// the last attempt is rebuilt from the record's own fields.
+func TestExportOldStateFile(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(filepath.Join(dir, "old.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ep [8]byte
+	old := `{"id":0,"spec":{"name":"j","command":"true","gpus":1},"state":"succeeded","attempt":2,"submit":0,"queued":1000000,` +
+		`"start":1500000,"end":3500000,"gpus":[0],"milli":1000,"pid":0,"pidstart":0,"exit":0,"runs":2}`
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bMeta).Put([]byte("epoch"), ep[:]); err != nil {
+			return err
+		}
+		return tx.Bucket(bJobs).Put(key(0), []byte(old))
+	})
+	s.db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadState(filepath.Join(dir, "old.db"))
+	if err != nil || len(recs) != 1 || recs[0].Attempts != nil {
+		t.Fatalf("%v %v", recs, err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := ExportState(filepath.Join(dir, "old.db"), ExportOptions{}, out); err == nil || !strings.Contains(err.Error(), "policy") {
+		t.Fatalf("no policy: %v", err)
+	}
+	if err := ExportState(filepath.Join(dir, "old.db"), ExportOptions{Policy: "sjf", GPUs: FakeGPUs(1)}, out); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := parquet.ReadFile[results.JobRow](filepath.Join(out, "jobs.parquet"))
+	if err != nil || len(jobs) != 1 || jobs[0].Attempts != 1 || jobs[0].StartS != 1.5 || jobs[0].RunS != 2 || jobs[0].WaitS != 0.5 {
+		t.Errorf("%+v %v", jobs, err)
+	}
+}
