@@ -262,6 +262,9 @@ func (d *Driver) startHealth(ctx context.Context) func() {
 	if h == nil {
 		return func() {}
 	}
+	// The first heartbeat is polled before the first round, so that a GPU
+	// already down is not handed out.
+	d.pushHealth(h.Poll()...)
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -270,7 +273,6 @@ func (d *Driver) startHealth(ctx context.Context) func() {
 		t := time.NewTicker(d.cfg.HeartbeatInterval)
 		defer t.Stop()
 		for {
-			d.pushHealth(h.Poll()...)
 			select {
 			case <-ctx.Done():
 				return
@@ -278,6 +280,7 @@ func (d *Driver) startHealth(ctx context.Context) func() {
 				return
 			case <-t.C:
 			}
+			d.pushHealth(h.Poll()...)
 		}
 	}()
 	if ev := h.Events(); ev != nil {

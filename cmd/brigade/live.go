@@ -37,6 +37,14 @@ gives made-up GPUs (tests and demos). It never changes GPU settings.
 SIGINT/SIGTERM stop scheduling and leave running jobs running; a restart
 re-adopts them.
 
+Health: NVML is polled every --heartbeat-interval (0 turns health checks
+off) and critical XID and double-bit ECC events are watched. A GPU that does
+not answer, or reports such an error, is marked down (kept in the state
+file): the jobs on it are killed and fail, rerun on other GPUs as their
+retries allow. A GPU down for not answering comes back after 3 answered
+heartbeats; one down for a critical error stays down until --gpu-up names
+it. Down GPUs are printed at the end; see docs/live.md.
+
 When the run ends (--exit-when-done, or SIGINT/SIGTERM), its results go to
 --out in brigade sim's format (summary.json, jobs.parquet/csv,
 attempts.parquet, timeseries and tenants files, run.json) plus events.csv
@@ -63,6 +71,8 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	fake := fs.Int("gpus-fake", 0, "use N made-up GPUs instead of NVML (tests, demos)")
 	tick := fs.Duration("tick", time.Second, "how often to re-read the job file and poll re-adopted processes")
 	done := fs.Bool("exit-when-done", false, "exit once no job is queued or running")
+	heartbeat := fs.Duration("heartbeat-interval", live.DefaultHeartbeat, "how often NVML is polled as each GPU's heartbeat; a GPU that does not answer or reports a critical XID/ECC error is marked down and its jobs rerun elsewhere (0: no health checks)")
+	gpusUp := fs.StringSlice("gpu-up", nil, "GPUs (UUIDs or indices) an operator has repaired: clear the down state --state keeps for them")
 	out := fs.String("out", "brigade-live-out", "`folder` for the results, written when the run ends (replaced atomically); \"\" writes none")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
@@ -87,8 +97,16 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 			return errors.New("NVML reports no GPUs on this machine")
 		}
 	}
+	health, err := openLiveHealth(*heartbeat, *fake > 0, gpus, stderr)
+	if err != nil {
+		return err
+	}
+	if health != nil {
+		defer health.Close()
+	}
 	d, err := live.Open(live.Config{GPUs: gpus, Policy: *policy, State: *state, LogDir: *logs,
-		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: stderr})
+		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: stderr,
+		Health: health, HeartbeatInterval: *heartbeat, GPUsUp: *gpusUp})
 	if err != nil {
 		return err
 	}
@@ -96,6 +114,7 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	runErr := d.Run(ctx)
 	lat := slices.Clone(d.Latencies)
+	down := d.DownGPUs()
 	if err := d.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -112,6 +131,9 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "jobs: %d succeeded, %d failed, %d queued, %d running\n",
 		count[live.Succeeded], count[live.Failed], count[live.Queued], count[live.Running])
+	for _, g := range down {
+		fmt.Fprintf(stdout, "GPU %d %s down: %s\n", g.Index, g.UUID, g.Reason)
+	}
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		fmt.Fprintf(stdout, "scheduling calls: %d, p50 %v, p99 %v\n", len(lat), lat[len(lat)/2], lat[len(lat)*99/100])
