@@ -14,19 +14,32 @@
 // a restart after kill -9 re-adopts live processes (pid plus /proc start
 // time) and neither loses nor doubles a job. Time comes from an injected
 // Clock, converted to hwmodel.Time (µs since the state file's creation) at
-// the edge. Health polling, XID events, MIG placement, metrics and the
-// event log for replay are not built yet.
+// the edge. MIG placement, metrics and the event log for replay are not
+// built yet.
+//
+// Health (health.go) watches the GPUs through a HealthSource: NVMLHealth
+// behind the cgo tag (one read-only GetUtilizationRates per GPU as the
+// heartbeat, bounded by a timeout, and an NVML event set for critical XIDs
+// and double-bit ECC errors), FakeHealth in tests. The driver polls it
+// every Config.HeartbeatInterval from a goroutine and applies the reports
+// at the start of each round: a GPU newly down is committed as down in the
+// store, its jobs' process groups are killed and their attempts failed
+// (retried as their specs allow), and the GPU is blocked in the cluster
+// with a whole-GPU placement, as sim blocks a failed GPU. It comes back
+// after RecoverBeats answered heartbeats, unless its error was critical;
+// then only Config.GPUsUp clears it.
 //
 // Invariants:
 //
 //   - Live mode never changes GPU settings. It never enables or disables
 //     MIG, never creates or destroys GPU or compute instances, and never
-//     resets a GPU. Discover calls read-only NVML queries only. No flag to
-//     change GPU settings exists; if one is ever added, its name must say so
-//     and no test may pass it.
+//     resets a GPU. Discover and NVMLHealth call read-only NVML queries only
+//     (NVMLHealth also creates and frees an event set, which changes
+//     nothing on the GPU). No flag to change GPU settings exists; if one
+//     is ever added, its name must say so and no test may pass it.
 //   - The code that touches go-nvml's nvml package sits behind the cgo build
 //     tag (go-nvml does not compile without cgo). With CGO_ENABLED=0 the
-//     package still builds, and DiscoverLocal reports ErrNoCgo ("built
-//     without cgo: NVML unavailable").
+//     package still builds, and DiscoverLocal and NewLocalHealth report
+//     ErrNoCgo ("built without cgo: NVML unavailable").
 //   - sim, policies and hwmodel never import live; live imports them.
 package live
