@@ -36,7 +36,7 @@ const ExportBucket = hwmodel.Hour
 
 // ExportFiles lists the files Export writes, in order.
 var ExportFiles = []string{"summary.json", "jobs.parquet", "attempts.parquet", "timeseries.parquet", "tenants.parquet",
-	"jobs.csv", "timeseries.csv", "tenants.csv", "events.csv", "cluster.yaml", "run.json"}
+	"jobs.csv", "timeseries.csv", "tenants.csv", "events.csv", "estimates.csv", "cluster.yaml", "run.json"}
 
 // EventsCSVHeader is the header of events.csv.
 var EventsCSVHeader = []string{"time_s", "job", "name", "attempt", "event", "gpus", "gpu_milli", "exit", "reason"}
@@ -441,6 +441,7 @@ func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label str
 		func() error { return results.WriteTimeseriesCSV(p("timeseries.csv"), ps) },
 		func() error { return results.WriteTenantsCSV(p("tenants.csv"), ps) },
 		func() error { return writeEventsCSV(p("events.csv"), evs, recs) },
+		func() error { return writeEstimatesCSV(p("estimates.csv"), recs) },
 	}
 	for k, f := range steps {
 		if err := f(); err != nil {
@@ -478,6 +479,25 @@ func writeEventsCSV(path string, evs []liveEvent, recs []*Record) error {
 			}
 			if err := cw.Write([]string{results.FormatSeconds(hwmodel.Time(e.t)), strconv.Itoa(int(e.job)), recs[e.job].Spec.Name,
 				strconv.Itoa(e.attempt), e.kind, joinInts(e.gpus), milli, exit, e.reason}); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
+// writeEstimatesCSV writes each job's runtime estimate as the live policy
+// saw it (the job file's estimate, else the one-hour default), for brigade
+// sim --replay: sjf and backfill then order the replay as they did live.
+func writeEstimatesCSV(path string, recs []*Record) error {
+	return results.AtomicWriteFile(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write([]string{"name", "estimate_s"}); err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := cw.Write([]string{r.Spec.Name, results.FormatSeconds(r.Spec.estimate())}); err != nil {
 				return err
 			}
 		}

@@ -194,7 +194,7 @@ func TestExportErrorsLeaveNoFolder(t *testing.T) {
 	recs := []*Record{{ID: 0, Spec: JobSpec{Name: "x", Command: "true", GPUs: 1}, State: Succeeded, Attempt: 1, Start: 10, End: 20,
 		GPUs: []int{0}, Milli: 1000, Attempts: []AttemptRecord{{Start: 10, End: 20, GPUs: []int{0}, Milli: 1000}}}}
 	opt := ExportOptions{Policy: "fcfs", GPUs: FakeGPUs(1)}
-	for k := range 9 {
+	for k := range 10 {
 		exportFault = func(i int) error {
 			if i == k {
 				return errors.New("disk full")
@@ -268,5 +268,47 @@ func TestExportOldStateFile(t *testing.T) {
 	jobs, err := parquet.ReadFile[results.JobRow](filepath.Join(out, "jobs.parquet"))
 	if err != nil || len(jobs) != 1 || jobs[0].Attempts != 1 || jobs[0].StartS != 1.5 || jobs[0].RunS != 2 || jobs[0].WaitS != 0.5 {
 		t.Errorf("%+v %v", jobs, err)
+	}
+}
+
+// Attempts that the health checks end (a GPU down) are hardware failures
+// in the export, with a gpu_down line in events.csv.
+func TestExportGPUDown(t *testing.T) {
+	dir := t.TempDir()
+	fh := NewFakeHealth(2)
+	d := openHealthDriver(t, dir, FakeGPUs(2), fh)
+	d.Submit([]JobSpec{
+		{Name: "retry", Command: `[ "$BRIGADE_ATTEMPT" = 1 ] && exec sleep 30; exit 0`, Shell: true, GPUMilli: 500, Retries: 1},
+		{Name: "once", Command: "sleep", Args: []string{"30"}, GPUMilli: 500},
+	})
+	if err := d.round(); err != nil {
+		t.Fatal(err)
+	}
+	fh.Lose(0, "NVML GetUtilizationRates: GPU is lost")
+	run(t, d)
+	d.Close()
+	out := filepath.Join(dir, "out")
+	if err := ExportState(filepath.Join(dir, "state.db"), ExportOptions{}, out); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := parquet.ReadFile[results.JobRow](filepath.Join(out, "jobs.parquet"))
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("%v %v", jobs, err)
+	}
+	if r, o := jobs[0], jobs[1]; r.State != "succeeded" || r.Attempts != 2 || r.HardwareFailures != 1 ||
+		o.State != "failed" || o.Attempts != 1 || o.HardwareFailures != 1 || o.LostS != o.RunS {
+		t.Errorf("jobs %+v", jobs)
+	}
+	atts, _ := parquet.ReadFile[results.AttemptRow](filepath.Join(out, "attempts.parquet"))
+	var ended []string
+	for _, a := range atts {
+		ended = append(ended, a.Ended)
+	}
+	if strings.Join(ended, ",") != "hardware_failure,succeeded,hardware_failure" {
+		t.Errorf("attempts ended %v", ended)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "events.csv"))
+	if n := strings.Count(string(b), ",gpu_down,0,500,-1,GPU 0 GPU-fake-0000 down: "); n != 2 {
+		t.Errorf("%d gpu_down lines in\n%s", n, b)
 	}
 }

@@ -113,3 +113,34 @@ func TestLiveExportReplayFidelity(t *testing.T) {
 		}
 	}
 }
+
+// Under sjf, the replay orders jobs by the estimates the live run's
+// policy saw (estimates.csv), so the start orders agree.
+func TestLiveExportReplaySJF(t *testing.T) {
+	dir := t.TempDir()
+	jobs := filepath.Join(dir, "jobs.yaml")
+	y := "jobs:\n"
+	for i, est := range []string{"50s", "40s", "30s", "20s", "10s"} {
+		y += "  - {name: j" + string(rune('0'+i)) + ", command: sleep, args: [\"0.1\"], gpus: 1, estimate: " + est + "}\n"
+	}
+	if err := os.WriteFile(jobs, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	liveOut, simOut := filepath.Join(dir, "live-out"), filepath.Join(dir, "sim-out")
+	var stdout, stderr bytes.Buffer
+	if code := mainWithArgs([]string{"live", "--jobs", jobs, "--gpus-fake", "1", "--policy", "sjf", "--state", filepath.Join(dir, "s.db"),
+		"--logs", filepath.Join(dir, "logs"), "--tick", "10ms", "--exit-when-done", "--out", liveOut}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("live: exit %d: %s", code, stderr.String())
+	}
+	if code := mainWithArgs([]string{"sim", "--replay", liveOut, "--out", simOut, "--quiet", "--no-plots"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("sim --replay: exit %d: %s", code, stderr.String())
+	}
+	rows, err := fidelity(liveOut, simOut)
+	if err != nil || len(rows) != 1 || rows[0].Policy != "sjf" || !rows[0].SameOrder || rows[0].Jobs != 5 {
+		t.Fatalf("fidelity %+v %v", rows, err)
+	}
+	lj := readJobs(t, liveOut)
+	if lj["sjf/j4"].StartS > lj["sjf/j3"].StartS || lj["sjf/j1"].StartS > lj["sjf/j0"].StartS {
+		t.Errorf("live did not run shortest first: %+v", lj)
+	}
+}

@@ -140,6 +140,39 @@ func readSuccessfulAttempts(dir string) (map[string]map[int32]float64, error) {
 	return out, nil
 }
 
+// readEstimates reads the runtime estimates a live run's folder records in
+// estimates.csv (name, estimate_s: what the live policy saw), by job name;
+// nil when the folder has none.
+func readEstimates(dir string) (map[string]string, error) {
+	path := filepath.Join(dir, "estimates.csv")
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	recs, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || len(recs[0]) < 2 || recs[0][0] != "name" || recs[0][1] != "estimate_s" {
+		return nil, fmt.Errorf("%s: want the header name,estimate_s", path)
+	}
+	out := map[string]string{}
+	for i, r := range recs[1:] {
+		if len(r) < 2 {
+			return nil, fmt.Errorf("%s:%d: want name,estimate_s", path, i+2)
+		}
+		if _, err := strconv.ParseFloat(r[1], 64); err != nil {
+			return nil, fmt.Errorf("%s:%d: estimate_s: want a number, found %q", path, i+2, r[1])
+		}
+		out[r[0]] = r[1]
+	}
+	return out, nil
+}
+
 // policiesOf lists the policies of rows in order of first appearance.
 func policiesOf(rows []results.JobRow) []string {
 	var out []string
@@ -171,13 +204,17 @@ func replayTrace(dir, source, path string) (pols []string, cluster string, skipp
 	if err != nil {
 		return nil, "", 0, err
 	}
+	est, err := readEstimates(dir)
+	if err != nil {
+		return nil, "", 0, err
+	}
 	pols = policiesOf(rows)
 	if source == "" || !contains(pols, source) {
 		source = pols[0]
 	}
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	w.Write([]string{"name", "submit_s", "duration_s", "gpus", "tenant", "priority", "gpu_milli", "mig_profile"})
+	w.Write([]string{"name", "submit_s", "duration_s", "gpus", "tenant", "priority", "gpu_milli", "mig_profile", "estimate_s"})
 	n := 0
 	for _, r := range rows {
 		if r.Policy != source {
@@ -201,7 +238,7 @@ func replayTrace(dir, source, path string) (pols []string, cluster string, skipp
 		}
 		gpus := r.GPUs
 		w.Write([]string{r.Name, strconv.FormatFloat(r.SubmitS, 'f', 6, 64), strconv.FormatFloat(d, 'f', 6, 64),
-			strconv.Itoa(int(gpus)), r.Tenant, strconv.Itoa(int(r.Priority)), milli, r.MIGProfile})
+			strconv.Itoa(int(gpus)), r.Tenant, strconv.Itoa(int(r.Priority)), milli, r.MIGProfile, est[r.Name]})
 		n++
 	}
 	w.Flush()
