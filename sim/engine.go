@@ -116,6 +116,9 @@ type Observation struct {
 	// read-only view of the engine's books, valid only during the Observe
 	// call: copy what you keep, and never write to it.
 	TenantMilli []int64
+	// CoupledMilli is the part of AllocatedMilli that the coupled model
+	// (Config.Coupled) holds.
+	CoupledMilli int64
 }
 
 // Config describes one run. The engine takes ownership of Cluster (it must
@@ -176,6 +179,10 @@ type Config struct {
 	ProcessorSharing bool
 	// DefaultCheckpoint applies to jobs without their own Checkpoint.
 	DefaultCheckpoint Checkpoint
+	// Coupled, when set, shares the cluster with the batch workload
+	// (coupled.go); the run lasts until both are done. Not supported with
+	// faults.
+	Coupled Coupled
 }
 
 // Result is the outcome of a run.
@@ -193,6 +200,9 @@ type Result struct {
 	// Faults are the injected faults that happened during the run, in time
 	// order.
 	Faults []FaultRecord
+	// CoupledPreemptions counts the batch jobs preempted to make room for
+	// the coupled model (Config.Coupled).
+	CoupledPreemptions int64
 }
 
 // InvariantError reports a broken engine invariant: a bug, never bad input.
@@ -270,6 +280,9 @@ type Engine struct {
 	flt faultBooks
 	shr shareBooks
 
+	// coupledMilli is what Config.Coupled holds of the cluster.
+	coupledMilli int64
+
 	res Result
 }
 
@@ -341,6 +354,9 @@ func New(cfg Config) (*Engine, error) {
 			e.dependants[d] = append(e.dependants[d], int32(i))
 		}
 	}
+	if cfg.Coupled != nil && len(cfg.Faults) > 0 {
+		return nil, errors.New("sim: a coupled model (services) with injected faults is not supported yet")
+	}
 	if err := e.initFaults(); err != nil {
 		return nil, err
 	}
@@ -396,6 +412,12 @@ func (e *Engine) Run() (*Result, error) {
 				return nil, err
 			}
 		}
+		if err := e.stepCoupled(e.pendingChange); err != nil {
+			return nil, err
+		}
+		if err := e.check(); err != nil {
+			return nil, err
+		}
 		if e.pendingChange {
 			if err := e.schedule(); err != nil {
 				return nil, err
@@ -407,7 +429,7 @@ func (e *Engine) Run() (*Result, error) {
 		if e.cfg.Observe != nil {
 			o := Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem,
 				AllocatedMilli: e.cluster.AllocatedMilli() - e.flt.downMilli, DownMilli: e.flt.downMilli,
-				TenantMilli: e.tenantMilli}
+				TenantMilli: e.tenantMilli, CoupledMilli: e.coupledMilli}
 			e.observeMIG(&o)
 			e.cfg.Observe(e.now, o)
 		}
@@ -421,6 +443,16 @@ func (e *Engine) Run() (*Result, error) {
 }
 
 func (e *Engine) nextTime() (hwmodel.Time, bool) {
+	t, ok := e.nextBatchTime()
+	if e.cfg.Coupled != nil {
+		if ct, cok := e.cfg.Coupled.Next(); cok && (!ok || ct < t) {
+			return ct, true
+		}
+	}
+	return t, ok
+}
+
+func (e *Engine) nextBatchTime() (hwmodel.Time, bool) {
 	hasArrival := e.next < len(e.w.Jobs)
 	switch {
 	case e.heap.Len() > 0 && hasArrival:

@@ -58,8 +58,8 @@ func (e *Engine) check() error {
 			return fail("tenant %s: Observation view says %d milli-GPU, books say %d", e.tenants[i].Name, e.tenantMilli[i], e.tenants[i].AllocatedMilliGPU)
 		}
 	}
-	if allocated+e.flt.downMilli != e.cluster.AllocatedMilli() {
-		return fail("tenants hold %d milli-GPU and %d is out of service, cluster says %d", allocated, e.flt.downMilli, e.cluster.AllocatedMilli())
+	if allocated+e.flt.downMilli+e.coupledMilli != e.cluster.AllocatedMilli() {
+		return fail("tenants hold %d milli-GPU, %d is out of service and services hold %d, cluster says %d", allocated, e.flt.downMilli, e.coupledMilli, e.cluster.AllocatedMilli())
 	}
 	if msg := e.checkFaults(); msg != "" {
 		return fail("faults: %s", msg)

@@ -1,0 +1,32 @@
+// Package serving simulates online inference services beside batch
+// training jobs on one shared cluster (issue 9): request classes arriving
+// by a rate schedule or a trace, a gateway that queues and routes them to
+// replicas (round robin, least outstanding, latency-aware, priority lanes),
+// outlier ejection as a circuit breaker, and an autoscaler whose new
+// replicas take GPUs from the cluster, waiting for them or preempting
+// lower-priority batch jobs, and pay the model load time.
+//
+// Requests are simulated by the package's own event loop; the batch jobs
+// by sim.Engine. The two meet only where replicas take or give back GPUs:
+// the serving model is the engine's sim.Coupled, and the engine hands it
+// the cluster at those instants only (autoscaler ticks, the end of a
+// drain, the horizon, and any scheduling point while a replica waits for
+// GPUs). Between them the request loop needs nothing from the cluster, so
+// a day of traffic costs a heap push and pop per request and never the
+// batch engine's attention.
+//
+// Invariants:
+//
+//   - Deterministic: the same Spec, cluster, batch workload, policy and
+//     seed give the same Result. Each (service, class) draws from its own
+//     PCG stream, so changing one service's traffic leaves the others'.
+//   - Events are ordered by (time, sequence number); ties never depend on
+//     map order.
+//   - A request is in exactly one place: the gateway queue, one replica,
+//     or finished (completed, error, timeout); at the horizon the rest are
+//     counted unfinished. Requests = Completed + Errors + Timeouts +
+//     Unfinished per class.
+//   - A replica holds its GPUs from placement to release; the cluster's
+//     books (checked by the batch engine) include them.
+//   - Replicas of one service are identical but for injected incidents.
+package serving

@@ -1,0 +1,1061 @@
+package serving
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/sim"
+)
+
+type evKind uint8
+
+const (
+	evArrival  evKind = iota // a service, b class
+	evComplete               // a request slot, gen
+	evTimeout                // a request slot, gen
+	evReady                  // a service, b replica, gen: replica epoch
+	evProbe                  // a service, b replica, gen: ejection count
+	evIncident               // a service, b incident
+	evRestart                // a service, b replica, gen: replica epoch
+)
+
+type event struct {
+	at   hwmodel.Time
+	seq  uint64
+	a, b int32
+	gen  uint32
+	kind evKind
+}
+
+// eventHeap is a binary min-heap on (at, seq), typed to avoid interface
+// calls on the hot path.
+type eventHeap struct {
+	items []event
+	seq   uint64
+}
+
+func (h *eventHeap) push(e event) {
+	h.seq++
+	e.seq = h.seq
+	h.items = append(h.items, e)
+	i := len(h.items) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !before(&h.items[i], &h.items[p]) {
+			break
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func before(a, b *event) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+
+func (h *eventHeap) pop() event {
+	top := h.items[0]
+	n := len(h.items) - 1
+	h.items[0] = h.items[n]
+	h.items = h.items[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && before(&h.items[r], &h.items[l]) {
+			c = r
+		}
+		if !before(&h.items[c], &h.items[i]) {
+			break
+		}
+		h.items[i], h.items[c] = h.items[c], h.items[i]
+		i = c
+	}
+	return top
+}
+
+// Request states.
+const (
+	reqFree uint8 = iota
+	reqQueued
+	reqRunning
+)
+
+type request struct {
+	arrive, ttft, dispatch, done hwmodel.Time
+	// work is the drawn service time (µs) in ServiceTime mode.
+	work       hwmodel.Time
+	in, out    int32
+	replica    int32
+	gen        uint32
+	svc        int32
+	class      int16
+	state      uint8
+	expectedUS float64 // time on a healthy replica, for the latency ratio
+}
+
+// Replica states.
+const (
+	repPending  uint8 = iota // waiting for GPUs
+	repLoading               // has GPUs, loading the model
+	repReady                 // serving
+	repDraining              // taking no new requests, finishing its own
+	repGone                  // released, or cancelled before it got GPUs
+)
+
+type replica struct {
+	id        int
+	state     uint8
+	placement hwmodel.Placement
+	epoch     uint32
+	book      ReplicaResult
+	inflight  int
+	lastDone  hwmodel.Time
+	slow      float64
+	failed    bool
+	// Health.
+	ejected    bool
+	ejections  int
+	probing    int
+	ewma       float64
+	seen       int
+	consecErrs int
+	// busy integral bookkeeping.
+	lastT hwmodel.Time
+	busy  float64 // request-µs
+}
+
+func (r *replica) integrate(now hwmodel.Time) {
+	r.busy += float64(r.inflight) * float64(now-r.lastT)
+	r.lastT = now
+}
+
+type classBook struct {
+	res              ClassResult
+	ttft, e2e, queue latencyBook
+	attained         int64
+	lane             int
+	priority         int
+	weight           float64
+}
+
+type lane struct {
+	ring       []int64 // slot<<32 | gen
+	head, size int
+}
+
+func (l *lane) push(v int64) {
+	if l.size == len(l.ring) {
+		n := make([]int64, max(16, 2*len(l.ring)))
+		for i := 0; i < l.size; i++ {
+			n[i] = l.ring[(l.head+i)%len(l.ring)]
+		}
+		l.ring, l.head = n, 0
+	}
+	l.ring[(l.head+l.size)%len(l.ring)] = v
+	l.size++
+}
+
+func (l *lane) peek() int64 { return l.ring[l.head] }
+
+func (l *lane) drop() {
+	l.head = (l.head + 1) % len(l.ring)
+	l.size--
+}
+
+type service struct {
+	idx      int
+	spec     Service
+	models   hwmodel.ModelSet
+	classes  []classBook
+	streams  []stream
+	lanes    []lane // by descending priority
+	topPrio  int
+	replicas []*replica
+	rr       int
+	res      ServiceResult
+
+	queued, inflight, ready int
+	// integrals since the start, and at the last autoscaler tick.
+	lastT                            hwmodel.Time
+	intSys, intInflight, intReady    float64
+	tickSys, tickInflight, tickReady float64
+	tickLat                          hist
+	nextTick                         hwmodel.Time
+	lastUp, lastChange               hwmodel.Time
+	// bucket being filled.
+	bucket    Bucket
+	bucketLat [2]hist // TTFT, E2E
+}
+
+func (s *service) integrate(now hwmodel.Time) {
+	dt := float64(now - s.lastT)
+	s.intSys += float64(s.queued+s.inflight) * dt
+	s.intInflight += float64(s.inflight) * dt
+	s.intReady += float64(s.ready) * dt
+	s.lastT = now
+}
+
+// model is the serving simulation; it implements sim.Coupled.
+type model struct {
+	spec     *Spec
+	seed     uint64
+	horizon  hwmodel.Time
+	now      hwmodel.Time
+	heap     eventHeap
+	reqs     []request
+	free     []int32
+	svcs     []*service
+	next     hwmodel.Time // cached Next()
+	done     bool
+	started  bool
+	waiting  int
+	nextRoll hwmodel.Time
+	events   int64
+	requests int64
+	err      error
+}
+
+func newModel(spec *Spec, seed uint64) (*model, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	m := &model{spec: spec, seed: seed, horizon: spec.Horizon, nextRoll: spec.bucket()}
+	for si := range spec.Services {
+		sp := spec.Services[si]
+		sp.Health = sp.Health.withDefaults()
+		if sp.Autoscale != nil {
+			a := sp.Autoscale.withDefaults()
+			sp.Autoscale = &a
+		}
+		s := &service{idx: si, spec: sp, res: ServiceResult{Name: sp.Name}, tickLat: newHist(5),
+			bucketLat: [2]hist{newHist(5), newHist(5)}}
+		s.models = hwmodel.AnyModel
+		if sp.GPUModel != "" {
+			mod, _ := hwmodel.LookupModel(sp.GPUModel)
+			s.models = hwmodel.Of(mod.ID)
+		}
+		var total float64
+		for _, c := range sp.Classes {
+			total += c.Weight
+		}
+		prios := map[int]bool{}
+		for _, c := range sp.Classes {
+			prios[c.Priority] = true
+		}
+		levels := make([]int, 0, len(prios))
+		for p := range prios {
+			levels = append(levels, p)
+		}
+		sortDesc(levels)
+		s.topPrio = levels[0]
+		s.lanes = make([]lane, len(levels))
+		for ci, c := range sp.Classes {
+			cb := classBook{res: ClassResult{Name: c.Name}, ttft: newLatencyBook(), e2e: newLatencyBook(),
+				queue: newLatencyBook(), priority: c.Priority, weight: c.Weight}
+			for li, p := range levels {
+				if p == c.Priority {
+					cb.lane = li
+				}
+			}
+			s.classes = append(s.classes, cb)
+			s.streams = append(s.streams, stream{
+				rng:   rand.New(rand.NewPCG(seed, servingStream+uint64(si)<<16+uint64(ci))),
+				share: c.Weight / total,
+			})
+		}
+		m.svcs = append(m.svcs, s)
+	}
+	return m, nil
+}
+
+func sortDesc(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] > a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// Next implements sim.Coupled.
+func (m *model) Next() (hwmodel.Time, bool) {
+	if m.done {
+		return 0, false
+	}
+	return m.next, true
+}
+
+// Waiting implements sim.Coupled.
+func (m *model) Waiting() bool { return m.waiting > 0 }
+
+// Step implements sim.Coupled.
+func (m *model) Step(a *sim.Access) error {
+	now := a.Now()
+	if !m.started {
+		m.start()
+	}
+	m.advance(now)
+	if m.err != nil {
+		return m.err
+	}
+	if now >= m.horizon {
+		return m.finish(a)
+	}
+	for _, s := range m.svcs {
+		// Drains that are over.
+		for _, r := range s.replicas {
+			if r.state == repDraining && r.inflight == 0 {
+				if err := m.release(a, s, r); err != nil {
+					return err
+				}
+			}
+		}
+		if as := s.spec.Autoscale; as != nil && s.nextTick <= now {
+			m.autoscale(s, now)
+			for s.nextTick <= now {
+				s.nextTick += as.Interval
+			}
+		}
+		if err := m.acquire(a, s); err != nil {
+			return err
+		}
+	}
+	m.computeNext()
+	return nil
+}
+
+func (m *model) start() {
+	m.started = true
+	for _, s := range m.svcs {
+		for k := 0; k < s.spec.Replicas.Initial; k++ {
+			m.newReplica(s, 0)
+		}
+		for ci := range s.classes {
+			m.scheduleArrival(s, ci, 0)
+		}
+		for k, inc := range s.spec.Incidents {
+			if inc.At < m.horizon {
+				m.heap.push(event{at: inc.At, kind: evIncident, a: int32(s.idx), b: int32(k)})
+			}
+		}
+		if s.spec.Autoscale != nil {
+			s.nextTick = s.spec.Autoscale.Interval
+		}
+	}
+}
+
+func (m *model) newReplica(s *service, now hwmodel.Time) *replica {
+	r := &replica{id: len(s.replicas), state: repPending, slow: 1, ewma: 1,
+		book: ReplicaResult{ID: len(s.replicas), Requested: now, Placed: -1, Ready: -1, Released: -1, Node: -1}}
+	s.replicas = append(s.replicas, r)
+	m.waiting++
+	return r
+}
+
+// acquire gives GPUs to s's pending replicas, in creation order.
+func (m *model) acquire(a *sim.Access, s *service) error {
+	now := a.Now()
+	for _, r := range s.replicas {
+		if r.state != repPending {
+			continue
+		}
+		var p hwmodel.Placement
+		var ok bool
+		var err error
+		if as := s.spec.Autoscale; as != nil && as.OnNoGPUs == Preempt {
+			var victims int
+			p, victims, ok, err = a.AcquirePreempting(s.models, s.spec.GPUsPerReplica, s.spec.Priority)
+			s.res.Preempted += int64(victims)
+		} else {
+			p, ok, err = a.Acquire(s.models, s.spec.GPUsPerReplica)
+		}
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break // later replicas would not fit either
+		}
+		m.waiting--
+		r.placement = p
+		r.book.Placed, r.book.Node = now, p[0].Node
+		s.res.GPUWait += now - r.book.Requested
+		if now == 0 {
+			// Replicas of the initial pool are warm at the start.
+			m.setReady(s, r, now)
+			continue
+		}
+		r.state = repLoading
+		r.epoch++
+		m.heap.push(event{at: now + s.spec.Replica.LoadTime, kind: evReady, a: int32(s.idx), b: int32(r.id), gen: r.epoch})
+	}
+	return nil
+}
+
+func (m *model) setReady(s *service, r *replica, now hwmodel.Time) {
+	s.integrate(now)
+	r.state = repReady
+	r.lastT = now
+	if r.book.Ready < 0 {
+		r.book.Ready = now
+	}
+	s.ready++
+	m.pull(s, now)
+}
+
+// release gives r's GPUs back (or cancels it if it has none yet).
+func (m *model) release(a *sim.Access, s *service, r *replica) error {
+	now := a.Now()
+	switch r.state {
+	case repPending:
+		m.waiting--
+	case repReady, repDraining:
+		s.integrate(now)
+		r.integrate(now)
+		if r.state == repReady {
+			s.ready--
+		}
+	}
+	if r.placement != nil {
+		if err := a.Release(r.placement); err != nil {
+			return err
+		}
+		r.book.Released = now
+	}
+	r.state = repGone
+	r.epoch++
+	return nil
+}
+
+func (m *model) computeNext() {
+	next := m.horizon
+	for _, s := range m.svcs {
+		if s.spec.Autoscale != nil {
+			next = min(next, s.nextTick)
+		}
+		for _, r := range s.replicas {
+			if r.state == repDraining {
+				next = min(next, max(r.lastDone, m.now+1))
+			}
+		}
+	}
+	m.next = next
+}
+
+// scheduleArrival pushes the next arrival of s's class ci after t.
+func (m *model) scheduleArrival(s *service, ci int, t hwmodel.Time) {
+	if at, ok := s.streams[ci].next(&s.spec.Arrivals, t, m.horizon); ok {
+		m.heap.push(event{at: at, kind: evArrival, a: int32(s.idx), b: int32(ci)})
+	}
+}
+
+// advance processes the request events up to and including until.
+func (m *model) advance(until hwmodel.Time) {
+	for len(m.heap.items) > 0 && m.heap.items[0].at <= until {
+		ev := m.heap.pop()
+		if ev.at >= m.nextRoll {
+			m.roll(ev.at)
+		}
+		m.now = ev.at
+		m.events++
+		s := m.svcs[0]
+		switch ev.kind {
+		case evArrival:
+			s = m.svcs[ev.a]
+			m.arrive(s, int(ev.b))
+			m.scheduleArrival(s, int(ev.b), ev.at)
+		case evComplete:
+			q := &m.reqs[ev.a]
+			if q.gen != ev.gen || q.state != reqRunning {
+				continue
+			}
+			m.complete(int32(ev.a))
+		case evTimeout:
+			q := &m.reqs[ev.a]
+			if q.gen != ev.gen || q.state != reqQueued {
+				continue
+			}
+			m.timeout(ev.a)
+		case evReady:
+			s = m.svcs[ev.a]
+			r := s.replicas[ev.b]
+			if r.state == repLoading && r.epoch == ev.gen {
+				r.failed = false
+				m.setReady(s, r, ev.at)
+			}
+		case evProbe:
+			s = m.svcs[ev.a]
+			r := s.replicas[ev.b]
+			if r.ejected && uint32(r.ejections) == ev.gen {
+				r.ejected = false
+				r.probing = s.spec.Health.ProbeRequests
+				m.pull(s, ev.at)
+			}
+		case evIncident:
+			s = m.svcs[ev.a]
+			m.incident(s, s.spec.Incidents[ev.b])
+		case evRestart:
+			s = m.svcs[ev.a]
+			r := s.replicas[ev.b]
+			if r.state == repReady && r.epoch == ev.gen && r.failed {
+				s.integrate(ev.at)
+				r.integrate(ev.at)
+				s.ready--
+				r.state = repLoading
+				r.epoch++
+				m.heap.push(event{at: ev.at + s.spec.Replica.LoadTime, kind: evReady, a: ev.a, b: ev.b, gen: r.epoch})
+			}
+		}
+	}
+	if until >= m.nextRoll {
+		m.roll(until)
+	}
+	m.now = until
+}
+
+func (m *model) slot() int32 {
+	if n := len(m.free); n > 0 {
+		i := m.free[n-1]
+		m.free = m.free[:n-1]
+		return i
+	}
+	m.reqs = append(m.reqs, request{})
+	return int32(len(m.reqs) - 1)
+}
+
+func (m *model) endRequest(i int32) {
+	q := &m.reqs[i]
+	q.state = reqFree
+	q.gen++
+	m.free = append(m.free, i)
+}
+
+func (m *model) arrive(s *service, ci int) {
+	now := m.now
+	m.requests++
+	cb := &s.classes[ci]
+	cb.res.Requests++
+	s.bucket.Arrivals++
+	c := &s.spec.Classes[ci]
+	rng := s.streams[ci].rng
+	i := m.slot()
+	q := &m.reqs[i]
+	q.arrive, q.svc, q.class, q.replica = now, int32(s.idx), int16(ci), -1
+	if st := s.spec.Replica.ServiceTime; st != nil {
+		q.work = seconds(st.draw(rng))
+	} else {
+		q.in, q.out = tokens(&c.InputTokens, rng), tokens(&c.OutputTokens, rng)
+	}
+	s.integrate(now)
+	if r := m.route(s, cb.priority); r != nil {
+		m.dispatch(s, r, i)
+		return
+	}
+	if !m.anyHealthy(s) {
+		m.fail(s, i, false)
+		return
+	}
+	q.state = reqQueued
+	s.queued++
+	s.lanes[cb.lane].push(int64(i)<<32 | int64(q.gen))
+	if c.Timeout > 0 {
+		m.heap.push(event{at: now + c.Timeout, kind: evTimeout, a: i, gen: q.gen})
+	}
+}
+
+// anyHealthy reports whether the gateway believes some replica can serve:
+// ready and not ejected (a failed replica not yet ejected counts).
+func (m *model) anyHealthy(s *service) bool {
+	for _, r := range s.replicas {
+		if r.state == repReady && !r.ejected {
+			return true
+		}
+	}
+	return false
+}
+
+// fail ends request i as an error (502) or, when timeout, a 504.
+func (m *model) fail(s *service, i int32, timeout bool) {
+	q := &m.reqs[i]
+	cb := &s.classes[q.class]
+	if timeout {
+		cb.res.Timeouts++
+	} else {
+		cb.res.Errors++
+	}
+	s.bucket.Errors++
+	m.endRequest(i)
+}
+
+func (m *model) timeout(i int32) {
+	q := &m.reqs[i]
+	s := m.svcs[q.svc]
+	s.integrate(m.now)
+	s.queued--
+	m.fail(s, i, true) // the lane entry goes stale with the generation
+}
+
+// dispatch sends request i to replica r.
+func (m *model) dispatch(s *service, r *replica, i int32) {
+	now := m.now
+	q := &m.reqs[i]
+	q.replica = int32(r.id)
+	q.dispatch = now
+	if r.failed {
+		// It answers at once with an error.
+		r.book.Failed++
+		m.observeError(s, r)
+		m.fail(s, i, false)
+		return
+	}
+	r.integrate(now)
+	r.inflight++
+	s.inflight++
+	rm := &s.spec.Replica
+	var ttft, total float64 // µs on a healthy replica
+	if q.work > 0 {
+		ttft, total = float64(q.work), float64(q.work)
+	} else {
+		ttft = float64(q.in) / rm.PrefillTokensPerS * 1e6
+		total = ttft + float64(q.out)/rm.DecodeTokensPerS*(1+rm.BatchSlowdown*float64(r.inflight-1))*1e6
+	}
+	q.expectedUS = total
+	q.ttft = now + max(hwmodel.Time(math.Ceil(ttft*r.slow)), 1)
+	q.done = max(now+hwmodel.Time(math.Ceil(total*r.slow)), q.ttft)
+	r.lastDone = max(r.lastDone, q.done)
+	q.state = reqRunning
+	m.heap.push(event{at: q.done, kind: evComplete, a: i, gen: q.gen})
+}
+
+func (m *model) complete(i int32) {
+	now := m.now
+	q := &m.reqs[i]
+	s := m.svcs[q.svc]
+	r := s.replicas[q.replica]
+	s.integrate(now)
+	r.integrate(now)
+	r.inflight--
+	s.inflight--
+	r.book.Completed++
+	r.book.SojournSum += float64(now-q.dispatch) / 1e6
+	cb := &s.classes[q.class]
+	c := &s.spec.Classes[q.class]
+	cb.res.Completed++
+	ttft, e2e := q.ttft-q.arrive, now-q.arrive
+	cb.ttft.add(int64(ttft))
+	cb.e2e.add(int64(e2e))
+	cb.queue.add(int64(q.dispatch - q.arrive))
+	if (c.TTFTTarget == 0 || ttft <= c.TTFTTarget) && (c.E2ETarget == 0 || e2e <= c.E2ETarget) {
+		cb.attained++
+	}
+	s.bucket.Completed++
+	s.bucketLat[0].add(int64(ttft))
+	s.bucketLat[1].add(int64(e2e))
+	if s.spec.Autoscale != nil {
+		s.tickLat.add(int64(e2e))
+	}
+	ratio := float64(now-q.dispatch) / q.expectedUS
+	m.endRequest(i)
+	m.observeLatency(s, r, ratio)
+	if r.state == repReady {
+		m.pull(s, now)
+	}
+}
+
+// pull dispatches queued requests while some replica takes them.
+func (m *model) pull(s *service, now hwmodel.Time) {
+	for s.queued > 0 {
+		li, i := -1, int32(-1)
+		for k := range s.lanes {
+			l := &s.lanes[k]
+			for l.size > 0 {
+				v := l.peek()
+				j := int32(v >> 32)
+				if q := &m.reqs[j]; q.state == reqQueued && q.gen == uint32(v) {
+					li, i = k, j
+					break
+				}
+				l.drop() // timed out
+			}
+			if li >= 0 {
+				break
+			}
+		}
+		if li < 0 {
+			return
+		}
+		r := m.route(s, s.classes[m.reqs[i].class].priority)
+		if r == nil {
+			return
+		}
+		s.lanes[li].drop()
+		s.integrate(now)
+		s.queued--
+		m.dispatch(s, r, i)
+	}
+}
+
+// route picks a replica for a request of class priority prio, or nil.
+func (m *model) route(s *service, prio int) *replica {
+	maxc := s.spec.Replica.MaxConcurrent
+	open := func(r *replica, limit int) bool {
+		return r.state == repReady && !r.ejected && r.inflight < limit
+	}
+	var best *replica
+	switch s.spec.Routing {
+	case RoundRobin:
+		n := len(s.replicas)
+		for k := 0; k < n; k++ {
+			r := s.replicas[(s.rr+k)%n]
+			if open(r, maxc) {
+				s.rr = (s.rr + k + 1) % n
+				return r
+			}
+		}
+	case LatencyAware:
+		var bestScore float64
+		for _, r := range s.replicas {
+			if open(r, maxc) {
+				score := r.ewma * float64(1+r.inflight)
+				if best == nil || score < bestScore {
+					best, bestScore = r, score
+				}
+			}
+		}
+	case PriorityLanes:
+		if prio >= s.topPrio {
+			return leastOutstanding(s, maxc, open)
+		}
+		limit := maxc - s.spec.Health.LaneHeadroom
+		for _, r := range s.replicas {
+			if open(r, limit) && (best == nil || r.inflight > best.inflight) {
+				best = r
+			}
+		}
+	default: // LeastOutstanding
+		return leastOutstanding(s, maxc, open)
+	}
+	return best
+}
+
+func leastOutstanding(s *service, maxc int, open func(*replica, int) bool) *replica {
+	var best *replica
+	for _, r := range s.replicas {
+		if open(r, maxc) && (best == nil || r.inflight < best.inflight) {
+			best = r
+		}
+	}
+	return best
+}
+
+func (m *model) incident(s *service, inc Incident) {
+	if inc.Replica >= len(s.replicas) {
+		return
+	}
+	r := s.replicas[inc.Replica]
+	if r.state == repGone || r.state == repPending {
+		return
+	}
+	switch inc.Kind {
+	case "slow":
+		r.slow = inc.Factor
+	case "fail":
+		if r.failed {
+			return
+		}
+		r.failed = true
+		now := m.now
+		s.integrate(now)
+		r.integrate(now)
+		// Its requests in flight are lost: each ends as an error now.
+		for j := range m.reqs {
+			q := &m.reqs[j]
+			if q.state == reqRunning && q.svc == int32(s.idx) && q.replica == int32(r.id) {
+				r.inflight--
+				s.inflight--
+				r.book.Failed++
+				m.fail(s, int32(j), false)
+			}
+		}
+		if r.state == repReady {
+			m.heap.push(event{at: now + inc.RestartAfter, kind: evRestart, a: int32(s.idx), b: int32(r.id), gen: r.epoch})
+		}
+	}
+}
+
+// observeLatency feeds the circuit breaker one completed request.
+func (m *model) observeLatency(s *service, r *replica, ratio float64) {
+	h := &s.spec.Health
+	r.ewma = h.EWMAWeight*ratio + (1-h.EWMAWeight)*r.ewma
+	r.seen++
+	r.consecErrs = 0
+	if !h.Enabled || r.state != repReady {
+		return
+	}
+	if r.probing > 0 {
+		r.probing--
+		if ratio > h.LatencyRatio {
+			m.eject(s, r)
+		} else if r.probing == 0 {
+			r.seen, r.ewma = 0, 1
+		}
+		return
+	}
+	if r.seen >= h.MinRequests && r.ewma > h.LatencyRatio {
+		m.eject(s, r)
+	}
+}
+
+func (m *model) observeError(s *service, r *replica) {
+	h := &s.spec.Health
+	r.consecErrs++
+	if h.Enabled && (r.probing > 0 || r.consecErrs >= h.ConsecutiveErrors) {
+		m.eject(s, r)
+	}
+}
+
+func (m *model) eject(s *service, r *replica) {
+	if r.ejected {
+		return
+	}
+	h := &s.spec.Health
+	ejected, ready := 0, 0
+	for _, x := range s.replicas {
+		if x.state == repReady {
+			ready++
+			if x.ejected {
+				ejected++
+			}
+		}
+	}
+	if ejected+1 > ready*h.MaxEjectedPct/100 {
+		return
+	}
+	r.ejected = true
+	r.ejections++
+	r.book.Ejections++
+	r.probing = 0
+	r.consecErrs = 0
+	s.res.Ejections++
+	m.heap.push(event{at: m.now + h.EjectFor*hwmodel.Time(r.ejections), kind: evProbe, a: int32(s.idx), b: int32(r.id), gen: uint32(r.ejections)})
+}
+
+// roll closes every bucket that ends at or before t.
+func (m *model) roll(t hwmodel.Time) {
+	width := m.spec.bucket()
+	for m.nextRoll <= t && m.nextRoll <= m.horizon {
+		for _, s := range m.svcs {
+			b := s.bucket
+			b.Start = m.nextRoll - width
+			b.TTFTP99 = s.bucketLat[0].quantile(0.99) / 1e6
+			b.E2EP50 = s.bucketLat[1].quantile(0.50) / 1e6
+			b.E2EP99 = s.bucketLat[1].quantile(0.99) / 1e6
+			b.ReplicasReady = s.ready
+			b.QueueLen = s.queued
+			for _, r := range s.replicas {
+				if r.placement != nil && r.state != repGone {
+					b.ReplicasHeld++
+					b.GPUs += r.placement.GPUCount()
+				}
+			}
+			s.res.Series = append(s.res.Series, b)
+			s.bucket = Bucket{}
+			s.bucketLat[0].reset()
+			s.bucketLat[1].reset()
+		}
+		m.nextRoll += width
+	}
+}
+
+// autoscale decides s's replica count at a tick.
+func (m *model) autoscale(s *service, now hwmodel.Time) {
+	as := s.spec.Autoscale
+	s.integrate(now)
+	dSys, dInf, dReady := s.intSys-s.tickSys, s.intInflight-s.tickInflight, s.intReady-s.tickReady
+	s.tickSys, s.tickInflight, s.tickReady = s.intSys, s.intInflight, s.intReady
+	var observed float64
+	switch as.Metric {
+	case MetricLatency:
+		observed = s.tickLat.quantile(0.95) / 1e6
+	case MetricUtilisation:
+		if dReady > 0 {
+			observed = dInf / (dReady * float64(s.spec.Replica.MaxConcurrent))
+		}
+	default: // MetricConcurrency
+		if dReady > 0 {
+			observed = dSys / dReady
+		} else if dSys > 0 {
+			observed = math.Inf(1)
+		}
+	}
+	s.tickLat.reset()
+	active := 0 // pending, loading and ready replicas
+	for _, r := range s.replicas {
+		if r.state == repPending || r.state == repLoading || r.state == repReady {
+			active++
+		}
+	}
+	desired := active
+	ratio := observed / as.Target
+	if math.Abs(ratio-1) > 0.1 { // Kubernetes' default tolerance
+		if s.ready > 0 {
+			desired = int(math.Ceil(float64(s.ready) * ratio))
+		} else if ratio > 1 {
+			desired = active + 1
+		}
+	}
+	desired = min(max(desired, s.spec.Replicas.Min), s.spec.Replicas.Max)
+	switch {
+	case desired > active && now-s.lastUp >= as.ScaleUpCooldown:
+		for k := active; k < desired; k++ {
+			m.newReplica(s, now)
+			s.res.ScaleOuts++
+		}
+		s.lastUp, s.lastChange = now, now
+	case desired < active && now-s.lastChange >= as.ScaleDownCooldown:
+		m.scaleIn(s, active-desired, now)
+		s.lastChange = now
+	}
+}
+
+// scaleIn removes k replicas: those waiting for GPUs first, then loading
+// ones, then ready ones (ejected or failed first, then the newest), which
+// drain.
+func (m *model) scaleIn(s *service, k int, now hwmodel.Time) {
+	pick := func(ok func(r *replica) bool) *replica {
+		for j := len(s.replicas) - 1; j >= 0; j-- {
+			if r := s.replicas[j]; ok(r) {
+				return r
+			}
+		}
+		return nil
+	}
+	for ; k > 0; k-- {
+		r := pick(func(r *replica) bool { return r.state == repPending })
+		if r == nil {
+			r = pick(func(r *replica) bool { return r.state == repLoading })
+		}
+		if r == nil {
+			r = pick(func(r *replica) bool { return r.state == repReady && (r.ejected || r.failed) })
+		}
+		if r == nil {
+			r = pick(func(r *replica) bool { return r.state == repReady })
+		}
+		if r == nil {
+			return
+		}
+		s.res.ScaleIns++
+		switch r.state {
+		case repPending:
+			m.waiting--
+			r.state = repGone
+		case repLoading:
+			r.state = repDraining // released at the next step, idle
+			r.epoch++
+		default:
+			s.integrate(now)
+			s.ready--
+			r.state = repDraining
+		}
+	}
+}
+
+// finish ends the run at the horizon: every replica gives its GPUs back.
+func (m *model) finish(a *sim.Access) error {
+	for _, s := range m.svcs {
+		for _, r := range s.replicas {
+			if r.state != repGone {
+				if err := m.release(a, s, r); err != nil {
+					return err
+				}
+			}
+		}
+		s.integrate(m.horizon)
+	}
+	m.done = true
+	return nil
+}
+
+// result turns the books into a ServiceResult per service.
+func (m *model) result() []ServiceResult {
+	out := make([]ServiceResult, len(m.svcs))
+	for si, s := range m.svcs {
+		res := s.res
+		all := ClassResult{Name: "all"}
+		allBooks := [3]latencyBook{newLatencyBook(), newLatencyBook(), newLatencyBook()}
+		var attained int64
+		for ci := range s.classes {
+			cb := &s.classes[ci]
+			c := cb.res
+			c.TTFT, c.E2E, c.QueueWait = cb.ttft.latency(), cb.e2e.latency(), cb.queue.latency()
+			c.Unfinished = c.Requests - c.Completed - c.Errors - c.Timeouts
+			finishClass(&c, cb.attained, m.horizon)
+			res.Classes = append(res.Classes, c)
+			all.Requests += c.Requests
+			all.Completed += c.Completed
+			all.Errors += c.Errors
+			all.Timeouts += c.Timeouts
+			all.Unfinished += c.Unfinished
+			attained += cb.attained
+			for k, b := range [3]*latencyBook{&cb.ttft, &cb.e2e, &cb.queue} {
+				merge(&allBooks[k], b)
+			}
+		}
+		all.TTFT, all.E2E, all.QueueWait = allBooks[0].latency(), allBooks[1].latency(), allBooks[2].latency()
+		finishClass(&all, attained, m.horizon)
+		res.All = all
+		for _, r := range s.replicas {
+			b := r.book
+			b.BusyIntegral = r.busy / 1e6
+			if b.Placed >= 0 {
+				end := b.Released
+				if end < 0 {
+					end = m.horizon
+				}
+				res.GPUHours += float64(end-b.Placed) / 3.6e9 * float64(s.spec.GPUsPerReplica)
+			}
+			res.Replicas = append(res.Replicas, b)
+		}
+		if m.horizon > 0 {
+			res.MeanReplicas = s.intReady / float64(m.horizon)
+		}
+		if s.intReady > 0 {
+			res.Saturation = s.intInflight / (s.intReady * float64(s.spec.Replica.MaxConcurrent))
+		}
+		out[si] = res
+	}
+	return out
+}
+
+func merge(dst, src *latencyBook) {
+	for i, k := range src.h.counts {
+		dst.h.counts[i] += k
+	}
+	dst.h.n += src.h.n
+	dst.sum += src.sum
+	dst.max = max(dst.max, src.max)
+}
+
+func finishClass(c *ClassResult, attained int64, horizon hwmodel.Time) {
+	ended := c.Completed + c.Errors + c.Timeouts
+	if ended > 0 {
+		c.SLOAttained = float64(attained) / float64(ended)
+		c.ErrorRate = float64(c.Errors+c.Timeouts) / float64(ended)
+	}
+	if horizon > 0 {
+		c.Throughput = float64(c.Completed) / horizon.Seconds()
+	}
+}
+
+var _ sim.Coupled = (*model)(nil)
+
+func (s *Spec) bucket() hwmodel.Time {
+	if s.Bucket > 0 {
+		return s.Bucket
+	}
+	return 60 * hwmodel.Second
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf("serving: "+format, args...) }

@@ -1,0 +1,107 @@
+package serving
+
+import (
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/sim"
+)
+
+// Result is what one run of services beside a batch workload produced.
+type Result struct {
+	Horizon  hwmodel.Time
+	Services []ServiceResult
+	// Batch is the batch workload's outcome (nil without batch jobs' run:
+	// never nil after Run).
+	Batch *sim.Result
+	// Requests is the number of requests simulated (arrived) over every
+	// service; Events the serving events processed.
+	Requests int64
+	Events   int64
+}
+
+// ServiceResult is one service's golden signals and books.
+type ServiceResult struct {
+	Name string
+	// All aggregates every class; Classes are in the spec's order.
+	All     ClassResult
+	Classes []ClassResult
+	// Replicas lists every replica the service had, by id.
+	Replicas []ReplicaResult
+	// Series is the per-bucket time series (Spec.Bucket).
+	Series []Bucket
+	// GPUHours is the GPU time held by the service's replicas (loading,
+	// serving, draining), in hours.
+	GPUHours float64
+	// ScaleOuts and ScaleIns count the autoscaler's replica additions and
+	// removals; Ejections the circuit breaker's ejections; Preempted the
+	// batch jobs preempted to make room for its replicas; GPUWait the total
+	// time replicas waited for GPUs.
+	ScaleOuts, ScaleIns, Ejections, Preempted int64
+	GPUWait                                   hwmodel.Time
+	// MeanReplicas is the time-averaged count of ready replicas.
+	MeanReplicas float64
+	// Saturation is the time-averaged fraction of ready replicas' slots in
+	// use.
+	Saturation float64
+}
+
+// ClassResult holds one class's (or a service's) request books.
+type ClassResult struct {
+	Name string
+	// Requests arrived; Completed were served; Errors found no healthy
+	// replica or hit a failed one (502); Timeouts waited longer than the
+	// class's Timeout (504). Unfinished were still queued or in flight at
+	// the horizon.
+	Requests, Completed, Errors, Timeouts, Unfinished int64
+	// TTFT and E2E are latencies from arrival at the gateway, in seconds,
+	// over completed requests; QueueWait the time spent at the gateway.
+	TTFT, E2E, QueueWait Latency
+	// SLOAttained is the fraction of arrived requests (errors and timeouts
+	// count as misses; unfinished ones are left out) that completed within
+	// both targets.
+	SLOAttained float64
+	// Throughput is completed requests per second over the horizon;
+	// ErrorRate (errors + timeouts) / finished requests.
+	Throughput, ErrorRate float64
+}
+
+// Latency summarises a latency distribution in seconds. Mean and Max are
+// exact; the percentiles come from a log-bucketed histogram with 1 %
+// relative resolution.
+type Latency struct {
+	Mean, P50, P95, P99, Max float64
+}
+
+// ReplicaResult is one replica's life and books.
+type ReplicaResult struct {
+	ID int
+	// Requested, Placed, Ready and Released are the times it was asked
+	// for, got its GPUs, finished loading, and gave the GPUs back (-1:
+	// never; Released is the horizon for replicas alive at the end).
+	Requested, Placed, Ready, Released hwmodel.Time
+	Node                               int
+	// Completed requests and the requests it failed; BusyIntegral is the
+	// time integral of its requests in flight (request-seconds), so
+	// BusyIntegral / (Released - Ready) is the mean number in flight and,
+	// by Little's law, equals throughput × mean time on the replica.
+	Completed, Failed int64
+	BusyIntegral      float64
+	// SojournSum is the total time its completed requests spent on it
+	// (dispatch to last token), in seconds.
+	SojournSum float64
+	Ejections  int
+}
+
+// Bucket is one interval of a service's time series.
+type Bucket struct {
+	Start hwmodel.Time
+	// Arrivals, Completed and Errors (timeouts included) in the bucket.
+	Arrivals, Completed, Errors int64
+	// Latency percentiles (seconds) of the requests completed in the
+	// bucket; 0 when none completed.
+	TTFTP99, E2EP50, E2EP99 float64
+	// Replicas ready, and all replicas holding GPUs (loading and draining
+	// included), at the bucket's end; GPUs held at its end.
+	ReplicasReady, ReplicasHeld, GPUs int
+	// QueueLen is the gateway queue at the bucket's end.
+	QueueLen int
+}
