@@ -132,7 +132,11 @@ func TestLiveXIDDown(t *testing.T) {
 	}
 	t0 := time.Now()
 	for d.recs[1].State == Running && time.Since(t0) < 2*time.Second {
-		d.pushHealth(<-fh.Events())
+		select {
+		case e := <-fh.Events():
+			d.pushHealth(e)
+		case <-time.After(100 * time.Millisecond):
+		}
 		if err := d.round(); err != nil {
 			t.Fatal(err)
 		}
