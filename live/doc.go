@@ -14,8 +14,8 @@
 // a restart after kill -9 re-adopts live processes (pid plus /proc start
 // time) and neither loses nor doubles a job. Time comes from an injected
 // Clock, converted to hwmodel.Time (µs since the state file's creation) at
-// the edge. MIG placement, metrics and the event log for replay are not
-// built yet.
+// the edge. MIG placement and the event log for replay are not built
+// yet.
 //
 // Health (health.go) watches the GPUs through a HealthSource: NVMLHealth
 // behind the cgo tag (one read-only GetUtilizationRates per GPU as the
@@ -28,6 +28,17 @@
 // with a whole-GPU placement, as sim blocks a failed GPU. It comes back
 // after RecoverBeats answered heartbeats, unless its error was critical;
 // then only Config.GPUsUp clears it.
+//
+// Metrics (NewMetrics, set as Config.Metrics) is the Prometheus side of
+// `brigade live --metrics`: a private registry of brigade_live_* gauges,
+// counters and histograms that the driver updates at its transitions
+// (submission, start, end, retry) through goroutine-safe Prometheus
+// objects, so the HTTP handler never reads driver state; a nil *Metrics
+// costs a nil check. Per-GPU utilisation and memory are read at scrape
+// time through a GPUSampler (NVML's read-only GetUtilizationRates and
+// GetMemoryInfo behind the cgo tag; FakeSampler in tests). Listen refuses
+// a non-loopback address unless told otherwise and binds before the
+// driver starts; MetricsServer.Serve answers only GET /metrics.
 //
 // Invariants:
 //

@@ -51,6 +51,9 @@ type Config struct {
 	// GPUsUp names GPUs (UUIDs or indices) an operator has repaired: their
 	// down state in the store is cleared at Open.
 	GPUsUp []string
+	// Metrics, when set, is updated at every transition (NewMetrics);
+	// nil records nothing.
+	Metrics *Metrics
 }
 
 // FakeGPUs returns n made-up H100 GPUs for tests and demos.
@@ -145,6 +148,7 @@ func Open(cfg Config) (*Driver, error) {
 	}
 	d := &Driver{cfg: cfg, st: st, cluster: cl, policy: pol, names: map[string]int32{}, tenantOf: map[string]int{},
 		place: map[int32]hwmodel.Placement{}, adopted: map[int32]bool{}, wake: make(chan struct{}, 1), dead: make(chan struct{})}
+	cfg.Metrics.SetGPUs(len(cfg.GPUs), 0)
 	var e [8]byte
 	binary.BigEndian.PutUint64(e[:], uint64(cfg.Clock.Now().UnixMicro()))
 	ev, err := st.meta("epoch", e[:])
@@ -213,6 +217,7 @@ func (d *Driver) recover() error {
 	var changed []*Record
 	for _, r := range recs {
 		d.addJob(r)
+		d.cfg.Metrics.recovered(r)
 		switch r.State {
 		case Queued:
 			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
@@ -274,6 +279,7 @@ func (d *Driver) finish(r *Record, code int, reason string) {
 	default:
 		r.State, r.End = Failed, now
 	}
+	d.cfg.Metrics.moved(r, Running)
 }
 
 // Submit adds the specs whose names the store does not hold yet, in order,
@@ -296,6 +302,7 @@ func (d *Driver) Submit(specs []JobSpec) (int, error) {
 	}
 	for _, r := range add {
 		d.addJob(r)
+		d.cfg.Metrics.moved(r, "")
 		if r.State == Queued {
 			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
 		} else {
@@ -501,6 +508,7 @@ func (d *Driver) round() error {
 		j.Start, j.Attempt = hwmodel.Time(now), r.Attempt-1
 		d.tenants[j.Tenant].AllocatedMilliGPU += j.Req.TotalMilli()
 		d.events.Started = append(d.events.Started, dec.Job)
+		d.cfg.Metrics.moved(r, Queued)
 		starts = append(starts, r)
 	}
 	if len(decs) > 0 {

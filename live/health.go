@@ -379,6 +379,7 @@ func (d *Driver) markDown(rec DownGPU) error {
 	g := rec.Index
 	d.hs.down[g] = &rec
 	d.hs.ok[g] = 0
+	d.cfg.Metrics.SetGPUs(len(d.cfg.GPUs)-len(d.hs.down), len(d.hs.down))
 	if err := d.persistDown(); err != nil {
 		return err
 	}
@@ -428,6 +429,7 @@ func (d *Driver) markUp(g int) error {
 	rec := d.hs.down[g]
 	delete(d.hs.down, g)
 	delete(d.hs.ok, g)
+	d.cfg.Metrics.SetGPUs(len(d.cfg.GPUs)-len(d.hs.down), len(d.hs.down))
 	if err := d.persistDown(); err != nil {
 		return err
 	}

@@ -45,6 +45,13 @@ retries allow. A GPU down for not answering comes back after 3 answered
 heartbeats; one down for a critical error stays down until --gpu-up names
 it. Down GPUs are printed at the end; see docs/live.md.
 
+--metrics ADDR serves Prometheus metrics at http://ADDR/metrics while it
+runs (queue length, running jobs, completions and failures, wait and job
+completion time histograms, per-GPU utilisation and memory from NVML; none
+per GPU with --gpus-fake). Only a loopback address is accepted (":9400"
+means every interface) unless --metrics-public is given. A Grafana
+dashboard is in deploy/grafana/brigade-live.json; see docs/live.md.
+
 When the run ends (--exit-when-done, or SIGINT/SIGTERM), its results go to
 --out in brigade sim's format (summary.json, jobs.parquet/csv,
 attempts.parquet, timeseries and tenants files, run.json) plus events.csv
@@ -73,6 +80,8 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	done := fs.Bool("exit-when-done", false, "exit once no job is queued or running")
 	heartbeat := fs.Duration("heartbeat-interval", live.DefaultHeartbeat, "how often NVML is polled as each GPU's heartbeat; a GPU that does not answer or reports a critical XID/ECC error is marked down and its jobs rerun elsewhere (0: no health checks)")
 	gpusUp := fs.StringSlice("gpu-up", nil, "GPUs (UUIDs or indices) an operator has repaired: clear the down state --state keeps for them")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9400 (\"\": none)")
+	metricsPublic := fs.Bool("metrics-public", false, "allow a --metrics address that is not loopback (reachable from other machines)")
 	out := fs.String("out", "brigade-live-out", "`folder` for the results, written when the run ends (replaced atomically); \"\" writes none")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
@@ -97,6 +106,11 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 			return errors.New("NVML reports no GPUs on this machine")
 		}
 	}
+	lm, err := openLiveMetrics(*metricsAddr, *metricsPublic, *fake > 0, gpus, stderr)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
 	health, err := openLiveHealth(*heartbeat, *fake > 0, gpus, stderr)
 	if err != nil {
 		return err
@@ -105,14 +119,16 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 		defer health.Close()
 	}
 	d, err := live.Open(live.Config{GPUs: gpus, Policy: *policy, State: *state, LogDir: *logs,
-		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: stderr,
+		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: stderr, Metrics: lm.metrics(),
 		Health: health, HeartbeatInterval: *heartbeat, GPUsUp: *gpusUp})
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	lm.serve(ctx)
 	runErr := d.Run(ctx)
+	lm.close()
 	lat := slices.Clone(d.Latencies)
 	down := d.DownGPUs()
 	if err := d.Close(); err != nil && runErr == nil {
