@@ -1,0 +1,259 @@
+package serving
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+func TestParseExperimentSmall(t *testing.T) {
+	e, err := LoadExperiment("testdata/small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Cluster.Inline == nil || e.Cluster.Inline.Name != "h100x2" {
+		t.Fatalf("cluster = %+v", e.Cluster)
+	}
+	if e.Batch == nil || e.Batch.Synthetic == nil || e.Batch.Synthetic.Jobs != 40 || e.Batch.Synthetic.MaxDuration != hwmodel.Hour || e.Batch.Policy != "fcfs" {
+		t.Fatalf("batch = %+v", e.Batch)
+	}
+	if e.Seed != 3 || e.Spec.Horizon != 20*hwmodel.Minute || e.Spec.Bucket != hwmodel.Minute {
+		t.Fatalf("seed %d horizon %d bucket %d", e.Seed, e.Spec.Horizon, e.Spec.Bucket)
+	}
+	s := e.Spec.Services[0]
+	if s.Name != "chat" || s.GPUsPerReplica != 2 || s.Priority != 10 || s.Replica.MaxConcurrent != 16 || s.Replica.LoadTime != hwmodel.Minute {
+		t.Fatalf("service = %+v", s)
+	}
+	if s.Replicas != (ReplicaBounds{Initial: 2, Min: 1, Max: 4}) {
+		t.Fatalf("replicas = %+v", s.Replicas)
+	}
+	// Health: the given fields, the rest defaulted; enabled: false kept.
+	want := Health{Enabled: false, LatencyRatio: 2.5, EWMAWeight: DefaultEWMAWeight, MinRequests: DefaultMinRequests,
+		ConsecutiveErrors: DefaultConsecutiveErrors, EjectFor: hwmodel.Minute, ProbeRequests: DefaultProbeRequests,
+		MaxEjectedPct: DefaultMaxEjectedPct, LaneHeadroom: DefaultLaneHeadroom}
+	if s.Health != want {
+		t.Fatalf("health = %+v, want %+v", s.Health, want)
+	}
+	a := s.Autoscale
+	if a == nil || a.Metric != MetricConcurrency || a.Target != 8 || a.Interval != 30*hwmodel.Second || a.OnNoGPUs != Preempt || a.ScaleDownCooldown != DefaultScaleDownCooldown {
+		t.Fatalf("autoscale = %+v", a)
+	}
+	if len(s.Arrivals.Steps) != 1 || s.Arrivals.Steps[0] != (RateStep{At: 5 * hwmodel.Minute, For: 5 * hwmodel.Minute, Rate: 10}) {
+		t.Fatalf("steps = %+v", s.Arrivals.Steps)
+	}
+	c := s.Classes[0]
+	if c.Name != "interactive" || c.Weight != 3 || c.Priority != 1 || c.TTFTTarget != hwmodel.Second || c.E2ETarget != 20*hwmodel.Second ||
+		c.Timeout != time60s || c.InputTokens != (Dist{Kind: "lognormal", Mean: 500, Sigma: 0.5, Max: 4000}) {
+		t.Fatalf("class = %+v", c)
+	}
+	if s.Classes[1].Weight != 1 || s.Classes[1].InputTokens != (Dist{Kind: "uniform", Min: 100, Max: 2000}) {
+		t.Fatalf("class 1 = %+v", s.Classes[1])
+	}
+	if len(s.Incidents) != 1 || s.Incidents[0] != (Incident{At: 10 * hwmodel.Minute, Kind: "slow", Factor: 4}) {
+		t.Fatalf("incidents = %+v", s.Incidents)
+	}
+	if got := strings.Join(e.Names(), ","); got != "static,eject,autoscale+eject" {
+		t.Fatalf("names = %s", got)
+	}
+	// Variants are copies with overrides; the experiment is unchanged.
+	v0, v1, v2 := e.VariantSpec(0), e.VariantSpec(1), e.VariantSpec(2)
+	if v0.Services[0].Health.Enabled || v0.Services[0].Autoscale != nil || len(v0.Services[0].Incidents) != 1 {
+		t.Fatalf("static = %+v", v0.Services[0])
+	}
+	if !v1.Services[0].Health.Enabled || v1.Services[0].Autoscale != nil {
+		t.Fatalf("eject = %+v", v1.Services[0])
+	}
+	if !v2.Services[0].Health.Enabled || v2.Services[0].Autoscale == nil {
+		t.Fatalf("autoscale+eject = %+v", v2.Services[0])
+	}
+	v2.Services[0].Autoscale.Target = 99
+	v2.Services[0].Classes[0].Name = "x"
+	if e.Spec.Services[0].Autoscale.Target != 8 || e.Spec.Services[0].Classes[0].Name != "interactive" {
+		t.Fatal("VariantSpec shares memory with the experiment")
+	}
+	if err := e.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const time60s = 60 * hwmodel.Second
+
+// minimal is the smallest valid experiment; bad cases patch it.
+const minimal = `cluster: dgx-h100x64
+horizon: 10m
+services:
+  - name: svc
+    replica: {prefill_tokens_per_s: 1000, decode_tokens_per_s: 20, max_concurrent: 8}
+    replicas: {initial: 1}
+    arrivals: {rate: 1}
+    classes:
+      - name: c
+        input_tokens: {dist: constant, mean: 100}
+        output_tokens: {dist: constant, mean: 10}
+`
+
+func TestParseExperimentDefaults(t *testing.T) {
+	e, err := ParseExperiment([]byte(minimal), "min.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.Spec.Services[0]
+	if e.Spec.Bucket != DefaultBucket || e.Seed != 1 || e.Batch != nil || e.Cluster.Preset != "dgx-h100x64" {
+		t.Fatalf("%+v", e)
+	}
+	if s.Replicas != (ReplicaBounds{1, 1, 1}) || s.Routing != DefaultRouting || s.GPUsPerReplica != 1 || s.Health.Enabled || s.Health.LatencyRatio != 2 || s.Autoscale != nil {
+		t.Fatalf("%+v", s)
+	}
+	if s.Classes[0].Weight != 1 {
+		t.Fatalf("weight %g", s.Classes[0].Weight)
+	}
+	if got := e.Names(); len(got) != 1 || got[0] != "default" {
+		t.Fatalf("names %v", got)
+	}
+	// JSON reads the same.
+	j := `{"cluster": "dgx-h100x64", "horizon": "10m", "services": [{"name": "svc",
+	  "replica": {"prefill_tokens_per_s": 1000, "decode_tokens_per_s": 20, "max_concurrent": 8},
+	  "replicas": {"initial": 1}, "arrivals": {"rate": 1},
+	  "classes": [{"name": "c", "input_tokens": {"dist": "constant", "mean": 100}, "output_tokens": {"dist": "constant", "mean": 10}}]}]}`
+	ej, err := ParseExperiment([]byte(j), "min.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ej.Spec.Services[0].Replicas != s.Replicas || ej.Spec.Horizon != e.Spec.Horizon {
+		t.Fatalf("json %+v", ej.Spec.Services[0])
+	}
+}
+
+func TestParseExperimentErrors(t *testing.T) {
+	patch := func(old, new string) string {
+		if !strings.Contains(minimal, old) {
+			panic(old)
+		}
+		return strings.Replace(minimal, old, new, 1)
+	}
+	cases := []struct {
+		name, in string
+		want     []string
+	}{
+		{"empty", "", []string{"x.yaml: the file is empty"}},
+		{"syntax", "cluster: [", []string{"x.yaml:", "YAML"}},
+		{"not a mapping", "- 1\n", []string{"x.yaml:1: want a mapping with fields cluster"}},
+		{"unknown top", minimal + "horizn: 1h\n", []string{"x.yaml:12: horizn: unknown field", `did you mean "horizon"?`}},
+		{"duplicate", minimal + "horizon: 1h\n", []string{"x.yaml:12: horizon: appears twice (also on line 2)"}},
+		{"missing cluster", strings.Replace(minimal, "cluster: dgx-h100x64\n", "", 1), []string{"cluster: required field is missing"}},
+		{"unknown preset", patch("dgx-h100x64", "dgx-h100"), []string{`x.yaml:1: cluster: unknown preset "dgx-h100"`}},
+		{"bad duration", patch("horizon: 10m", "horizon: fast"), []string{`x.yaml:2: horizon: want a duration like "500ms", "90s" or "1h30m", got "fast"`}},
+		{"number duration", patch("horizon: 10m", "horizon: 600"), []string{`x.yaml:2: horizon: want a duration like "90s", "20m" or "1h30m", got number 600`}},
+		{"class ttft", patch("name: c\n", "name: c\n        ttft_target: fast\n"),
+			[]string{`x.yaml:10: services[0].classes[0].ttft_target: want a duration like "500ms", "90s" or "1h30m", got "fast"`}},
+		{"unknown service field", patch("    replicas:", "    replicaz: 1\n    replicas:"), []string{`services[0].replicaz: unknown field`, `did you mean "replica"?`}},
+		{"routing", patch("    replicas:", "    routing: random\n    replicas:"), []string{`x.yaml:6: services[0].routing: unknown routing "random" (known: round-robin, least-outstanding, latency-aware, priority-lanes)`}},
+		{"metric", patch("    replicas: {initial: 1}", "    replicas: {initial: 1, max: 3}\n    autoscale: {metric: qps, target: 2}"), []string{`x.yaml:7: services[0].autoscale.metric: unknown metric "qps"`}},
+		{"target missing", patch("    replicas: {initial: 1}", "    replicas: {initial: 1, max: 3}\n    autoscale: {metric: latency}"), []string{`services[0].autoscale.target: required field is missing`}},
+		{"dist kind", patch("dist: constant, mean: 100", "dist: normal, mean: 100"), []string{`x.yaml:10: services[0].classes[0].input_tokens.dist: unknown distribution "normal" (known: constant, exponential, lognormal, uniform)`}},
+		{"lognormal sigma", patch("dist: constant, mean: 100", "dist: lognormal, mean: 100"), []string{`services[0].classes[0].input_tokens.sigma: want the underlying normal's standard deviation`}},
+		{"replicas bounds", patch("initial: 1", "initial: 5, max: 3"), []string{`services[0].replicas.initial: want min (5) <= initial <= max (3), got 5`}},
+		{"string for int", patch("max_concurrent: 8", "max_concurrent: eight"), []string{`x.yaml:5: services[0].replica.max_concurrent: want a number, got "eight"`}},
+		{"fraction for int", patch("max_concurrent: 8", "max_concurrent: 8.5"), []string{`services[0].replica.max_concurrent: want a whole number, got 8.5`}},
+		{"zero concurrency", patch("max_concurrent: 8", "max_concurrent: 0"), []string{`x.yaml:5: services[0].replica.max_concurrent: want 1 to 1000000`}},
+		{"incident kind", minimal + "    incidents: [{at: 5m, kind: melt}]\n", []string{`x.yaml:12: services[0].incidents[0].kind: unknown incident kind "melt" (known: slow, fail)`}},
+		{"incident late", minimal + "    incidents: [{at: 2h, kind: slow, factor: 2}]\n", []string{`services[0].incidents[0].at: want a time within the horizon (10m0s), got 2h0m0s`}},
+		{"steps order", patch("arrivals: {rate: 1}", "arrivals: {rate: 1, steps: [{at: 5m, rate: 2}, {at: 1m, rate: 3}]}"), []string{`services[0].arrivals.steps[1].at: steps must be in time order`}},
+		{"trace and rate", patch("arrivals: {rate: 1}", "arrivals: {rate: 1, trace: r.csv}"), []string{`services[0].arrivals: a trace replaces rate and steps`}},
+		{"gpu model", patch("  - name: svc\n", "  - name: svc\n    gpu_model: H900\n"), []string{`services[0].gpu_model: unknown GPU model "H900"`}},
+		{"dup class", patch("    classes:\n", "    classes:\n      - name: c\n        input_tokens: {dist: constant, mean: 1}\n        output_tokens: {dist: constant, mean: 1}\n"), []string{`services[0].classes[1].name: "c" is already the name of classes[0]`}},
+		{"variant switch", minimal + "variants: [{name: a, health: maybe}]\n", []string{`x.yaml:12: variants[0].health: want on or off, got "maybe"`}},
+		{"variant autoscale", minimal + "variants: [{name: a, autoscale: on}]\n", []string{`variants[0].autoscale: no service declares an autoscale section`}},
+		{"variant dup", minimal + "variants: [{name: a}, {name: a}]\n", []string{`variants[1].name: "a" is already the name of variants[0]`}},
+		{"variant name", minimal + "variants: [{name: a/b}]\n", []string{`variants[0].name: want letters, digits`}},
+		{"batch both", minimal + "batch: {synthetic: {jobs: 3}, trace: t.csv}\n", []string{`batch: synthetic and trace are alternatives`}},
+		{"batch policy", minimal + "batch: {synthetic: {jobs: 3}, policy: lifo}\n", []string{`batch.policy: unknown policy "lifo"`}},
+		{"batch jobs", minimal + "batch: {synthetic: {load: 0.5}}\n", []string{`batch.synthetic.jobs: required field is missing`}},
+		{"inline cluster", strings.Replace(minimal, "cluster: dgx-h100x64", "cluster: {name: c, node_groups: [{name_prefix: n, count: 1, gpus_per_node: 8, gpu_model: H100, color: red}]}", 1),
+			[]string{`x.yaml:1: cluster.node_groups[0].color: unknown field`}},
+		{"two documents", minimal + "---\nseed: 2\n", []string{"x.yaml:12: a second YAML document"}},
+		{"several", strings.Replace(patch("horizon: 10m", "horizon: 0s"), "rate: 1}", "rate: -1}", 1), []string{"x.yaml:2: horizon: want a duration > 0", "x.yaml:7: services[0].arrivals.rate: want 0 to"}},
+		{"negative", patch("horizon: 10m", "horizon: 10m\nbucket: -1s"), []string{`x.yaml:3: bucket: want a duration >= 0, got "-1s"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseExperiment([]byte(c.in), "x.yaml")
+			if err == nil {
+				t.Fatalf("no error for\n%s", c.in)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n  %v\nwant it to contain\n  %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadExperimentFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("cluster.yaml", "name: tiny\nnode_groups: [{name_prefix: node, count: 1, gpu_model: H100, gpus_per_node: 8}]\n")
+	write("r.csv", TraceHeader+"\n1,c,10,10\n")
+	exp := strings.Replace(strings.Replace(minimal, "dgx-h100x64", "cluster.yaml", 1), "arrivals: {rate: 1}", "arrivals: {trace: r.csv}", 1)
+	e, err := LoadExperiment(write("e.yaml", exp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Cluster.Path != filepath.Join(dir, "cluster.yaml") || e.Spec.Services[0].Arrivals.Trace != filepath.Join(dir, "r.csv") {
+		t.Fatalf("paths not resolved against the file's folder: %+v %q", e.Cluster, e.Spec.Services[0].Arrivals.Trace)
+	}
+	if cs, err := e.Cluster.Spec(); err != nil || cs.Name != "tiny" {
+		t.Fatalf("cluster %v %v", cs, err)
+	}
+	_, err = LoadExperiment(write("bad.yaml", strings.Replace(exp, "r.csv", "missing.csv", 1)))
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:7: services[0].arrivals.trace:") || !strings.Contains(err.Error(), "missing.csv") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestValidateGoExperiment(t *testing.T) {
+	e, err := ParseExperiment([]byte(minimal), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.lines = nil
+	e.Spec.Services[0].Replica.MaxConcurrent = 0
+	err = e.Validate()
+	if err == nil || err.Error() != "services[0].replica.max_concurrent: want 1 to 1000000 requests, got 0" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func FuzzParseExperiment(f *testing.F) {
+	for _, s := range []string{minimal, "", "cluster: [", "a: &a [*a, *a]", "services: [{}]", "variants: [{name: x}]"} {
+		f.Add([]byte(s))
+	}
+	if b, err := os.ReadFile("testdata/small.yaml"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := ParseExperiment(data, "f.yaml")
+		if err != nil {
+			if e != nil {
+				t.Fatal("an experiment and an error")
+			}
+			return
+		}
+		for i := range e.Names() {
+			_ = e.VariantSpec(i)
+		}
+		if err := e.Validate(); err != nil {
+			t.Fatalf("parsed, then invalid: %v", err)
+		}
+	})
+}
