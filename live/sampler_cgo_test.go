@@ -3,6 +3,7 @@
 package live
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -69,5 +70,44 @@ func TestMetricsNVMLSampler(t *testing.T) {
 	bad[0].UUID = "GPU-missing"
 	if _, _, err := openSampler(s, bad); err == nil || !strings.Contains(err.Error(), "DeviceGetHandleByUUID") {
 		t.Errorf("openSampler with an unknown UUID: %v", err)
+	}
+}
+
+// TestMetricsLocalSampler reads this machine's real GPUs through NVML (a
+// machine without an NVIDIA driver must report ErrNoDriver).
+func TestMetricsLocalSampler(t *testing.T) {
+	gpus, err := DiscoverLocal()
+	if err != nil {
+		if !errors.Is(err, ErrNoDriver) {
+			t.Fatalf("DiscoverLocal: %v", err)
+		}
+		if _, _, err := OpenLocalSampler(nil); !errors.Is(err, ErrNoDriver) {
+			t.Errorf("OpenLocalSampler without a driver: %v, want ErrNoDriver", err)
+		}
+		t.Skipf("no driver here: %v", err)
+	}
+	s, closeFn, err := OpenLocalSampler(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	samples, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != len(gpus) {
+		t.Fatalf("%d samples for %d GPUs", len(samples), len(gpus))
+	}
+	for i, g := range samples {
+		if g.UUID != gpus[i].UUID || g.MemoryTotalBytes == 0 || g.MemoryUsedBytes > g.MemoryTotalBytes || g.Utilisation > 1 ||
+			(g.Utilisation < 0 && !gpus[i].MIGEnabled) {
+			t.Errorf("GPU %d: %+v", i, g)
+		}
+		t.Logf("%+v", g)
+	}
+	got := scrapeRegistry(t, NewMetrics(s))
+	key := `brigade_live_gpu_memory_total_bytes{gpu="0",model="` + gpus[0].Model + `",uuid="` + gpus[0].UUID + `"}`
+	if got[key] != float64(samples[0].MemoryTotalBytes) {
+		t.Errorf("%s = %v, want %v", key, got[key], samples[0].MemoryTotalBytes)
 	}
 }
