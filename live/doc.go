@@ -14,8 +14,16 @@
 // a restart after kill -9 re-adopts live processes (pid plus /proc start
 // time) and neither loses nor doubles a job. Time comes from an injected
 // Clock, converted to hwmodel.Time (µs since the state file's creation) at
-// the edge. MIG placement and the event log for replay are not built
-// yet.
+// the edge. MIG placement is not built yet.
+//
+// Export (export.go) turns the store's records, which keep every ended
+// attempt (Record.Attempts, appended by finish), into a results folder in
+// brigade sim's format (results' writers and Summarize: jobs, attempts,
+// time series, tenants, summary.json) plus events.csv, estimates.csv,
+// cluster.yaml and run.json, written into a temporary folder renamed into
+// place, so that brigade sim --replay and brigade fidelity read a live run
+// as they read a simulated one. ExportState does it from a state file
+// (the policy and GPUs are recorded in its meta bucket) after a crash.
 //
 // Health (health.go) watches the GPUs through a HealthSource: NVMLHealth
 // behind the cgo tag (one read-only GetUtilizationRates per GPU as the
