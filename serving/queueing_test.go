@@ -65,11 +65,11 @@ func mmcSpec(c int, lambda, mu float64, requests int, routing Routing) *Spec {
 // only to a free replica): the mean wait must match Erlang C.
 func TestErlangC(t *testing.T) {
 	cases := []struct {
-		c           int
-		lambda, mu  float64
-		requests    int
-		routing     Routing
-		seed        uint64
+		c          int
+		lambda, mu float64
+		requests   int
+		routing    Routing
+		seed       uint64
 	}{
 		{1, 0.5, 1, 400_000, LeastOutstanding, 1},
 		{4, 3.2, 1, 1_000_000, LeastOutstanding, 2},

@@ -120,8 +120,6 @@ func (v *Service) validate() error {
 				return fmt.Errorf("arrivals.steps[%d]: want at >= 0, for >= 0, rate >= 0", k)
 			}
 		}
-	} else {
-		return fmt.Errorf("arrivals.trace: request traces are not supported by this version of the engine")
 	}
 	if len(v.Classes) == 0 {
 		return fmt.Errorf("classes: want at least one class")
@@ -136,7 +134,7 @@ func (v *Service) validate() error {
 		if err := pos(fmt.Sprintf("classes[%d].weight", k), c.Weight); err != nil {
 			return err
 		}
-		if rm.ServiceTime == nil {
+		if rm.ServiceTime == nil && ar.Trace == "" {
 			if err := c.InputTokens.validate(); err != nil {
 				return fmt.Errorf("classes[%d].input_tokens: %v", k, err)
 			}

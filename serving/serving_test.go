@@ -1,0 +1,351 @@
+package serving
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/sim"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+const (
+	sec = hwmodel.Second
+	mnt = hwmodel.Minute
+)
+
+// llm is a 4-GPU LLM service with two classes and a burst from 5 to 15
+// requests per second. A replica serves about 2.4 requests per second
+// (16 slots, about 6.7 s per request), so 3 replicas carry the base load.
+func llm() Service {
+	return Service{
+		Name: "llm", GPUModel: "H100-80GB", GPUsPerReplica: 4, Priority: 10, Routing: LeastOutstanding,
+		Replica: ReplicaModel{PrefillTokensPerS: 10000, DecodeTokensPerS: 30, BatchSlowdown: 0.01, MaxConcurrent: 16,
+			LoadTime: 2 * mnt},
+		Replicas: ReplicaBounds{Initial: 3, Min: 3, Max: 10},
+		Arrivals: Arrivals{Rate: 5, Steps: []RateStep{{At: 20 * mnt, For: 20 * mnt, Rate: 15}}},
+		Classes: []Class{
+			{Name: "interactive", Weight: 1, Priority: 1, InputTokens: Dist{Kind: "lognormal", Mean: 500, Sigma: 1, Max: 8000},
+				OutputTokens: Dist{Kind: "lognormal", Mean: 150, Sigma: 0.7, Max: 1500},
+				TTFTTarget:   sec, E2ETarget: 20 * sec, Timeout: 60 * sec},
+			{Name: "bulk", Weight: 1, InputTokens: Dist{Kind: "uniform", Min: 200, Max: 3000},
+				OutputTokens: Dist{Kind: "exponential", Mean: 200, Max: 2000}, Timeout: 5 * mnt},
+		},
+	}
+}
+
+// busyBatch fills every GPU of the cluster with long, low-priority jobs
+// arriving at time 0.
+func busyBatch(gpus int, dur hwmodel.Time) *workloads.Workload {
+	h100, _ := hwmodel.LookupModel("H100-80GB")
+	w := &workloads.Workload{Tenants: []workloads.Tenant{{Name: "train", Weight: 1}}}
+	for i := 0; i < gpus/2; i++ {
+		w.Jobs = append(w.Jobs, workloads.Job{Name: fmt.Sprintf("train-%d", i), Tenant: "train", Duration: dur + hwmodel.Time(i)*sec,
+			Req: hwmodel.Request{GPUs: 2, GPUMilli: 1000, Models: hwmodel.Of(h100.ID)}})
+	}
+	return w
+}
+
+func run(t *testing.T, spec *Spec, c *hwmodel.Cluster, w *workloads.Workload) *Result {
+	t.Helper()
+	res, err := Run(Config{Spec: spec, Cluster: c, Batch: w, Seed: 3, Sim: func(sc *sim.Config) { sc.CheckInvariants = w != nil && len(w.Jobs) < 200 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func preempted(res *sim.Result) int {
+	n := 0
+	for _, o := range res.Jobs {
+		for _, a := range o.AttemptLog {
+			if a.Ended == sim.AttemptPreempted {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Scaling out on a full cluster: with preempt, replicas take GPUs from
+// lower-priority batch jobs at once (and the batch jobs rerun later); with
+// wait, they wait until batch jobs end and no job is preempted. Either way
+// every batch job ends and the engine's books (invariants) hold.
+func TestAutoscaleOnSharedCluster(t *testing.T) {
+	for _, mode := range []NoGPUs{Preempt, Wait} {
+		t.Run(string(mode), func(t *testing.T) {
+			svc := llm()
+			svc.Autoscale = &Autoscale{Metric: MetricConcurrency, Target: 12, Interval: 15 * sec,
+				ScaleUpCooldown: 30 * sec, ScaleDownCooldown: 5 * mnt, OnNoGPUs: mode}
+			spec := &Spec{Horizon: 80 * mnt, Services: []Service{svc}}
+			c := testCluster(t, 6, 8)
+			// 48 GPUs: the 3 initial replicas take 12 at t=0, batch the rest.
+			res := run(t, spec, c, busyBatch(36, 30*mnt))
+			s := res.Services[0]
+			if s.ScaleOuts == 0 || s.ScaleIns == 0 {
+				t.Fatalf("scale-outs %d, scale-ins %d: want both during and after the burst", s.ScaleOuts, s.ScaleIns)
+			}
+			p := preempted(res.Batch)
+			if int64(p) != s.Preempted || int64(p) != res.Batch.CoupledPreemptions {
+				t.Errorf("batch preempted attempts %d, service books %d, engine %d", p, s.Preempted, res.Batch.CoupledPreemptions)
+			}
+			for i, o := range res.Batch.Jobs {
+				if o.State != sim.Succeeded {
+					t.Errorf("batch job %d ended %s", i, o.State)
+				}
+			}
+			// The first replica asked for in the burst.
+			var burst *ReplicaResult
+			for k := range s.Replicas {
+				r := &s.Replicas[k]
+				if r.Requested >= 20*mnt {
+					burst = r
+					break
+				}
+			}
+			if burst == nil || burst.Placed < 0 {
+				t.Fatalf("no replica asked for and placed during the burst: %+v", s.Replicas)
+			}
+			if burst.Ready != burst.Placed+2*mnt {
+				t.Errorf("replica %d placed at %v, ready at %v: want the 2 min load time", burst.ID, burst.Placed, burst.Ready)
+			}
+			peak := 0
+			for _, b := range s.Series {
+				if b.Start >= 20*mnt && b.Start < 40*mnt {
+					peak = max(peak, b.ReplicasReady)
+				}
+			}
+			if peak < 6 {
+				t.Errorf("at most %d replicas ready during the burst, want >= 6", peak)
+			}
+			switch mode {
+			case Preempt:
+				if p == 0 || s.GPUWait != 0 || burst.Placed != burst.Requested {
+					t.Errorf("preempt: %d jobs preempted, GPU wait %v, burst replica asked at %v placed at %v: want preemptions and no wait",
+						p, s.GPUWait, burst.Requested, burst.Placed)
+				}
+			case Wait:
+				if p != 0 || s.GPUWait == 0 || burst.Placed < 30*mnt {
+					t.Errorf("wait: %d jobs preempted, GPU wait %v, burst replica placed at %v: want none, some wait, and no GPUs before the batch jobs end at 1800 s",
+						p, s.GPUWait, burst.Placed)
+				}
+			}
+			t.Logf("%s: scale-outs %d, preempted %d, GPU wait %.0f s, GPU-hours %.1f, interactive p99 %.1f s, errors %d timeouts %d",
+				mode, s.ScaleOuts, p, s.GPUWait.Seconds(), s.GPUHours, s.Classes[0].E2E.P99, s.All.Errors, s.All.Timeouts)
+		})
+	}
+}
+
+// A replica turned slow (4×) midway: with outlier ejection the gateway
+// takes it out of rotation, so the tail latency is far lower than without.
+func TestEjectionOfSlowReplica(t *testing.T) {
+	p99 := map[bool]float64{}
+	for _, on := range []bool{false, true} {
+		svc := llm()
+		svc.Replicas = ReplicaBounds{Initial: 4, Min: 4, Max: 4}
+		svc.Arrivals = Arrivals{Rate: 6}
+		svc.Health = Health{Enabled: on, EjectFor: mnt}
+		svc.Incidents = []Incident{{At: 10 * mnt, Replica: 2, Kind: "slow", Factor: 4}}
+		res := run(t, &Spec{Horizon: 40 * mnt, Services: []Service{svc}}, testCluster(t, 2, 8), nil)
+		s := res.Services[0]
+		p99[on] = s.All.E2E.P99
+		slow := s.Replicas[2]
+		if on && (s.Ejections == 0 || slow.Ejections == 0) {
+			t.Fatalf("health on: %d ejections (slow replica %d)", s.Ejections, slow.Ejections)
+		}
+		if !on && s.Ejections != 0 {
+			t.Fatalf("health off: %d ejections", s.Ejections)
+		}
+		for _, r := range s.Replicas {
+			if r.ID != 2 && r.Ejections != 0 {
+				t.Errorf("healthy replica %d ejected %d times", r.ID, r.Ejections)
+			}
+		}
+		t.Logf("health %v: ejections %d, slow replica served %d of %d, E2E p99 %.1f s", on, s.Ejections, slow.Completed, s.All.Completed, s.All.E2E.P99)
+	}
+	if p99[true] > 0.7*p99[false] {
+		t.Errorf("E2E p99 with ejection %.1f s, without %.1f s: want ejection to cut the tail", p99[true], p99[false])
+	}
+}
+
+// A failed replica answers every request at once with an error; least
+// outstanding keeps choosing it (it is always empty): without ejection it
+// swallows traffic until it restarts, with ejection after 5 errors.
+func TestFailedReplicaBlackHole(t *testing.T) {
+	errs := map[bool]int64{}
+	for _, on := range []bool{false, true} {
+		svc := llm()
+		svc.Replicas = ReplicaBounds{Initial: 3, Min: 3, Max: 3}
+		svc.Arrivals = Arrivals{Rate: 5}
+		svc.Health = Health{Enabled: on, EjectFor: 10 * mnt}
+		svc.Incidents = []Incident{{At: 5 * mnt, Replica: 0, Kind: "fail", RestartAfter: 5 * mnt}}
+		res := run(t, &Spec{Horizon: 30 * mnt, Services: []Service{svc}}, testCluster(t, 2, 8), nil)
+		s := res.Services[0]
+		errs[on] = s.All.Errors
+		r := s.Replicas[0]
+		if on && r.Ejections != 1 {
+			t.Errorf("health on: failed replica ejected %d times, want 1", r.Ejections)
+		}
+		if r.Failed != s.All.Errors {
+			t.Errorf("errors %d, failed on replica 0: %d", s.All.Errors, r.Failed)
+		}
+	}
+	// With ejection: its requests in flight at the failure, then 5 errors.
+	if errs[true] > 16+5 || errs[false] < 10*errs[true] {
+		t.Errorf("errors with ejection %d, without %d", errs[true], errs[false])
+	}
+	t.Logf("errors: without ejection %d, with %d", errs[false], errs[true])
+}
+
+// Priority lanes keep high-priority requests moving under overload: their
+// queue wait is far below the low-priority class's.
+func TestPriorityLanes(t *testing.T) {
+	svc := llm()
+	svc.Routing = PriorityLanes
+	svc.Replicas = ReplicaBounds{Initial: 2, Min: 2, Max: 2}
+	svc.Arrivals = Arrivals{Rate: 6} // 3 per class; the 2 replicas serve about 4.8
+	res := run(t, &Spec{Horizon: 20 * mnt, Services: []Service{svc}}, testCluster(t, 1, 8), nil)
+	hi, lo := res.Services[0].Classes[0], res.Services[0].Classes[1]
+	if hi.QueueWait.Mean*5 > lo.QueueWait.Mean || hi.Timeouts > lo.Timeouts {
+		t.Errorf("queue wait high %.2f s (timeouts %d), low %.2f s (timeouts %d)", hi.QueueWait.Mean, hi.Timeouts, lo.QueueWait.Mean, lo.Timeouts)
+	}
+	for _, c := range res.Services[0].Classes {
+		if c.Requests != c.Completed+c.Errors+c.Timeouts+c.Unfinished {
+			t.Errorf("class %s books do not balance: %+v", c.Name, c)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	mk := func() *Result {
+		svc := llm()
+		svc.Health = Health{Enabled: true}
+		svc.Autoscale = &Autoscale{Metric: MetricLatency, Target: 15, OnNoGPUs: Preempt}
+		svc.Incidents = []Incident{{At: 25 * mnt, Replica: 1, Kind: "slow", Factor: 3}}
+		return run(t, &Spec{Horizon: 60 * mnt, Services: []Service{svc}}, testCluster(t, 4, 8), busyBatch(24, 40*mnt))
+	}
+	a, b := mk(), mk()
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two runs with the same inputs differ")
+	}
+}
+
+func TestRateSchedule(t *testing.T) {
+	a := Arrivals{Rate: 50, Steps: []RateStep{{At: 30 * mnt, For: 20 * mnt, Rate: 500}, {At: 90 * mnt, Rate: 0}}}
+	h := 2 * hwmodel.Hour
+	cases := []struct {
+		t    hwmodel.Time
+		rate float64
+		end  hwmodel.Time
+	}{
+		{0, 50, 30 * mnt}, {30*mnt - 1, 50, 30 * mnt}, {30 * mnt, 500, 50 * mnt},
+		{50 * mnt, 50, 90 * mnt}, {95 * mnt, 0, h},
+	}
+	for _, c := range cases {
+		if r, e := a.rateAt(c.t, h); r != c.rate || e != c.end {
+			t.Errorf("rateAt(%v) = %v until %v, want %v until %v", c.t, r, e, c.rate, c.end)
+		}
+	}
+	// The generated counts follow the schedule.
+	s := stream{rng: rand.New(rand.NewPCG(1, 2)), share: 1}
+	var n [3]int
+	for at, ok := s.next(&a, 0, h); ok; at, ok = s.next(&a, at, h) {
+		switch {
+		case at < 30*mnt:
+			n[0]++
+		case at < 50*mnt:
+			n[1]++
+		case at >= 90*mnt:
+			n[2]++
+		}
+	}
+	for k, want := range []float64{50 * 1800, 500 * 1200, 0} {
+		if math.Abs(float64(n[k])-want) > 4*math.Sqrt(want)+0.5 {
+			t.Errorf("segment %d: %d arrivals, want %.0f ± 4σ", k, n[k], want)
+		}
+	}
+}
+
+func TestHistogramQuantiles(t *testing.T) {
+	h := newHist(7)
+	for v := int64(1); v <= 1_000_000; v++ {
+		h.add(v * 37)
+	}
+	for _, q := range []float64{0.5, 0.95, 0.99} {
+		want := q * 37e6
+		if got := h.quantile(q); math.Abs(got-want)/want > 0.008 {
+			t.Errorf("q%.2f = %.0f, want %.0f within 0.8%%", q, got, want)
+		}
+	}
+	for _, v := range []int64{1, 255, 256, 257, 1 << 20, 1<<40 + 12345, math.MaxInt64} {
+		i := h.index(v)
+		if mid := h.value(i); math.Abs(mid-float64(v))/float64(v) > 1.0/128 {
+			t.Errorf("value %d in bucket %d of midpoint %.0f", v, i, mid)
+		}
+	}
+}
+
+func TestRequestTrace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "req.csv")
+	data := "time_s,class,input_tokens,output_tokens\n0.5,interactive,100,10\n1.0,bulk,200,20\n1.5,interactive,300,30\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svc := llm()
+	svc.Arrivals = Arrivals{Trace: path}
+	res := run(t, &Spec{Horizon: 10 * mnt, Services: []Service{svc}}, testCluster(t, 1, 8), nil)
+	s := res.Services[0]
+	if s.Classes[0].Completed != 2 || s.Classes[1].Completed != 1 {
+		t.Fatalf("completed %d and %d, want 2 and 1", s.Classes[0].Completed, s.Classes[1].Completed)
+	}
+	// 100 tokens prefill at 10k tok/s: 10 ms to the first token.
+	if got := s.Classes[0].TTFT.Max; math.Abs(got-0.03) > 0.001 {
+		t.Errorf("TTFT max %.4f s, want 0.03 (300 tokens at 10k tok/s)", got)
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("time_s,class,input_tokens,output_tokens\n0.5,nosuch,1,1\n"), 0o644)
+	svc.Arrivals = Arrivals{Trace: bad}
+	_, err := Run(Config{Spec: &Spec{Horizon: mnt, Services: []Service{svc}}, Cluster: testCluster(t, 1, 8)})
+	if err == nil || !strings.Contains(err.Error(), "bad.csv:2") || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("unknown class: error %v, want one naming bad.csv:2 and the class", err)
+	}
+}
+
+// BenchmarkDay500rps simulates a day of traffic at 500 requests per second
+// (43.2 million requests) to 24 replicas of a chat model (one GPU each, up
+// to 128 requests at once, about 60 % busy), with outlier detection on; it
+// reports requests simulated per second. BRIGADE_BENCH_HOURS shortens the
+// day.
+func BenchmarkDay500rps(b *testing.B) {
+	svc := llm()
+	svc.Name, svc.GPUsPerReplica = "chat-8b", 1
+	svc.Replica = ReplicaModel{PrefillTokensPerS: 20000, DecodeTokensPerS: 60, BatchSlowdown: 0.002, MaxConcurrent: 128}
+	svc.Replicas = ReplicaBounds{Initial: 24, Min: 24, Max: 24}
+	svc.Arrivals = Arrivals{Rate: 500}
+	svc.Health = Health{Enabled: true}
+	hours := 24
+	if v := os.Getenv("BRIGADE_BENCH_HOURS"); v != "" {
+		fmt.Sscan(v, &hours)
+	}
+	spec := &Spec{Horizon: hwmodel.Time(hours) * hwmodel.Hour, Services: []Service{svc}}
+	for b.Loop() {
+		res, err := Run(Config{Spec: spec, Cluster: testCluster(b, 3, 8), Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := res.Services[0]
+		if s.All.Timeouts+s.All.Errors > s.All.Requests/1000 {
+			b.Fatalf("the service is overloaded: %d timeouts, %d errors of %d requests", s.All.Timeouts, s.All.Errors, s.All.Requests)
+		}
+		b.ReportMetric(float64(res.Requests), "requests")
+		b.ReportMetric(float64(res.Requests)/b.Elapsed().Seconds(), "requests/s")
+		b.ReportMetric(s.Saturation, "saturation")
+	}
+}
