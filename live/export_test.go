@@ -312,3 +312,42 @@ func TestExportGPUDown(t *testing.T) {
 		t.Errorf("%d gpu_down lines in\n%s", n, b)
 	}
 }
+
+// Jobs still queued or running when the run stops are cut at opt.Now.
+func TestExportCutsUnfinishedJobs(t *testing.T) {
+	dir := t.TempDir()
+	recs := []*Record{
+		{ID: 0, Spec: JobSpec{Name: "run", Command: "x", GPUs: 1}, State: Running, Attempt: 2, Submit: 0, Queued: 3e6, Start: 4e6,
+			GPUs: []int{0}, Milli: 1000, Attempts: []AttemptRecord{{Queued: 0, Start: 1e6, End: 3e6, GPUs: []int{0}, Milli: 1000, Exit: 1}}},
+		{ID: 1, Spec: JobSpec{Name: "wait", Command: "x", GPUs: 1}, State: Queued, Submit: 2e6, Queued: 2e6},
+	}
+	out := filepath.Join(dir, "out")
+	if err := Export(recs, ExportOptions{Policy: "fcfs", GPUs: FakeGPUs(1), Now: 10e6}, out); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := parquet.ReadFile[results.JobRow](filepath.Join(out, "jobs.parquet"))
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("%v %v", jobs, err)
+	}
+	r, w := jobs[0], jobs[1]
+	if r.State != "running" || r.Attempts != 2 || r.StartS != 1 || r.EndS != 10 || r.RunS != 2 || r.WaitS != 2 || r.LostS != 2 {
+		t.Errorf("running job %+v", r)
+	}
+	if w.State != "queued" || w.Attempts != 0 || w.StartS != 10 || w.EndS != 10 || w.BoundedSlowdown != nil {
+		t.Errorf("queued job %+v", w)
+	}
+	atts, _ := parquet.ReadFile[results.AttemptRow](filepath.Join(out, "attempts.parquet"))
+	if len(atts) != 2 || atts[0].Ended != "failed" || atts[1].Ended != "running" || atts[1].EndS != -0.000001 || atts[1].RunS != 0 {
+		t.Errorf("attempts %+v", atts)
+	}
+	var sums []results.Summary
+	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if json.Unmarshal(b, &sums) != nil || sums[0].JobsSucceeded != 0 || sums[0].JobsFailed != 0 || sums[0].JobsSubmitted != 2 {
+		t.Errorf("summary %s", b)
+	}
+	// The timeline runs to Now: GPU 0 held 1-3 s and 4-10 s.
+	ts, _ := parquet.ReadFile[results.TimeseriesRow](filepath.Join(out, "timeseries.parquet"))
+	if len(ts) != 1 || math.Abs(ts[0].CoveredS-10) > 1e-9 || math.Abs(ts[0].AllocatedGPUs-0.8) > 1e-9 {
+		t.Errorf("timeseries %+v", ts)
+	}
+}
