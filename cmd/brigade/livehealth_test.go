@@ -26,7 +26,7 @@ func TestLiveHealthFakeGPU(t *testing.T) {
 	state := filepath.Join(dir, "s.db")
 	var stdout, stderr bytes.Buffer
 	args := []string{"live", "--jobs", jobs, "--gpus-fake", "2", "--state", state, "--logs", filepath.Join(dir, "logs"),
-		"--tick", "10ms", "--heartbeat-interval", "10ms", "--exit-when-done", "--out", filepath.Join(dir, "out")}
+		"--tick", "10ms", "--heartbeat-interval", "10ms", "--exit-when-done"}
 	if code := mainWithArgs(args, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
