@@ -16,8 +16,9 @@ was killed, or to look at a run in progress from a copy of its state file.
 Jobs still queued or running are cut at the present time (state queued or
 running in jobs.csv). The policy and GPUs come from the state file (state
 files of older versions record neither: give --policy, and --gpus-fake N
-with the number of GPUs; their model is then taken as an H100). The state file must not be in use by
-a running brigade live (bbolt allows one process).`
+with the number of GPUs; their model is then taken as an H100). The state
+file must not be in use by a running brigade live (bbolt allows one
+process).`
 
 const liveExportExamples = `  brigade live export --state brigade-state.db --out brigade-live-out
   brigade sim --replay brigade-live-out --out replay-out
