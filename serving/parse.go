@@ -18,6 +18,7 @@ import (
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -1142,32 +1143,7 @@ func (e *Experiment) fillDefaults() {
 
 // fillHealthDefaults fills the zero fields of h with the defaults that
 // Health's comments give.
-func fillHealthDefaults(h *Health) {
-	if h.LatencyRatio == 0 {
-		h.LatencyRatio = DefaultLatencyRatio
-	}
-	if h.EWMAWeight == 0 {
-		h.EWMAWeight = DefaultEWMAWeight
-	}
-	if h.MinRequests == 0 {
-		h.MinRequests = DefaultMinRequests
-	}
-	if h.ConsecutiveErrors == 0 {
-		h.ConsecutiveErrors = DefaultConsecutiveErrors
-	}
-	if h.EjectFor == 0 {
-		h.EjectFor = DefaultEjectFor
-	}
-	if h.ProbeRequests == 0 {
-		h.ProbeRequests = DefaultProbeRequests
-	}
-	if h.MaxEjectedPct == 0 {
-		h.MaxEjectedPct = DefaultMaxEjectedPct
-	}
-	if h.LaneHeadroom == 0 {
-		h.LaneHeadroom = DefaultLaneHeadroom
-	}
-}
+func fillHealthDefaults(h *Health) { *h = h.withDefaults() }
 
 // The distribution kinds of Dist.Kind.
 const (
@@ -1322,6 +1298,15 @@ func (e *Experiment) Validate() error {
 			p.add(vp+".incidents", "no service declares incidents")
 		}
 	}
+	if len(p.errs) == 0 {
+		// The engine's own checks, as a backstop: what passes here must
+		// pass Run's.
+		for i, name := range e.Names() {
+			if err := e.VariantSpec(i).Validate(); err != nil {
+				p.add("", "variant %s: %v", name, err)
+			}
+		}
+	}
 	return p.err()
 }
 
@@ -1390,7 +1375,7 @@ func (b *Batch) Workload(gpus int, seed uint64) (*workloads.Workload, string, er
 		}
 		w.FillEstimates()
 		last := w.Jobs[len(w.Jobs)-1].Submit
-		return w, fmt.Sprintf("synthetic: %d jobs at load %g arriving over %s, seed %d", s.Jobs, s.Load, fmtDur(last), seed), nil
+		return w, fmt.Sprintf("synthetic: %d jobs at load %g arriving over %s, seed %d", s.Jobs, s.Load, results.HumanDuration(last.Seconds()), seed), nil
 	}
 	w, err := workloads.ReadFile(b.Trace, b.Format)
 	if err != nil {

@@ -1,0 +1,266 @@
+package main
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/runner"
+	"github.com/brigadesim/brigade/serving"
+	"github.com/brigadesim/brigade/sim"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// embeddedServingExample is examples/serving/burst.yaml, copied here
+// because go:embed cannot reach above the package's folder; a test keeps
+// the two identical. brigade serve runs it when given no file.
+//
+//go:embed embedded/serving-burst.yaml
+var embeddedServingExample []byte
+
+// servingExampleName is the embedded example's name in errors and tables.
+const servingExampleName = "examples/serving/burst.yaml"
+
+const serveUsage = `Usage: brigade serve [EXPERIMENT.yaml] [flags]
+
+Simulates inference services beside batch training jobs on one shared
+cluster (docs/serving.md). The experiment file names the cluster, the batch
+workload, the services (replica model, replicas, routing, outlier ejection,
+autoscaling, request classes with their targets, arrivals by a rate
+schedule or a request trace, incidents) and the variants to compare.
+
+It runs the batch-only baseline (the same cluster, batch jobs and policy
+without any service) and every variant (in parallel; results in the file's
+order), prints one row per variant, service and class (throughput, TTFT
+and end-to-end p50/p99, error rate, SLO attainment, GPU-hours, mean
+replicas, scale-outs, ejections, batch attempts preempted and the batch
+jobs' extra mean wait against the baseline), and writes into --out:
+serving_summary.json, serving_timeseries.csv, replicas.csv and plots/
+(e2e-p99, replicas, error-rate as PNG and SVG). Nothing is written when a
+run fails.
+
+With no file it runs the shipped example, examples/serving/burst.yaml
+(embedded): a 50 -> 500 rps burst on a cluster busy with training jobs,
+with and without autoscaling and outlier ejection, one replica turned slow
+midway.`
+
+const serveExamples = `  brigade serve
+  brigade serve examples/serving/burst.yaml --out serving-out
+  brigade serve my-experiment.yaml --seed 7 --quiet
+`
+
+type serveFlags struct {
+	out     string
+	seed    uint64
+	quiet   bool
+	noPlots bool
+	check   bool
+}
+
+func runServe(args []string, stdout, stderr io.Writer) error {
+	var f serveFlags
+	fset := newFlagSet("serve", serveUsage, serveExamples)
+	fset.StringVar(&f.out, "out", "serving-out", "results `directory` (created if missing; files in it are replaced)")
+	fset.Uint64Var(&f.seed, "seed", 0, "root seed, replacing the file's seed: request streams and a synthetic batch workload without its own seed draw from it")
+	fset.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table")
+	fset.BoolVar(&f.noPlots, "no-plots", false, "do not draw the plots into --out/plots/")
+	fset.BoolVar(&f.check, "check-invariants", false, "re-check the batch engine's invariants after every event (slow)")
+	if err := fset.FlagSet.Parse(args); err != nil {
+		return fset.parse(args, stdout) // help and flag errors, as every command reports them
+	}
+	if fset.NArg() > 1 {
+		return usageError{fmt.Errorf("want at most one experiment file, got %d arguments", fset.NArg())}
+	}
+	var (
+		exp *serving.Experiment
+		err error
+	)
+	if fset.NArg() == 1 {
+		exp, err = serving.LoadExperiment(fset.Arg(0))
+	} else {
+		exp, err = serving.ParseExperiment(embeddedServingExample, servingExampleName)
+	}
+	if err != nil {
+		return err
+	}
+	if fset.Changed("seed") {
+		exp.Seed = f.seed
+	}
+	rs, err := runExperiment(exp, f, stderr)
+	if err != nil {
+		return err
+	}
+	if err := writeServeOutputs(f, rs); err != nil {
+		return err
+	}
+	if err := serving.FormatTable(stdout, rs); err != nil {
+		return err
+	}
+	if !f.quiet {
+		fmt.Fprintf(stderr, "brigade serve: wrote %s and plots/ to %s\n", strings.Join(serving.Files, ", "), f.out)
+	}
+	return nil
+}
+
+// runExperiment runs the batch-only baseline and every variant of exp,
+// all at once up to GOMAXPROCS, and returns them in the experiment's
+// order.
+func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*serving.RunSet, error) {
+	spec, err := exp.Cluster.Spec()
+	if err != nil {
+		return nil, err
+	}
+	probe, err := spec.Build()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		w        *workloads.Workload
+		workload string
+	)
+	if exp.Batch != nil {
+		if w, workload, err = exp.Batch.Workload(probe.TotalGPUs(), exp.Seed); err != nil {
+			return nil, err
+		}
+	}
+	name := strings.TrimSuffix(filepath.Base(exp.File), filepath.Ext(exp.File))
+	rs := &serving.RunSet{Experiment: name, Cluster: fmt.Sprintf("%s (%d GPUs)", spec.Name, probe.TotalGPUs()), Workload: workload, Seed: exp.Seed}
+	names := exp.Names()
+	rs.Variants = make([]serving.VariantRun, len(names))
+	if !f.quiet {
+		batch := "no batch jobs"
+		if w != nil {
+			batch = fmt.Sprintf("%s under %s", workload, policyLabel(exp.Batch))
+		}
+		fmt.Fprintf(stderr, "brigade serve: %s on %s; batch: %s; variants %s\n", exp.File, rs.Cluster, batch, strings.Join(names, ", "))
+	}
+
+	type job struct {
+		name string
+		run  func() error
+	}
+	jobs := make([]job, 0, len(names)+1)
+	if w != nil {
+		jobs = append(jobs, job{"baseline", func() error {
+			runs, err := runner.Run(runner.Spec{
+				Workload: w, WorkloadName: workload, NewCluster: spec.Build, ClusterName: spec.Name,
+				Policies: []string{exp.Batch.Policy}, Options: exp.Batch.PolicyOptions(), Seed: exp.Seed,
+				CheckInvariants: f.check,
+			})
+			if err != nil {
+				return err
+			}
+			rs.Baseline = runs[0].Engine
+			return nil
+		}})
+	}
+	for i, n := range names {
+		jobs = append(jobs, job{"variant " + n, func() error {
+			c, err := spec.Build()
+			if err != nil {
+				return err
+			}
+			cfg := serving.Config{Spec: exp.VariantSpec(i), Cluster: c, Seed: exp.Seed}
+			if w != nil {
+				// Each run gets its own copy of the jobs and its own policy.
+				cfg.Batch = &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants}
+				if cfg.Policy, err = policies.New(exp.Batch.Policy, exp.Batch.PolicyOptions()); err != nil {
+					return err
+				}
+			}
+			if f.check {
+				cfg.Sim = func(c *sim.Config) { c.CheckInvariants = true }
+			}
+			res, err := serving.Run(cfg)
+			if err != nil {
+				return err
+			}
+			rs.Variants[i] = serving.VariantRun{Name: n, Result: res}
+			return nil
+		}})
+	}
+	bar := newProgress(stderr, f.quiet, "brigade serve", "runs", len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for k, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := j.run(); err != nil {
+				errs[k] = fmt.Errorf("%s: %w", j.name, err)
+			}
+			mu.Lock()
+			bar.Add()
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	bar.Done()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+func policyLabel(b *serving.Batch) string {
+	if b.Backfill {
+		return b.Policy + "+bf"
+	}
+	return b.Policy
+}
+
+// writeServeOutputs writes every file into a fresh folder beside --out,
+// then moves them into --out, so that a failed write leaves no partial
+// results (and no --out folder that was not there before).
+func writeServeOutputs(f serveFlags, rs *serving.RunSet) error {
+	out := filepath.Clean(f.out)
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := serving.WriteRunSet(tmp, rs); err != nil {
+		return err
+	}
+	files := append([]string(nil), serving.Files...)
+	if !f.noPlots {
+		plots, err := serving.WritePlots(filepath.Join(tmp, "plots"), rs)
+		if err != nil {
+			return err
+		}
+		for _, p := range plots {
+			files = append(files, filepath.Join("plots", p))
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
+		return os.Rename(tmp, out)
+	}
+	for _, p := range files {
+		dst := filepath.Join(out, p)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(tmp, p), dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
