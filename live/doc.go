@@ -14,7 +14,8 @@
 // a restart after kill -9 re-adopts live processes (pid plus /proc start
 // time) and neither loses nor doubles a job. Time comes from an injected
 // Clock, converted to hwmodel.Time (µs since the state file's creation) at
-// the edge. MIG placement is not built yet.
+// the edge. MIG jobs run on the MIG instances that exist (mig.go): the
+// layouts NVML reports become the cluster's static MIG layouts.
 //
 // Export (export.go) turns the store's records, which keep every ended
 // attempt (Record.Attempts, appended by finish), into a results folder in

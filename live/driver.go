@@ -88,6 +88,9 @@ type Driver struct {
 	tenants  []policies.Tenant
 	tenantOf map[string]int
 	place    map[int32]hwmodel.Placement
+	// migUUIDs[g][k] is the MIG device UUID of instance k of GPU g, in the
+	// order of the cluster's layout (nil for GPUs without MIG).
+	migUUIDs [][]string
 	adopted  map[int32]bool
 	events   policies.Events
 	reserved []hwmodel.Placement
@@ -131,9 +134,22 @@ func Open(cfg Config) (*Driver, error) {
 		m, _ := hwmodel.LookupModel("H100-80GB")
 		model = m.ID
 	}
-	cl, err := hwmodel.NewCluster([]hwmodel.Node{{Name: "local", Model: model, GPUs: len(cfg.GPUs), CPUMilli: 1 << 40, MemoryMiB: 1 << 40}})
+	node := hwmodel.Node{Name: "local", Model: model, GPUs: len(cfg.GPUs), CPUMilli: 1 << 40, MemoryMiB: 1 << 40}
+	migUUIDs, noInstances, err := migLayouts(&node, cfg.GPUs)
 	if err != nil {
 		return nil, err
+	}
+	cl, err := hwmodel.NewCluster([]hwmodel.Node{node})
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range noInstances {
+		// MIG is on but no instance exists: nothing can run there, and
+		// live mode does not create instances.
+		if err := cl.Allocate(hwmodel.Placement{{Node: 0, GPUs: 1 << g, Milli: hwmodel.MilliPerGPU}}); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(cfg.Log, "live: GPU %d has MIG enabled but no GPU instances; it is not used\n", g)
 	}
 	pol, err := policies.New(cfg.Policy, policies.Options{})
 	if err != nil {
@@ -146,7 +162,7 @@ func Open(cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: cfg, st: st, cluster: cl, policy: pol, names: map[string]int32{}, tenantOf: map[string]int{},
+	d := &Driver{cfg: cfg, st: st, cluster: cl, policy: pol, migUUIDs: migUUIDs, names: map[string]int32{}, tenantOf: map[string]int{},
 		place: map[int32]hwmodel.Placement{}, adopted: map[int32]bool{}, wake: make(chan struct{}, 1), dead: make(chan struct{})}
 	cfg.Metrics.SetGPUs(len(cfg.GPUs), 0)
 	var e [8]byte
@@ -237,7 +253,7 @@ func (d *Driver) recover() error {
 			if alive && d.cluster.Allocate(p) == nil {
 				d.place[r.ID] = p
 				d.adopted[r.ID] = true
-				d.tenants[d.jobs[r.ID].Tenant].AllocatedMilliGPU += d.jobs[r.ID].Req.TotalMilli()
+				d.tenants[d.jobs[r.ID].Tenant].AllocatedMilliGPU += shareMilli(p)
 				d.events.Started = append(d.events.Started, policies.JobID(r.ID))
 				fmt.Fprintf(d.cfg.Log, "live: re-adopted %s (pid %d)\n", r.Spec.Name, r.PID)
 				continue
@@ -259,6 +275,9 @@ func (d *Driver) placementOf(r *Record) hwmodel.Placement {
 	}
 	if mask == 0 {
 		return hwmodel.Placement{{Node: 0}}
+	}
+	if r.MIGInstance > 0 && len(r.GPUs) == 1 {
+		return hwmodel.Placement{d.cluster.MIGShare(0, r.GPUs[0], r.MIGInstance-1, 0, 0)}
 	}
 	return hwmodel.Placement{{Node: 0, GPUs: mask, Milli: r.Milli}}
 }
@@ -294,6 +313,8 @@ func (d *Driver) Submit(specs []JobSpec) (int, error) {
 		r := &Record{ID: int32(len(d.recs) + len(add)), Spec: s, State: Queued, Submit: now, Queued: now, Exit: -1}
 		if err := d.cluster.Satisfiable(s.request()); err != nil {
 			r.State, r.End, r.Reason = Failed, now, "never fits this machine: "+err.Error()
+		} else if reason := d.servable(s.request()); reason != "" {
+			r.State, r.End, r.Reason = Failed, now, "never fits this machine: "+reason
 		}
 		add = append(add, r)
 	}
@@ -417,7 +438,7 @@ func (d *Driver) release(id int32) {
 		d.cluster.Release(p)
 		delete(d.place, id)
 		j := d.jobs[id]
-		d.tenants[j.Tenant].AllocatedMilliGPU -= j.Req.TotalMilli()
+		d.tenants[j.Tenant].AllocatedMilliGPU -= shareMilli(p)
 	}
 	delete(d.adopted, id)
 	d.events.Ended = append(d.events.Ended, policies.JobID(id))
@@ -480,9 +501,12 @@ func (d *Driver) round() error {
 			reason = "live mode applies only Start decisions"
 		case dec.Job < 0 || int(dec.Job) >= len(d.recs) || d.recs[dec.Job].State != Queued:
 			reason = "job is not queued"
-		case len(dec.Placement) != 1 || dec.Placement[0].Node != 0 || dec.Placement[0].Instance != 0:
+		case len(dec.Placement) != 1 || dec.Placement[0].Node != 0:
 			reason = "placement is not one share on the local node"
 		default:
+			reason = d.checkMIG(d.jobs[dec.Job].Req, dec.Placement[0])
+		}
+		if reason == "" {
 			if err := d.cluster.Allocate(dec.Placement); err != nil {
 				reason = err.Error()
 			}
@@ -500,13 +524,13 @@ func (d *Driver) round() error {
 				r.GPUs = append(r.GPUs, g)
 			}
 		}
-		r.Milli, r.State, r.Start, r.PID, r.PIDStart = s.Milli, Running, now, 0, 0
+		r.Milli, r.MIGInstance, r.State, r.Start, r.PID, r.PIDStart = s.Milli, s.Instance, Running, now, 0, 0
 		r.Attempt++
 		r.Runs++
 		d.place[r.ID] = dec.Placement
 		j := d.jobs[r.ID]
 		j.Start, j.Attempt = hwmodel.Time(now), r.Attempt-1
-		d.tenants[j.Tenant].AllocatedMilliGPU += j.Req.TotalMilli()
+		d.tenants[j.Tenant].AllocatedMilliGPU += shareMilli(dec.Placement)
 		d.events.Started = append(d.events.Started, dec.Job)
 		d.cfg.Metrics.moved(r, Queued)
 		starts = append(starts, r)
@@ -559,6 +583,9 @@ func (d *Driver) launch(r *Record) error {
 	uuids := make([]string, len(r.GPUs))
 	for i, g := range r.GPUs {
 		uuids[i] = d.cfg.GPUs[g].UUID
+		if r.MIGInstance > 0 {
+			uuids[i] = d.migUUIDs[g][r.MIGInstance-1]
+		}
 	}
 	env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(uuids, ","), d.marker(r),
 		"BRIGADE_JOB_NAME="+r.Spec.Name, "BRIGADE_ATTEMPT="+strconv.Itoa(r.Attempt))

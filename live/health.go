@@ -365,7 +365,15 @@ func (d *Driver) healthRound() error {
 	return nil
 }
 
-func gpuBlock(g int) hwmodel.Placement {
+func (d *Driver) gpuBlock(g int) hwmodel.Placement {
+	if n := d.cluster.MIGInstanceCount(0, g); d.cluster.IsMIG(0, g) && n > 0 {
+		// A MIG GPU is blocked instance by instance.
+		p := make(hwmodel.Placement, n)
+		for k := range p {
+			p[k] = d.cluster.MIGShare(0, g, k, 0, 0)
+		}
+		return p
+	}
 	return hwmodel.Placement{{Node: 0, GPUs: 1 << g, Milli: hwmodel.MilliPerGPU}}
 }
 
@@ -418,8 +426,11 @@ func (d *Driver) markDown(rec DownGPU) error {
 			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
 		}
 	}
-	if err := d.cluster.Allocate(gpuBlock(g)); err != nil {
-		return fmt.Errorf("live: blocking down GPU %d: %w", g, err)
+	// One share at a time: a MIG GPU's block is one share per instance.
+	for _, sh := range d.gpuBlock(g) {
+		if err := d.cluster.Allocate(hwmodel.Placement{sh}); err != nil {
+			return fmt.Errorf("live: blocking down GPU %d: %w", g, err)
+		}
 	}
 	return nil
 }
@@ -433,7 +444,9 @@ func (d *Driver) markUp(g int) error {
 	if err := d.persistDown(); err != nil {
 		return err
 	}
-	d.cluster.Release(gpuBlock(g))
+	for _, sh := range d.gpuBlock(g) {
+		d.cluster.Release(hwmodel.Placement{sh})
+	}
 	d.events.Unblocked = append(d.events.Unblocked, policies.GPURef{Node: 0, GPU: g})
 	fmt.Fprintf(d.cfg.Log, "live: GPU %d %s back up after %d answered heartbeats (was down: %s)\n", g, rec.UUID, RecoverBeats, rec.Reason)
 	return nil

@@ -111,8 +111,6 @@ func (s *JobSpec) validate() error {
 		return fmt.Errorf("gpu_milli: give either gpus or gpu_milli, not both")
 	case s.MIGProfile != "" && (s.GPUs > 0 || s.GPUMilli > 0):
 		return fmt.Errorf("mig_profile: give one of gpus, gpu_milli or mig_profile")
-	case s.MIGProfile != "":
-		return fmt.Errorf("mig_profile: MIG jobs are not supported by the live driver yet")
 	case s.Retries < 0:
 		return fmt.Errorf("retries: must be >= 0, got %d", s.Retries)
 	}
@@ -139,6 +137,8 @@ func (s *JobSpec) validate() error {
 // request is the hwmodel.Request the spec asks for.
 func (s *JobSpec) request() hwmodel.Request {
 	switch {
+	case s.MIGProfile != "":
+		return hwmodel.Request{GPUs: 1, MIG: hwmodel.MIGRequest{Profile: s.MIGProfile}}
 	case s.GPUMilli > 0:
 		return hwmodel.Request{GPUs: 1, GPUMilli: s.GPUMilli}
 	case s.GPUs > 0:

@@ -23,21 +23,24 @@ const (
 
 // Record is one job as the store keeps it.
 type Record struct {
-	ID       int32   `json:"id"`
-	Spec     JobSpec `json:"spec"`
-	State    State   `json:"state"`
-	Attempt  int     `json:"attempt"`  // attempts started so far (the running one included)
-	Submit   int64   `json:"submit"`   // run time, µs
-	Queued   int64   `json:"queued"`   // run time, µs, when it last entered the queue
-	Start    int64   `json:"start"`    // run time, µs, of the current/last attempt
-	End      int64   `json:"end"`      // run time, µs, when it ended (terminal states)
-	GPUs     []int   `json:"gpus"`     // GPU indices of the current/last attempt
-	Milli    int32   `json:"milli"`    // per GPU
-	PID      int     `json:"pid"`      // 0 until known
-	PIDStart uint64  `json:"pidstart"` // /proc/<pid>/stat starttime, guards against pid reuse
-	Exit     int     `json:"exit"`     // exit code of the last attempt; -1 unknown
-	Reason   string  `json:"reason,omitempty"`
-	Runs     int     `json:"runs"` // processes launched, over all attempts (tests check it)
+	ID      int32   `json:"id"`
+	Spec    JobSpec `json:"spec"`
+	State   State   `json:"state"`
+	Attempt int     `json:"attempt"` // attempts started so far (the running one included)
+	Submit  int64   `json:"submit"`  // run time, µs
+	Queued  int64   `json:"queued"`  // run time, µs, when it last entered the queue
+	Start   int64   `json:"start"`   // run time, µs, of the current/last attempt
+	End     int64   `json:"end"`     // run time, µs, when it ended (terminal states)
+	GPUs    []int   `json:"gpus"`    // GPU indices of the current/last attempt
+	Milli   int32   `json:"milli"`   // per GPU
+	// MIGInstance is k+1 when the attempt runs on MIG instance k of its
+	// GPU (the order of the GPU's discovered instances); 0 otherwise.
+	MIGInstance int    `json:"mig_instance,omitempty"`
+	PID         int    `json:"pid"`      // 0 until known
+	PIDStart    uint64 `json:"pidstart"` // /proc/<pid>/stat starttime, guards against pid reuse
+	Exit        int    `json:"exit"`     // exit code of the last attempt; -1 unknown
+	Reason      string `json:"reason,omitempty"`
+	Runs        int    `json:"runs"` // processes launched, over all attempts (tests check it)
 	// Attempts is the history of the attempts that ended, in order, each
 	// appended by finish. State files written before it existed lack it
 	// (Export then rebuilds the last attempt from the fields above).
