@@ -298,6 +298,30 @@ func (e *Experiment) checkFiles() error {
 	return p.err()
 }
 
+// CheckCluster reports services whose replicas no node of c can hold: a
+// replica takes GPUsPerReplica GPUs of its model on one node.
+func (e *Experiment) CheckCluster(c *hwmodel.Cluster) error {
+	p := &expProblems{file: e.File, lines: e.lines}
+	for i, s := range e.Spec.Services {
+		set := hwmodel.AnyModel
+		if s.GPUModel != "" {
+			m, ok := hwmodel.LookupModel(s.GPUModel)
+			if !ok {
+				continue // Validate reports it
+			}
+			set = hwmodel.Of(m.ID)
+		}
+		if most := c.MaxNodeGPUs(set); most < s.GPUsPerReplica {
+			model := "GPUs"
+			if s.GPUModel != "" {
+				model = s.GPUModel + " GPUs"
+			}
+			p.add(fmt.Sprintf("services[%d].gpus_per_replica", i), "a replica needs %d %s on one node; the cluster's largest such node has %d", s.GPUsPerReplica, model, most)
+		}
+	}
+	return p.err()
+}
+
 func orIsDir(err error) error {
 	if err != nil {
 		return err

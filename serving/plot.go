@@ -176,6 +176,10 @@ func serviceFigures(rs *RunSet, si int, suffix string) ([]figure, error) {
 		return nil, err
 	}
 
+	if !(lat.Y.Min > 0) || lat.Y.Max < lat.Y.Min {
+		lat.Y.Min, lat.Y.Max = 1, 10 // no completed request: an empty log axis
+	}
+
 	rep := newServingPlot(fmt.Sprintf("%s: ready replicas", svc), "", "replicas ready")
 	rep.Y.Min = 0
 	if err := seriesLines(rep, rs, si, func(b Bucket, _ float64) float64 { return float64(b.ReplicasReady) }, nil, true); err != nil {

@@ -122,6 +122,9 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 	if err != nil {
 		return nil, err
 	}
+	if err := exp.CheckCluster(probe); err != nil {
+		return nil, err
+	}
 	var (
 		w        *workloads.Workload
 		workload string

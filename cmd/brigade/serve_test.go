@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/brigadesim/brigade/serving"
+)
+
+func serve(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = mainWithArgs(append([]string{"serve"}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+// servedFiles lists every file of a serve output folder, relative.
+func servedFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestServeSmall(t *testing.T) {
+	tmp := t.TempDir()
+	outs := []string{filepath.Join(tmp, "a"), filepath.Join(tmp, "b", "nested")}
+	var tables []string
+	for _, out := range outs {
+		code, stdout, stderr := serve(t, "testdata/serve-small.yaml", "--out", out, "--quiet")
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if stderr != "" {
+			t.Errorf("--quiet printed %q", stderr)
+		}
+		tables = append(tables, stdout)
+	}
+	if tables[0] != tables[1] {
+		t.Fatalf("two runs printed different tables:\n%s\n%s", tables[0], tables[1])
+	}
+	lines := strings.Split(strings.TrimSpace(tables[0]), "\n")
+	if !strings.HasPrefix(lines[0], "variant ") || !strings.Contains(lines[0], "TTFT p99") || !strings.Contains(lines[0], "batch +wait") {
+		t.Fatalf("header %q", lines[0])
+	}
+	// Three variants × (two classes + all).
+	if len(lines) != 1+3*3 {
+		t.Fatalf("table has %d lines, want 10:\n%s", len(lines), tables[0])
+	}
+	for i, v := range []string{"static", "eject", "autoscale+eject"} {
+		for k, c := range []string{"interactive", "batch-api", "all"} {
+			f := strings.Fields(lines[1+3*i+k])
+			if f[0] != v || f[1] != "chat" || f[2] != c {
+				t.Errorf("row %d = %q, want %s chat %s", 1+3*i+k, lines[1+3*i+k], v, c)
+			}
+		}
+	}
+	want := append([]string(nil), serving.Files...)
+	for _, p := range serving.PlotNames {
+		want = append(want, filepath.Join("plots", p+".png"), filepath.Join("plots", p+".svg"))
+	}
+	slices.Sort(want)
+	for _, out := range outs {
+		if got := servedFiles(t, out); !slices.Equal(got, want) {
+			t.Fatalf("%s holds %v, want %v", out, got, want)
+		}
+	}
+	for _, f := range want {
+		a, err := os.ReadFile(filepath.Join(outs[0], f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(outs[1], f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs of the same experiment", f)
+		}
+	}
+	// A second run into the same folder replaces the files and leaves
+	// no temporary folder behind.
+	if code, _, stderr := serve(t, "testdata/serve-small.yaml", "--out", outs[0], "--quiet", "--seed", "9"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(tmp)
+	if len(entries) != 2 {
+		t.Fatalf("%s holds %d entries, want a and b", tmp, len(entries))
+	}
+	ts, err := os.ReadFile(filepath.Join(outs[0], "serving_timeseries.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(ts), strings.Join(serving.TimeseriesHeader, ",")+"\n") || !strings.Contains(string(ts), "\nautoscale+eject,chat,") {
+		t.Fatalf("timeseries:\n%.300s", ts)
+	}
+	sum, err := os.ReadFile(filepath.Join(outs[0], "serving_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(sum), `"seed": 9,`) || !strings.Contains(string(sum), `"extra_wait_mean_s"`) {
+		t.Fatalf("summary:\n%.600s", sum)
+	}
+}
+
+func TestServeErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	small, err := os.ReadFile("testdata/serve-small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := write("bad.yaml", strings.Replace(string(small), "ttft_target: 1s", "ttft_target: fast", 1))
+	// A replica of 16 GPUs fits no node of 8: the run itself fails.
+	unfit := write("unfit.yaml", strings.Replace(string(small), "gpus_per_replica: 2", "gpus_per_replica: 16", 1))
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{bad}, exitError, bad + `:40: services[0].classes[0].ttft_target: want a duration like "500ms", "90s" or "1h30m", got "fast"`},
+		{[]string{unfit}, exitError, unfit + ":18: services[0].gpus_per_replica: a replica needs 16 H100-80GB GPUs on one node; the cluster's largest such node has 8"},
+		{[]string{filepath.Join(dir, "none.yaml")}, exitError, "none.yaml"},
+		{[]string{"a.yaml", "b.yaml"}, exitUsage, "want at most one experiment file"},
+		{[]string{"--bogus"}, exitUsage, "unknown flag: --bogus"},
+	}
+	for _, c := range cases {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := serve(t, append(c.args, "--out", out, "--quiet")...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("serve %v left %s behind", c.args, out)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("%s holds %d entries after failed runs, want the 2 files", dir, len(entries))
+	}
+	if code, stdout, _ := serve(t, "--help"); code != exitOK || !strings.Contains(stdout, "brigade serve [EXPERIMENT.yaml]") || !strings.Contains(stdout, "--out") {
+		t.Errorf("--help: exit %d\n%s", code, stdout)
+	}
+}
+
+// The embedded example is the shipped file, byte for byte.
+func TestServeEmbeddedExample(t *testing.T) {
+	b, err := os.ReadFile("../../examples/serving/burst.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, embeddedServingExample) {
+		t.Fatal("cmd/brigade/embedded/serving-burst.yaml differs from examples/serving/burst.yaml; copy it")
+	}
+	e, err := serving.ParseExperiment(embeddedServingExample, servingExampleName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(e.Names(), ","); got != "static,eject,autoscale,autoscale+eject" {
+		t.Fatalf("variants %s", got)
+	}
+}
