@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -396,7 +397,8 @@ func pct(f float64) string {
 // columns (jobs preempted, extra mean wait against the batch-only
 // baseline) are printed on the first row of each service.
 func FormatTable(w io.Writer, rs *RunSet) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\tservice\tclass\trps\tTTFT p50\tTTFT p99\tE2E p50\tE2E p99\terrors\tSLO\tGPU-h\tmean repl\tscale-outs\tejections\tbatch preempted\tbatch +wait")
 	for _, v := range rs.Variants {
 		bs := batchStats(v.Result.Batch, rs.Baseline)
@@ -424,7 +426,20 @@ func FormatTable(w io.Writer, rs *RunSet) error {
 			}
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Rows without the service columns end in padding; drop it.
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if t, ok := strings.CutSuffix(line, "\n"); ok {
+			out.WriteString(strings.TrimRight(t, " ") + "\n")
+		} else {
+			out.WriteString(line)
+		}
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
 }
 
 func signedDuration(s float64) string {

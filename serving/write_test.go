@@ -118,11 +118,11 @@ func TestFormatTable(t *testing.T) {
 	}
 	want := `variant    service  class  rps  TTFT p50  TTFT p99  E2E p50  E2E p99  errors  SLO    GPU-h  mean repl  scale-outs  ejections  batch preempted  batch +wait
 static     llm      chat   0.3  150ms     900ms     3.50s    12s      1.0%    95.0%  0.7    1.2        0           2          0                0s
-static     llm      api    0.2  150ms     900ms     3.50s    30s      2.0%    95.0%                                                            
-static     llm      all    0.5  150ms     900ms     3.50s    20s      0.7%    95.0%                                                            
+static     llm      api    0.2  150ms     900ms     3.50s    30s      2.0%    95.0%
+static     llm      all    0.5  150ms     900ms     3.50s    20s      0.7%    95.0%
 autoscale  llm      chat   0.3  150ms     900ms     3.50s    12s      1.0%    95.0%  0.7    1.2        3           2          1                +15s
-autoscale  llm      api    0.2  150ms     900ms     3.50s    30s      2.0%    95.0%                                                            
-autoscale  llm      all    0.5  150ms     900ms     3.50s    20s      0.7%    95.0%                                                            
+autoscale  llm      api    0.2  150ms     900ms     3.50s    30s      2.0%    95.0%
+autoscale  llm      all    0.5  150ms     900ms     3.50s    20s      0.7%    95.0%
 `
 	if buf.String() != want {
 		t.Fatalf("table:\n%s\nwant:\n%s", buf.String(), want)
