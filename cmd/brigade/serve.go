@@ -150,11 +150,19 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 		name string
 		run  func() error
 	}
+	// Every run gets its own copy of the jobs, made before any starts.
+	copyOf := func() *workloads.Workload {
+		if w == nil {
+			return nil
+		}
+		return &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: append([]workloads.Tenant(nil), w.Tenants...)}
+	}
 	jobs := make([]job, 0, len(names)+1)
 	if w != nil {
+		baseW := copyOf()
 		jobs = append(jobs, job{"baseline", func() error {
 			runs, err := runner.Run(runner.Spec{
-				Workload: w, WorkloadName: workload, NewCluster: spec.Build, ClusterName: spec.Name,
+				Workload: baseW, WorkloadName: workload, NewCluster: spec.Build, ClusterName: spec.Name,
 				Policies: []string{exp.Batch.Policy}, Options: exp.Batch.PolicyOptions(), Seed: exp.Seed,
 				CheckInvariants: f.check,
 			})
@@ -166,15 +174,15 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 		}})
 	}
 	for i, n := range names {
+		batchW := copyOf()
 		jobs = append(jobs, job{"variant " + n, func() error {
 			c, err := spec.Build()
 			if err != nil {
 				return err
 			}
 			cfg := serving.Config{Spec: exp.VariantSpec(i), Cluster: c, Seed: exp.Seed}
-			if w != nil {
-				// Each run gets its own copy of the jobs and its own policy.
-				cfg.Batch = &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants}
+			if batchW != nil {
+				cfg.Batch = batchW // and its own policy
 				if cfg.Policy, err = policies.New(exp.Batch.Policy, exp.Batch.PolicyOptions()); err != nil {
 					return err
 				}
