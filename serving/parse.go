@@ -223,13 +223,27 @@ func (p *expProblems) at(line int, field, format string, args ...any) {
 	p.errs = append(p.errs, &ExperimentError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
-// add reports a problem with field, at the line it was read from if known.
+// add reports a problem with field, at the line it was read from, or else
+// the line of the nearest enclosing field, if known.
 func (p *expProblems) add(field, format string, args ...any) {
 	line := 0
-	if p.lines != nil {
-		line = p.lines[field]
+	for f := field; p.lines != nil && f != ""; f = parentField(f) {
+		if l, ok := p.lines[f]; ok {
+			line = l
+			break
+		}
 	}
 	p.at(line, field, format, args...)
+}
+
+// parentField strips a field path's last element: "a.b[2].c" -> "a.b[2]"
+// -> "a.b" -> "a" -> "".
+func parentField(f string) string {
+	i := strings.LastIndexAny(f, ".[")
+	if i < 0 {
+		return ""
+	}
+	return f[:i]
 }
 
 func (p *expProblems) err() error {
@@ -464,6 +478,9 @@ func (d *expDecoder) fields(n *yaml.Node, path string, known []string) map[strin
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.p.at(lineOf(n), path, "want a mapping with fields %s, got %s", strings.Join(known, ", "), describeNode(n))
 		return nil
+	}
+	if _, ok := d.lines[path]; !ok && path != "" {
+		d.lines[path] = n.Line // a list item's line
 	}
 	out := make(map[string]*yaml.Node, len(n.Content)/2)
 	seen := make(map[string]int, len(n.Content)/2)
@@ -1561,7 +1578,7 @@ func validateService(s *Service, path string, horizon hwmodel.Time, names map[st
 		if !(c.Weight >= 0) || c.Weight > 1e9 {
 			p.add(cp+".weight", "want a weight >= 0, got %g", c.Weight)
 		}
-		if s.Replica.ServiceTime == nil {
+		if s.Replica.ServiceTime == nil && s.Arrivals.Trace == "" {
 			if c.InputTokens.Kind == "" {
 				p.add(cp+".input_tokens", "required with the token model; want {dist, mean, ...}")
 			} else {

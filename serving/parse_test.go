@@ -174,6 +174,7 @@ func TestParseExperimentErrors(t *testing.T) {
 		{"batch jobs", minimal + "batch: {synthetic: {load: 0.5}}\n", []string{`batch.synthetic.jobs: required field is missing`}},
 		{"inline cluster", strings.Replace(minimal, "cluster: dgx-h100x64", "cluster: {name: c, node_groups: [{name_prefix: n, count: 1, gpus_per_node: 8, gpu_model: H100, color: red}]}", 1),
 			[]string{`x.yaml:1: cluster.node_groups[0].color: unknown field`}},
+		{"missing tokens", patch("        input_tokens: {dist: constant, mean: 100}\n", ""), []string{"x.yaml:9: services[0].classes[0].input_tokens: required with the token model"}},
 		{"two documents", minimal + "---\nseed: 2\n", []string{"x.yaml:12: a second YAML document"}},
 		{"several", strings.Replace(patch("horizon: 10m", "horizon: 0s"), "rate: 1}", "rate: -1}", 1), []string{"x.yaml:2: horizon: want a duration > 0", "x.yaml:7: services[0].arrivals.rate: want 0 to"}},
 		{"negative", patch("horizon: 10m", "horizon: 10m\nbucket: -1s"), []string{`x.yaml:3: bucket: want a duration >= 0, got "-1s"`}},

@@ -180,3 +180,58 @@ func TestServeEmbeddedExample(t *testing.T) {
 		t.Fatalf("variants %s", got)
 	}
 }
+
+// A service driven by a request trace, with no batch jobs: every request
+// of the trace arrives; a trace naming an unknown class fails the run.
+func TestServeTrace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("r.csv", serving.TraceHeader+"\n0,interactive,100,10\n0.5,batch-api,200,20\n2,interactive,50,5\n")
+	write("bad.csv", serving.TraceHeader+"\n0,chat,100,10\n")
+	exp := `cluster: dgx-a100x16
+horizon: 2m
+services:
+  - name: svc
+    gpus_per_replica: 1
+    replica: {prefill_tokens_per_s: 1000, decode_tokens_per_s: 20, max_concurrent: 4}
+    replicas: {initial: 1}
+    arrivals: {trace: TRACE}
+    classes:
+      - {name: interactive, priority: 1, ttft_target: 1s, e2e_target: 5s}
+      - {name: batch-api}
+`
+	good := write("good.yaml", strings.Replace(exp, "TRACE", "r.csv", 1))
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := serve(t, good, "--out", out, "--quiet", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "default  svc      all") {
+		t.Fatalf("table:\n%s", stdout)
+	}
+	sum, err := os.ReadFile(filepath.Join(out, "serving_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(sum), `"requests": 3,`) || strings.Contains(string(sum), `"baseline"`) {
+		t.Fatalf("summary:\n%s", sum)
+	}
+	if _, err := os.Stat(filepath.Join(out, "plots")); !os.IsNotExist(err) {
+		t.Fatalf("--no-plots drew plots")
+	}
+	bad := write("bad.yaml", strings.Replace(exp, "TRACE", "bad.csv", 1))
+	out2 := filepath.Join(dir, "out2")
+	code, _, stderr = serve(t, bad, "--out", out2, "--quiet")
+	if code != exitError || !strings.Contains(stderr, `bad.csv:2: class: "chat" is not a class of service svc`) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(out2); !os.IsNotExist(err) {
+		t.Fatalf("a failed run left %s", out2)
+	}
+}
