@@ -143,22 +143,14 @@ type Variant struct {
 	OnNoGPUs NoGPUs
 }
 
-// Defaults filled by ParseExperiment (docs/serving.md).
+// Defaults filled by ParseExperiment (docs/serving.md); health and
+// autoscaling take the engine's own (Health's and Autoscale's comments).
 const (
-	DefaultBucket            = 60 * hwmodel.Second
-	DefaultLatencyRatio      = 2.0
-	DefaultEWMAWeight        = 0.1
-	DefaultMinRequests       = 10
-	DefaultConsecutiveErrors = 5
-	DefaultEjectFor          = 30 * hwmodel.Second
-	DefaultProbeRequests     = 5
-	DefaultMaxEjectedPct     = 50
-	DefaultLaneHeadroom      = 1
-	DefaultAutoscaleInterval = 15 * hwmodel.Second
-	DefaultScaleDownCooldown = 5 * hwmodel.Minute
-	DefaultRouting           = LeastOutstanding
-	DefaultBatchPolicy       = "fcfs"
-	DefaultMaxBatchDuration  = 2 * hwmodel.Day
+	DefaultBucket           = 60 * hwmodel.Second
+	DefaultRouting          = LeastOutstanding
+	DefaultBatchPolicy      = "fcfs"
+	DefaultBatchLoad        = 0.8
+	DefaultMaxBatchDuration = 2 * hwmodel.Day
 )
 
 // Limits that keep a mistyped number from exhausting memory.
@@ -1134,7 +1126,7 @@ func (e *Experiment) fillDefaults() {
 		}
 		if s := e.Batch.Synthetic; s != nil {
 			if s.Load == 0 {
-				s.Load = 0.8
+				s.Load = DefaultBatchLoad
 			}
 			if s.MaxDuration == 0 {
 				s.MaxDuration = DefaultMaxBatchDuration
@@ -1151,27 +1143,16 @@ func (e *Experiment) fillDefaults() {
 		}
 		if s.Replicas.Min < 0 {
 			s.Replicas.Min = s.Replicas.Initial
-			if s.Autoscale != nil {
-				s.Replicas.Min = min(s.Replicas.Initial, 1)
-			}
 		}
 		if s.Replicas.Max < 0 {
 			s.Replicas.Max = s.Replicas.Initial
 		}
 		fillHealthDefaults(&s.Health)
 		if a := s.Autoscale; a != nil {
-			if a.Metric == "" {
-				a.Metric = MetricConcurrency
-			}
-			if a.Interval == 0 {
-				a.Interval = DefaultAutoscaleInterval
-			}
 			if a.ScaleDownCooldown < 0 {
-				a.ScaleDownCooldown = DefaultScaleDownCooldown
+				a.ScaleDownCooldown = 0 // not given
 			}
-			if a.OnNoGPUs == "" {
-				a.OnNoGPUs = Wait
-			}
+			*a = a.withDefaults() // the engine's defaults, one source
 		}
 		for j := range s.Classes {
 			c := &s.Classes[j]
@@ -1182,8 +1163,8 @@ func (e *Experiment) fillDefaults() {
 	}
 }
 
-// fillHealthDefaults fills the zero fields of h with the defaults that
-// Health's comments give.
+// fillHealthDefaults fills the zero fields of h with the engine's
+// defaults (Health's comments).
 func fillHealthDefaults(h *Health) { *h = h.withDefaults() }
 
 // The distribution kinds of Dist.Kind.

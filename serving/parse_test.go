@@ -31,14 +31,13 @@ func TestParseExperimentSmall(t *testing.T) {
 		t.Fatalf("replicas = %+v", s.Replicas)
 	}
 	// Health: the given fields, the rest defaulted; enabled: false kept.
-	want := Health{Enabled: false, LatencyRatio: 2.5, EWMAWeight: DefaultEWMAWeight, MinRequests: DefaultMinRequests,
-		ConsecutiveErrors: DefaultConsecutiveErrors, EjectFor: hwmodel.Minute, ProbeRequests: DefaultProbeRequests,
-		MaxEjectedPct: DefaultMaxEjectedPct, LaneHeadroom: DefaultLaneHeadroom}
+	want := Health{Enabled: false, LatencyRatio: 2.5, EWMAWeight: 0.1, MinRequests: 10,
+		ConsecutiveErrors: 5, EjectFor: hwmodel.Minute, ProbeRequests: 5, MaxEjectedPct: 50, LaneHeadroom: 1}
 	if s.Health != want {
 		t.Fatalf("health = %+v, want %+v", s.Health, want)
 	}
 	a := s.Autoscale
-	if a == nil || a.Metric != MetricConcurrency || a.Target != 8 || a.Interval != 30*hwmodel.Second || a.OnNoGPUs != Preempt || a.ScaleDownCooldown != DefaultScaleDownCooldown {
+	if a == nil || a.Metric != MetricConcurrency || a.Target != 8 || a.Interval != 30*hwmodel.Second || a.OnNoGPUs != Preempt || a.ScaleDownCooldown != 5*hwmodel.Minute {
 		t.Fatalf("autoscale = %+v", a)
 	}
 	if len(s.Arrivals.Steps) != 1 || s.Arrivals.Steps[0] != (RateStep{At: 5 * hwmodel.Minute, For: 5 * hwmodel.Minute, Rate: 10}) {
