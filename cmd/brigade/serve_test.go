@@ -235,3 +235,21 @@ services:
 		t.Fatalf("a failed run left %s", out2)
 	}
 }
+
+// The table docs/serving.md shows is what the shipped example prints.
+func TestServeExampleMatchesDocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the example (about a second)")
+	}
+	code, stdout, stderr := serve(t, "--out", filepath.Join(t.TempDir(), "out"), "--quiet", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	doc, err := os.ReadFile("../../docs/serving.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), stdout) {
+		t.Fatalf("docs/serving.md does not show the example's table; update it (and its reading) from 'go run ./cmd/brigade serve':\n%s", stdout)
+	}
+}
