@@ -969,6 +969,9 @@ func (m *model) autoscale(s *service, now hwmodel.Time) {
 		}
 	}
 	desired = min(max(desired, s.spec.Replicas.Min), s.spec.Replicas.Max)
+	// Kubernetes' default scale-up policy: at most double, or add four,
+	// per period, so one noisy reading cannot jump to the maximum.
+	desired = min(desired, active+max(active, 4))
 	switch {
 	case desired > active && now-s.lastUp >= as.ScaleUpCooldown:
 		for k := active; k < desired; k++ {

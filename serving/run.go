@@ -38,8 +38,10 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	for _, s := range m.svcs {
-		if err := cfg.Cluster.Satisfiable(hwmodel.Request{GPUs: s.spec.GPUsPerReplica, GPUMilli: hwmodel.MilliPerGPU, Models: s.models}); err != nil {
-			return nil, errorf("service %s: no node of the cluster can hold a replica: %v", s.spec.Name, err)
+		// A replica is one node's GPUs, never a gang across nodes.
+		if n := cfg.Cluster.MaxNodeGPUs(s.models); n < s.spec.GPUsPerReplica {
+			return nil, errorf("service %s: a replica needs %d GPUs on one node; the cluster's largest node of an accepted model has %d",
+				s.spec.Name, s.spec.GPUsPerReplica, n)
 		}
 	}
 	w := cfg.Batch

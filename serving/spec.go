@@ -109,9 +109,13 @@ type Health struct {
 }
 
 // Autoscale scales a service's replica count every Interval. The desired
-// count is ceil(current × observed / Target), as Kubernetes' HPA computes
-// it, within ReplicaBounds; scaling out waits ScaleUpCooldown since the
-// last scale-out, scaling in ScaleDownCooldown since the last change.
+// count is ceil(ready × observed / Target), as Kubernetes' HPA computes it
+// (no change within 10 % of the target), within ReplicaBounds and, like the
+// HPA's default scale-up policy, at most max(active, 4) more than the
+// active replicas (waiting, loading or ready) per tick; scaling out waits
+// ScaleUpCooldown since the last scale-out, scaling in ScaleDownCooldown
+// since the last change. Zero durations take the defaults (15 s interval,
+// 5 min scale-down cool-down).
 type Autoscale struct {
 	Metric            Metric
 	Target            float64
@@ -119,7 +123,10 @@ type Autoscale struct {
 	ScaleUpCooldown   hwmodel.Time
 	ScaleDownCooldown hwmodel.Time
 	// OnNoGPUs: wait for free GPUs, or preempt batch jobs of lower
-	// priority than the service.
+	// priority than the service. A waiting replica takes a node's GPUs as
+	// soon as enough of them are idle at once, before the batch policy's
+	// next decisions, but nothing drains a node for it: on a busy cluster
+	// where GPUs free up one or two per node at a time it may wait long.
 	OnNoGPUs NoGPUs
 }
 
