@@ -116,6 +116,17 @@ func (p Placement) GPUCount() int {
 	return n
 }
 
+// Milli is the GPU milli the placement holds: GPUs × Milli per share (a
+// MIG share's Milli is its instance's share), what a job's tenant is
+// charged.
+func (p Placement) Milli() int64 {
+	var n int64
+	for _, s := range p {
+		n += int64(s.GPUCount()) * int64(s.Milli)
+	}
+	return n
+}
+
 // ErrCapacity is wrapped by every error that reports a placement that does
 // not fit the cluster's free capacity.
 var ErrCapacity = errors.New("over capacity")

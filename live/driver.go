@@ -253,7 +253,7 @@ func (d *Driver) recover() error {
 			if alive && d.cluster.Allocate(p) == nil {
 				d.place[r.ID] = p
 				d.adopted[r.ID] = true
-				d.tenants[d.jobs[r.ID].Tenant].AllocatedMilliGPU += shareMilli(p)
+				d.tenants[d.jobs[r.ID].Tenant].AllocatedMilliGPU += p.Milli()
 				d.events.Started = append(d.events.Started, policies.JobID(r.ID))
 				fmt.Fprintf(d.cfg.Log, "live: re-adopted %s (pid %d)\n", r.Spec.Name, r.PID)
 				continue
@@ -438,7 +438,7 @@ func (d *Driver) release(id int32) {
 		d.cluster.Release(p)
 		delete(d.place, id)
 		j := d.jobs[id]
-		d.tenants[j.Tenant].AllocatedMilliGPU -= shareMilli(p)
+		d.tenants[j.Tenant].AllocatedMilliGPU -= p.Milli()
 	}
 	delete(d.adopted, id)
 	d.events.Ended = append(d.events.Ended, policies.JobID(id))
@@ -530,7 +530,7 @@ func (d *Driver) round() error {
 		d.place[r.ID] = dec.Placement
 		j := d.jobs[r.ID]
 		j.Start, j.Attempt = hwmodel.Time(now), r.Attempt-1
-		d.tenants[j.Tenant].AllocatedMilliGPU += shareMilli(dec.Placement)
+		d.tenants[j.Tenant].AllocatedMilliGPU += dec.Placement.Milli()
 		d.events.Started = append(d.events.Started, dec.Job)
 		d.cfg.Metrics.moved(r, Queued)
 		starts = append(starts, r)

@@ -75,16 +75,6 @@ func (d *Driver) checkMIG(req hwmodel.Request, s hwmodel.Share) string {
 	return ""
 }
 
-// shareMilli is the GPU milli a placement holds (a MIG instance's share
-// for a MIG job), what its tenant is charged, as in the simulator.
-func shareMilli(p hwmodel.Placement) int64 {
-	var n int64
-	for _, s := range p {
-		n += int64(s.GPUCount()) * int64(s.Milli)
-	}
-	return n
-}
-
 // servable says why req can never run on this machine's GPUs as they are
 // ("" if it can): MIG layouts are fixed in live mode, so a MIG job needs an
 // existing instance of its profile, and other GPU jobs need enough GPUs

@@ -143,13 +143,13 @@ func (a *Access) AcquirePreempting(models hwmodel.ModelSet, n int, maxPriority i
 			victims = append(victims, v)
 			for _, s := range e.runs[v].placement {
 				if s.Node != node {
-					cost += placementMilli(hwmodel.Placement{s})
+					cost += int64(s.GPUCount()) * int64(s.Milli)
 					continue
 				}
 				for m := s.GPUs; m != 0; m &= m - 1 {
 					free[bits.TrailingZeros64(m)] += s.Milli
 				}
-				cost += placementMilli(hwmodel.Placement{s})
+				cost += int64(s.GPUCount()) * int64(s.Milli)
 			}
 		}
 		if count() < n {
@@ -178,7 +178,7 @@ func (a *Access) Release(p hwmodel.Placement) error {
 		return errors.New("sim: Access used outside Step")
 	}
 	a.e.cluster.Release(p)
-	a.e.coupledMilli -= placementMilli(p)
+	a.e.coupledMilli -= p.Milli()
 	// Freed capacity is news for the policy.
 	a.e.pendingChange = true
 	return nil
@@ -223,7 +223,7 @@ func (a *Access) take(node, n int) (hwmodel.Placement, bool, error) {
 	if err := c.Allocate(p); err != nil {
 		return nil, false, err
 	}
-	a.e.coupledMilli += placementMilli(p)
+	a.e.coupledMilli += p.Milli()
 	return p, true, nil
 }
 

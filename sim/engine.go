@@ -583,7 +583,7 @@ func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	e.mig.stopped(i, r.placement)
 	t := &e.tenants[e.jobs[i].Tenant]
 	req := e.jobs[i].Req
-	t.AllocatedMilliGPU -= placementMilli(r.placement)
+	t.AllocatedMilliGPU -= r.placement.Milli()
 	e.tenantMilli[e.jobs[i].Tenant] = t.AllocatedMilliGPU
 	t.AllocatedCPUMilli -= req.CPUMilli
 	t.AllocatedMemMiB -= req.MemoryMiB

@@ -109,17 +109,6 @@ func (m *migBooks) stopped(i int, p hwmodel.Placement) {
 	}
 }
 
-// placementMilli is the GPU milli a placement holds: what a job's tenant
-// is charged (for a MIG job, its instance's share, which Request does not
-// know).
-func placementMilli(p hwmodel.Placement) int64 {
-	var n int64
-	for _, s := range p {
-		n += int64(s.GPUCount()) * int64(s.Milli)
-	}
-	return n
-}
-
 // reconfigure applies a Reconfigure decision, or returns why not.
 func (e *Engine) reconfigure(d policies.Decision) string {
 	c := e.cluster

@@ -170,7 +170,7 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	e.mig.started(i, p)
 	e.mig.queue(&j.Req, -1)
 	t := &e.tenants[j.Tenant]
-	t.AllocatedMilliGPU += placementMilli(p)
+	t.AllocatedMilliGPU += p.Milli()
 	e.tenantMilli[j.Tenant] = t.AllocatedMilliGPU
 	t.AllocatedCPUMilli += j.Req.CPUMilli
 	t.AllocatedMemMiB += j.Req.MemoryMiB
