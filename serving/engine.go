@@ -127,6 +127,9 @@ type replica struct {
 	lastDone  hwmodel.Time
 	slow      float64
 	failed    bool
+	// lost: its hardware broke (an injected fault); it is released and
+	// replaced when the fault is detected.
+	lost bool
 	// Health.
 	ejected    bool
 	ejections  int
@@ -506,7 +509,7 @@ func (m *model) advance(until hwmodel.Time) {
 		case evReady:
 			s = m.svcs[ev.a]
 			r := s.replicas[ev.b]
-			if r.state == repLoading && r.epoch == ev.gen {
+			if r.state == repLoading && r.epoch == ev.gen && !r.lost {
 				r.failed = false
 				m.setReady(s, r, ev.at)
 			}
@@ -827,22 +830,27 @@ func (m *model) incident(s *service, inc Incident) {
 		if r.failed {
 			return
 		}
-		r.failed = true
-		now := m.now
-		s.integrate(now)
-		r.integrate(now)
-		// Its requests in flight are lost: each ends as an error now.
-		for j := range m.reqs {
-			q := &m.reqs[j]
-			if q.state == reqRunning && q.svc == int32(s.idx) && q.replica == int32(r.id) {
-				r.inflight--
-				s.inflight--
-				r.book.Failed++
-				m.fail(s, int32(j), false)
-			}
-		}
+		m.breakReplica(s, r)
 		if r.state == repReady {
-			m.heap.push(event{at: now + inc.RestartAfter, kind: evRestart, a: int32(s.idx), b: int32(r.id), gen: r.epoch})
+			m.heap.push(event{at: m.now + inc.RestartAfter, kind: evRestart, a: int32(s.idx), b: int32(r.id), gen: r.epoch})
+		}
+	}
+}
+
+// breakReplica makes r stop answering now: its requests in flight end as
+// errors, and requests the gateway still sends it fail at once.
+func (m *model) breakReplica(s *service, r *replica) {
+	r.failed = true
+	now := m.now
+	s.integrate(now)
+	r.integrate(now)
+	for j := range m.reqs {
+		q := &m.reqs[j]
+		if q.state == reqRunning && q.svc == int32(s.idx) && q.replica == int32(r.id) {
+			r.inflight--
+			s.inflight--
+			r.book.Failed++
+			m.fail(s, int32(j), false)
 		}
 	}
 }

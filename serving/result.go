@@ -37,6 +37,9 @@ type ServiceResult struct {
 	// time replicas waited for GPUs.
 	ScaleOuts, ScaleIns, Ejections, Preempted int64
 	GPUWait                                   hwmodel.Time
+	// ReplicasLost counts replicas whose hardware broke (injected faults);
+	// each was replaced when the fault was detected.
+	ReplicasLost int64
 	// MeanReplicas is the time-averaged count of ready replicas.
 	MeanReplicas float64
 	// Saturation is the time-averaged fraction of ready replicas' slots in

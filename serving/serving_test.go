@@ -349,3 +349,119 @@ func BenchmarkDay500rps(b *testing.B) {
 		b.ReportMetric(s.Saturation, "saturation")
 	}
 }
+
+// The node under a replica (node 1; nodes are best-fit, so replicas 0
+// and 1 share node 0) fails at 10 min; the orchestrator detects it by
+// the heartbeat rule (5 s beats, 30 s timeout). Until then the replica
+// answers nothing (its requests fail); at detection its GPUs go out of
+// service, a replacement is placed on another node and serves after the
+// load time. Batch jobs on the node fail and are retried; the engine's
+// books hold throughout.
+func TestReplicaLostToNodeFault(t *testing.T) {
+	errs := map[bool]int64{}
+	for _, health := range []bool{false, true} {
+		t.Run(fmt.Sprintf("health=%v", health), func(t *testing.T) {
+			svc := llm()
+			svc.Health = Health{Enabled: health}
+			svc.Arrivals = Arrivals{Rate: 5}
+			spec := &Spec{Horizon: 30 * mnt, Services: []Service{svc}}
+			c := testCluster(t, 4, 8)
+			w := busyBatch(8, 20*mnt) // 4 jobs of 2 GPUs
+			res, err := Run(Config{Spec: spec, Cluster: c, Batch: w, Seed: 5, Sim: func(sc *sim.Config) {
+				sc.CheckInvariants = true
+				sc.Faults = []hwmodel.Fault{{At: 10 * mnt, Node: 1, GPU: -1, Repair: hwmodel.Hour}}
+				sc.Retry = sim.RetryPolicy{Kind: sim.RetryFixed, Max: 3}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Services[0]
+			detect := res.Batch.Faults[0].Detected
+			if detect <= 10*mnt || detect > 10*mnt+35*sec {
+				t.Fatalf("fault detected at %v", detect)
+			}
+			var onNode1, replacements int
+			var failed int64
+			for _, r := range s.Replicas {
+				switch {
+				case r.Requested == 0 && r.Node == 1:
+					onNode1++
+					failed += r.Failed
+					if r.Released != detect {
+						t.Errorf("replica %d on node 1 released at %v, want at the detection %v", r.ID, r.Released, detect)
+					}
+				case r.Requested == detect:
+					replacements++
+					if r.Placed != detect || r.Node == 1 || r.Ready != detect+2*mnt {
+						t.Errorf("replacement %+v: want placed off node 1 at %v, ready 2 min later", r, detect)
+					}
+				}
+			}
+			if onNode1 == 0 || s.ReplicasLost != int64(onNode1) || replacements != onNode1 {
+				t.Fatalf("%d replicas on node 1, %d lost, %d replacements", onNode1, s.ReplicasLost, replacements)
+			}
+			if failed == 0 || s.All.Errors != failed {
+				t.Errorf("errors %d, failed on the lost replicas %d: want the black hole's errors, all of them theirs", s.All.Errors, failed)
+			}
+			hit := 0
+			for _, o := range res.Batch.Jobs {
+				hit += o.HardwareFailures
+				if o.State != sim.Succeeded {
+					t.Errorf("batch job ended %s", o.State)
+				}
+			}
+			if hit == 0 {
+				t.Errorf("no batch job was on node 1")
+			}
+			errs[health] = s.All.Errors
+			t.Logf("health %v: fault at 600 s, detected at %.0f s; %d replicas lost, %d requests failed", health, detect.Seconds(), onNode1, s.All.Errors)
+		})
+	}
+	if errs[true] >= errs[false] {
+		t.Errorf("errors with ejection %d, without %d: ejection should stop the black hole before the detection", errs[true], errs[false])
+	}
+}
+
+// Random node and GPU failures under a service that autoscales through a
+// burst, preempting batch jobs: across seeds, the engine's invariants hold
+// after every event (the services' holdings included), every request is
+// accounted for, and every lost replica was replaced.
+func TestServingUnderRandomFaults(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		svc := llm()
+		svc.Health = Health{Enabled: true}
+		svc.Autoscale = &Autoscale{Metric: MetricConcurrency, Target: 12, OnNoGPUs: Preempt}
+		spec := &Spec{Horizon: 70 * mnt, Services: []Service{svc}}
+		c := testCluster(t, 6, 8)
+		fm := hwmodel.FailureModel{NodeMTBF: 4 * hwmodel.Hour, GPUMTBF: 8 * hwmodel.Hour,
+			NodeRepair: hwmodel.RepairModel{Mean: 20 * mnt}, GPURepair: hwmodel.RepairModel{Mean: 10 * mnt}}
+		faults := fm.Schedule(c, 70*mnt, seed)
+		res, err := Run(Config{Spec: spec, Cluster: c, Batch: busyBatch(36, 30*mnt), Seed: seed, Sim: func(sc *sim.Config) {
+			sc.CheckInvariants = true
+			sc.Faults = faults
+			sc.Retry = sim.RetryPolicy{Kind: sim.RetryFixed, Max: 10}
+		}})
+		if err != nil {
+			t.Fatalf("seed %d (%d faults): %v", seed, len(faults), err)
+		}
+		s := res.Services[0]
+		for _, cl := range append(s.Classes, s.All) {
+			if cl.Requests != cl.Completed+cl.Errors+cl.Timeouts+cl.Unfinished {
+				t.Errorf("seed %d: class %s books do not balance", seed, cl.Name)
+			}
+		}
+		var released int64
+		for _, r := range s.Replicas {
+			if r.Placed >= 0 && r.Released < 0 {
+				t.Errorf("seed %d: replica %d placed at %v never released", seed, r.ID, r.Placed)
+			}
+			if r.Released >= 0 && r.Released < spec.Horizon {
+				released++
+			}
+		}
+		if released < s.ReplicasLost {
+			t.Errorf("seed %d: %d replicas lost but only %d released before the horizon", seed, s.ReplicasLost, released)
+		}
+		t.Logf("seed %d: %d faults, %d replicas lost, %d preempted, errors %d of %d", seed, len(faults), s.ReplicasLost, s.Preempted, s.All.Errors, s.All.Requests)
+	}
+}

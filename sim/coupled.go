@@ -28,6 +28,22 @@ type Coupled interface {
 	Step(a *Access) error
 }
 
+// CoupledFaults is a coupled model that injected hardware faults
+// (Config.Faults) can hit. Both calls come at a.Now(), the fault's time and
+// its detection's, before the scheduling point of that instant; the model
+// first advances its own events to then, as in Step.
+type CoupledFaults interface {
+	Coupled
+	// Broken says the hardware of node (GPU gpu of it, or the whole node
+	// when gpu < 0) broke now; nobody knows yet. What the model holds
+	// there stops working now but stays held.
+	Broken(a *Access, node, gpu int) error
+	// Detected says the orchestrator learns of it now. The model must
+	// Release everything it holds there before returning: the engine then
+	// takes that hardware out of service until its repair.
+	Detected(a *Access, node, gpu int) error
+}
+
 // Access is the coupled model's handle on the cluster during Step. What it
 // takes counts in the cluster's books (and in Observation.AllocatedMilli
 // and CoupledMilli) but belongs to no batch job or tenant.
@@ -254,6 +270,45 @@ func (e *Engine) stepCoupled(batchChanged bool) error {
 	}
 	if t, ok := c.Next(); ok && t <= e.now {
 		return &InvariantError{At: e.now, Msg: fmt.Sprintf("coupled model's next instant %d is not after its step at %d", t, e.now)}
+	}
+	return nil
+}
+
+// coupledPending reports whether the coupled model still has instants to
+// come.
+func (e *Engine) coupledPending() bool {
+	if e.cfg.Coupled == nil {
+		return false
+	}
+	_, ok := e.cfg.Coupled.Next()
+	return ok
+}
+
+// coupledFault tells the coupled model of a fault (detected false) or its
+// detection on node n (GPU gpu, or all of it when gpu < 0), and checks
+// that after a detection it holds nothing there.
+func (e *Engine) coupledFault(n, gpu int, detected bool) error {
+	c, ok := e.cfg.Coupled.(CoupledFaults)
+	if !ok {
+		return nil
+	}
+	a := &Access{e: e, active: true}
+	var err error
+	if detected {
+		err = c.Detected(a, n, gpu)
+	} else {
+		err = c.Broken(a, n, gpu)
+	}
+	a.active = false
+	if err != nil || !detected {
+		return err
+	}
+	// Whatever is still allocated on the failed hardware now belongs to
+	// the coupled model (the batch jobs there just failed).
+	for g := 0; g < e.cluster.NodeGPUs(n); g++ {
+		if (gpu < 0 || g == gpu) && !e.flt.gpuBlocked[e.flt.gpuBase[n]+g] && e.cluster.FreeMilli(n, g) != hwmodel.MilliPerGPU {
+			return &InvariantError{At: e.now, Msg: fmt.Sprintf("the coupled model still holds GPU %d of failed node %s after its detection", g, e.cluster.Node(n).Name)}
+		}
 	}
 	return nil
 }

@@ -180,8 +180,8 @@ type Config struct {
 	// DefaultCheckpoint applies to jobs without their own Checkpoint.
 	DefaultCheckpoint Checkpoint
 	// Coupled, when set, shares the cluster with the batch workload
-	// (coupled.go); the run lasts until both are done. Not supported with
-	// faults.
+	// (coupled.go); the run lasts until both are done. With Faults it must
+	// implement CoupledFaults.
 	Coupled Coupled
 }
 
@@ -354,8 +354,8 @@ func New(cfg Config) (*Engine, error) {
 			e.dependants[d] = append(e.dependants[d], int32(i))
 		}
 	}
-	if cfg.Coupled != nil && len(cfg.Faults) > 0 {
-		return nil, errors.New("sim: a coupled model (services) with injected faults is not supported yet")
+	if _, ok := cfg.Coupled.(CoupledFaults); cfg.Coupled != nil && len(cfg.Faults) > 0 && !ok {
+		return nil, errors.New("sim: injected faults need a coupled model that implements CoupledFaults")
 	}
 	if err := e.initFaults(); err != nil {
 		return nil, err
@@ -375,7 +375,7 @@ func (e *Engine) Run() (*Result, error) {
 	e.ran = true
 	idleCalls := 0
 	for {
-		if e.flt.on && e.terminal == len(e.jobs) && e.next == len(e.w.Jobs) && !e.pendingChange {
+		if e.flt.on && e.terminal == len(e.jobs) && e.next == len(e.w.Jobs) && !e.pendingChange && !e.coupledPending() {
 			break // every job is done: later faults and repairs change nothing
 		}
 		t, ok := e.nextTime()
@@ -527,11 +527,9 @@ func (e *Engine) finish(ev event) error {
 		e.unblock(int(ev.job), int(ev.attempt))
 		return nil
 	case evFault:
-		e.faultEvent(int(ev.job))
-		return nil
+		return e.faultEvent(int(ev.job))
 	case evDetect:
-		e.detectEvent(int(ev.job), int(ev.attempt))
-		return nil
+		return e.detectEvent(int(ev.job), int(ev.attempt))
 	case evRepair:
 		e.repairEvent(int(ev.job), int(ev.attempt))
 		return nil

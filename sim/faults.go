@@ -237,7 +237,7 @@ func floorDiv(a, b int64) int64 {
 }
 
 // faultEvent handles evFault: the hardware breaks now.
-func (e *Engine) faultEvent(k int) {
+func (e *Engine) faultEvent(k int) error {
 	ft := e.cfg.Faults[k]
 	f := &e.flt
 	rec := len(e.res.Faults)
@@ -249,7 +249,7 @@ func (e *Engine) faultEvent(k int) {
 			e.res.Faults[rec].Detected = e.now
 			e.res.Faults[rec].Repaired = max(e.now, ft.End())
 			e.extendNode(n, ft.End())
-			return
+			return nil
 		}
 		if f.nodeHits[n] == 0 {
 			f.nodeHitAt[n] = e.now
@@ -257,14 +257,14 @@ func (e *Engine) faultEvent(k int) {
 		}
 		f.nodeHits[n]++
 		e.heap.push(event{at: f.nodeDetect[n], kind: evDetect, job: int32(rec), attempt: int32(k)})
-		return
+		return e.coupledFault(n, -1, false)
 	}
 	g := f.gpuBase[n] + ft.GPU
 	if f.nodeBlock[n] != nil || f.gpuBlocked[g] {
 		e.res.Faults[rec].Detected = e.now
 		e.res.Faults[rec].Repaired = max(e.now, ft.End())
 		e.extendGPU(n, ft.GPU, ft.End())
-		return
+		return nil
 	}
 	at := e.nextHeartbeat(n, e.now)
 	if f.nodeHits[n] > 0 {
@@ -277,12 +277,13 @@ func (e *Engine) faultEvent(k int) {
 	}
 	f.gpuHits[g]++
 	e.heap.push(event{at: at, kind: evDetect, job: int32(rec), attempt: int32(k)})
+	return e.coupledFault(n, ft.GPU, false)
 }
 
 // detectEvent handles evDetect: the orchestrator learns of fault k (record
 // rec). The jobs on the failed hardware fail and go to the retry policy;
 // its free capacity goes out of service until its repair.
-func (e *Engine) detectEvent(rec, k int) {
+func (e *Engine) detectEvent(rec, k int) error {
 	ft := e.cfg.Faults[k]
 	f := &e.flt
 	n := ft.Node
@@ -298,8 +299,11 @@ func (e *Engine) detectEvent(rec, k int) {
 			f.nodeHitAt[n] = e.now // later undetected faults: no job is there now
 		}
 		r.JobsHit = e.failJobsOn(n, -1)
+		if err := e.coupledFault(n, -1, true); err != nil {
+			return err
+		}
 		e.extendNode(n, ft.End())
-		return
+		return nil
 	}
 	g := f.gpuBase[n] + ft.GPU
 	f.gpuHits[g]--
@@ -309,7 +313,11 @@ func (e *Engine) detectEvent(rec, k int) {
 		f.gpuHitAt[g] = e.now
 	}
 	r.JobsHit = e.failJobsOn(n, ft.GPU)
+	if err := e.coupledFault(n, ft.GPU, true); err != nil {
+		return err
+	}
 	e.extendGPU(n, ft.GPU, ft.End())
+	return nil
 }
 
 // extendNode keeps node n out of service until at least until, blocking
