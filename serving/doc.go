@@ -13,7 +13,10 @@
 // drain, the horizon, and any scheduling point while a replica waits for
 // GPUs). Between them the request loop needs nothing from the cluster, so
 // a day of traffic costs a heap push and pop per request and never the
-// batch engine's attention.
+// batch engine's attention. Injected hardware faults (sim.Config.Faults)
+// reach replicas through sim.CoupledFaults (faults.go): a replica on broken
+// hardware stops answering at once and is replaced when the fault is
+// detected.
 //
 // Invariants:
 //

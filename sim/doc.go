@@ -30,7 +30,20 @@
 //   - no task runs while a dependency has not succeeded;
 //   - time never goes backwards; every submitted job ends in exactly one
 //     terminal state (Run fails with an error naming stranded jobs
-//     otherwise).
+//     otherwise);
+//   - the GPU the cluster counts as allocated is exactly what tenants'
+//     jobs, out-of-service hardware and the coupled model hold.
+//
+// Coupled models (coupled.go): Config.Coupled shares the cluster with a
+// second model, the inference services of package serving, which keeps its
+// own events. The engine calls its Step only at the instants it names
+// (Next) and at scheduling points while it waits for capacity, after the
+// batch events of the instant and before the policy; through Access it
+// takes whole GPUs of one node (best fit) or preempts lower-priority
+// running jobs for them, which go back to the queue as after a Preempt
+// decision. A coupled model that implements CoupledFaults hears of
+// injected faults under its holdings when they happen and when they are
+// detected, and must give the hardware back at detection.
 //
 // MIG (mig.go): Reconfigure decisions are applied at once and their new
 // instances unblocked Config.MIGReconfigTime later, by an event that also
