@@ -100,7 +100,9 @@ func Figures(d *Data) ([]Figure, error) {
 	return out, nil
 }
 
-func newPlot(title, x, y string) *plot.Plot {
+// NewPlot is a plot with Brigade's title, label and legend sizes and a
+// grid, as every figure of the project draws them.
+func NewPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(13)
@@ -122,7 +124,7 @@ func StyleLine(l *plotter.Line, i int) {
 
 // cdf draws the empirical CDF of value over the jobs that ran, log-scale x.
 func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
-	p := newPlot(what+" CDF (jobs that ran; log scale, values below 1 s drawn at 1 s)",
+	p := NewPlot(what+" CDF (jobs that ran; log scale, values below 1 s drawn at 1 s)",
 		what+" (seconds, log scale)", "fraction of jobs ≤ x")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = durationLogTicks{}
@@ -231,7 +233,7 @@ func series(d *Data, name, title, ylabel string, value func(Point) float64) (Fig
 		}
 	}
 	div, unit := timeUnit(span)
-	p := newPlot(title+" (mean over each time bucket)", "time since the first submission ("+unit+")", ylabel)
+	p := NewPlot(title+" (mean over each time bucket)", "time since the first submission ("+unit+")", ylabel)
 	p.Y.Min = 0
 	top := 0.0
 	for i, pol := range d.Policies {
@@ -309,7 +311,7 @@ func groupedBars(p *plot.Plot, categories []string, names []string, values [][]f
 }
 
 func tenantShare(d *Data) (Figure, error) {
-	p := newPlot("Per-tenant GPU share against fair share", "tenant", "share of all GPU-hours used (%)")
+	p := NewPlot("Per-tenant GPU share against fair share", "tenant", "share of all GPU-hours used (%)")
 	tenants := tenantOrder(d)
 	names := []string{"fair share (by weight)"}
 	colours := []color.Color{grey}
@@ -362,7 +364,7 @@ func waitPercentiles(d *Data) (Figure, error) {
 		top = max(top, s.WaitS.P99)
 	}
 	div, unit := waitUnit(top)
-	p := newPlot("Wait percentiles per policy (jobs that ran)", "policy", "wait ("+unit+")")
+	p := NewPlot("Wait percentiles per policy (jobs that ran)", "policy", "wait ("+unit+")")
 	var pols []string
 	vals := [][]float64{nil, nil, nil}
 	for _, s := range d.Summaries {
@@ -394,7 +396,7 @@ func starvation(d *Data, name, by string, key func(Job) string, groups []string)
 		threshold = max(threshold, s.Starvation.ThresholdS)
 	}
 	div, unit := waitUnit(max(top, threshold))
-	p := newPlot("Starvation: longest wait per "+by+" (dashed: starvation threshold)", by, "longest wait ("+unit+")")
+	p := NewPlot("Starvation: longest wait per "+by+" (dashed: starvation threshold)", by, "longest wait ("+unit+")")
 	var names []string
 	var values [][]float64
 	for _, pol := range d.Policies {
@@ -464,9 +466,16 @@ func priorityOrder(d *Data) []string {
 }
 
 // SVG renders f as an SVG document with its fonts embedded.
-func (f Figure) SVG() ([]byte, error) {
-	c := vgsvg.NewWith(vgsvg.UseWH(plotWidth, plotHeight), vgsvg.EmbedFonts(true))
-	f.plot.Draw(draw.New(c))
+func (f Figure) SVG() ([]byte, error) { return RenderSVG(plotWidth, plotHeight, f.plot.Draw) }
+
+// PNG renders f as a PNG image.
+func (f Figure) PNG() ([]byte, error) { return RenderPNG(plotWidth, plotHeight, plotDPI, f.plot.Draw) }
+
+// RenderSVG draws with fn on a w × h SVG canvas, fonts embedded (so the
+// file looks the same everywhere), and returns the document.
+func RenderSVG(w, h vg.Length, fn func(draw.Canvas)) ([]byte, error) {
+	c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+	fn(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
@@ -474,10 +483,10 @@ func (f Figure) SVG() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// PNG renders f as a PNG image.
-func (f Figure) PNG() ([]byte, error) {
-	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(plotWidth, plotHeight), vgimg.UseDPI(plotDPI))}
-	f.plot.Draw(draw.New(c))
+// RenderPNG draws with fn on a w × h canvas at dpi and returns the PNG.
+func RenderPNG(w, h vg.Length, dpi int, fn func(draw.Canvas)) ([]byte, error) {
+	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}
+	fn(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package serving
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"io"
@@ -13,8 +12,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/brigadesim/brigade/report"
 	"github.com/brigadesim/brigade/results"
@@ -88,36 +85,14 @@ func WritePlots(dir string, rs *RunSet) ([]string, error) {
 }
 
 func renderPNG(f figure) ([]byte, error) {
-	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(plotWidth, f.height), vgimg.UseDPI(plotDPI))}
-	f.draw(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return report.RenderPNG(plotWidth, f.height, plotDPI, f.draw)
 }
 
-func renderSVG(f figure) ([]byte, error) {
-	c := vgsvg.NewWith(vgsvg.UseWH(plotWidth, f.height), vgsvg.EmbedFonts(true))
-	f.draw(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func renderSVG(f figure) ([]byte, error) { return report.RenderSVG(plotWidth, f.height, f.draw) }
 
 func newServingPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(13)
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.X.Label.TextStyle.Font.Size = vg.Points(11)
-	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
-	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	p := report.NewPlot(title, x, y)
 	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
 	return p
 }
 
