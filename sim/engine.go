@@ -175,7 +175,7 @@ type Config struct {
 	// 1000 / max(1000, S), S the sum of the compute demands
 	// (Job.DemandMilli, else GPUMilli) of the GPU's jobs past their
 	// start-up. Off by default: traces' durations already include any
-	// slow-down. Not supported with faults or checkpoints.
+	// slow-down. Not supported with checkpoints.
 	ProcessorSharing bool
 	// DefaultCheckpoint applies to jobs without their own Checkpoint.
 	DefaultCheckpoint Checkpoint

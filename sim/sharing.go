@@ -37,8 +37,12 @@ func (e *Engine) initSharing() error {
 	if !e.cfg.ProcessorSharing {
 		return nil
 	}
-	if len(e.cfg.Faults) > 0 || e.cfg.DefaultCheckpoint.Every > 0 {
-		return errors.New("sim: ProcessorSharing does not support faults or checkpoints yet")
+	// Faults need nothing more: every job on a broken GPU is hit (its
+	// finish is ignored until detection, as without sharing) and a failed
+	// attempt keeps no progress. Checkpoints would: their progress is not
+	// wall time under sharing.
+	if e.cfg.DefaultCheckpoint.Every > 0 {
+		return errors.New("sim: ProcessorSharing does not support checkpoints yet")
 	}
 	for i := range e.w.Jobs {
 		if e.w.Jobs[i].Checkpoint.Every > 0 {

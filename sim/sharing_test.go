@@ -153,3 +153,103 @@ func TestProcessorSharingProperty(t *testing.T) {
 	}
 	t.Logf("%d successful attempts slowed by sharing", slowed)
 }
+
+// Processor sharing under random node and GPU faults (without checkpoints,
+// which sharing does not support): invariants after every event, every
+// job ends, runs are deterministic, and a successful attempt lasts at
+// least its job's duration (sharing only slows work down).
+func TestProcessorSharingWithFaults(t *testing.T) {
+	spec, _ := hwmodel.Preset("mixed-small")
+	hit := 0
+	for seed := uint64(1); seed <= 8; seed++ {
+		w := smallWorkload(t, seed, 200)
+		for _, name := range []string{"fcfs", "sjf", "fair"} {
+			run := func() *sim.Result {
+				c, err := spec.Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fs := randomFaults(c, w, seed)
+				fs.opt.CheckpointEvery, fs.opt.CheckpointCost = 0, 0
+				p, err := policies.New(name, policies.Options{Backfill: seed%2 == 0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{CheckInvariants: true, ProcessorSharing: true,
+					Faults: &fs.opt, FaultSchedule: fs.faults, StartupDelay: hwmodel.Time(seed%3) * s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := prep.Engine.Run()
+				if err != nil {
+					t.Fatalf("seed %d %s: %v", seed, name, err)
+				}
+				return res
+			}
+			res := run()
+			for i, o := range res.Jobs {
+				j := &w.Jobs[i]
+				if !o.State.Terminal() {
+					t.Fatalf("seed %d %s: job %s ended %s", seed, name, j.Name, o.State)
+				}
+				hit += o.HardwareFailures
+				if o.State == sim.Succeeded && o.Attempts > 0 {
+					if a := o.AttemptLog[len(o.AttemptLog)-1]; a.End-a.Start < j.Duration {
+						t.Fatalf("seed %d %s: job %s succeeded after %v, shorter than its duration %v", seed, name, j.Name, a.End-a.Start, j.Duration)
+					}
+				}
+			}
+			if again := run(); !reflect.DeepEqual(res.Jobs, again.Jobs) {
+				t.Fatalf("seed %d %s: two runs differ", seed, name)
+			}
+		}
+	}
+	if hit == 0 {
+		t.Error("no attempt was ever lost to a fault")
+	}
+	t.Logf("%d attempts lost to faults", hit)
+}
+
+// Hand-worked: two compute-bound half-GPU jobs of 100 s share GPU 0 (200 s
+// each); GPU 0 fails at 50 s. Neither makes progress after the fault; at
+// detection both fail, retry (one retry each) on GPU 1 and, sharing it
+// again, end 200 s after the detection.
+func TestProcessorSharingGPUFault(t *testing.T) {
+	c, err := hwmodel.NewCluster([]hwmodel.Node{{Name: "n0", GPUs: 2, CPUMilli: 1 << 30, MemoryMiB: 1 << 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := frac("a", 0, 100*s, 500, 1000), frac("b", 0, 100*s, 500, 1000)
+	a.MaxRetries, b.MaxRetries = 1, 1
+	w, err := workloads.Build([]workloads.Job{a, b}, nil, nil, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := policies.New("fcfs", policies.Options{})
+	e, err := sim.New(sim.Config{Cluster: c, Workload: w, Policy: p, CheckInvariants: true, ProcessorSharing: true,
+		Faults:    []hwmodel.Fault{{At: 50 * s, Node: 0, GPU: 0, Repair: hwmodel.Hour}},
+		Heartbeat: sim.Heartbeat{Interval: 5 * s, Timeout: 15 * s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	det := res.Faults[0].Detected
+	if det < 50*s || det > 70*s {
+		t.Fatalf("detected at %v", det)
+	}
+	for i, o := range res.Jobs {
+		if o.State != sim.Succeeded || o.Attempts != 2 || o.HardwareFailures != 1 {
+			t.Fatalf("job %d: %s after %d attempts, %d hardware failures", i, o.State, o.Attempts, o.HardwareFailures)
+		}
+		first, second := o.AttemptLog[0], o.AttemptLog[1]
+		if first.End != det || first.Ended != sim.AttemptHardware || second.Start != det || second.End != det+200*s {
+			t.Errorf("job %d attempts %+v, %+v: want the first to end at the detection %v and the second to take 200 s on GPU 1", i, first, second, det)
+		}
+		if second.Placement[0].GPUs != 1<<1 {
+			t.Errorf("job %d retried on GPUs %b, want GPU 1", i, second.Placement[0].GPUs)
+		}
+	}
+}
