@@ -42,6 +42,10 @@ type Experiment struct {
 	// Variants to run; an experiment without variants runs one, named
 	// "default", of the services as declared.
 	Variants []Variant
+	// Faults is the hardware fault injection (nil: none); variants with
+	// faults on (the default) and the batch-only baseline face the same
+	// failures (FaultsOn, RunnerFaults).
+	Faults *Faults
 
 	// lines maps field paths to the line they were read from, so that
 	// Validate can name it.
@@ -141,6 +145,9 @@ type Variant struct {
 	Incidents Switch
 	// OnNoGPUs, when set, replaces the autoscalers' choice.
 	OnNoGPUs NoGPUs
+	// Faults off runs the variant without the experiment's faults; on
+	// (or kept) injects them when the experiment has a faults section.
+	Faults Switch
 }
 
 // Defaults filled by ParseExperiment (docs/serving.md); health and
@@ -281,8 +288,18 @@ func LoadExperiment(path string) (*Experiment, error) {
 func (e *Experiment) checkFiles() error {
 	p := &expProblems{file: e.File, lines: e.lines}
 	if e.Cluster.Path != "" {
-		if _, err := e.Cluster.Spec(); err != nil {
+		s, err := e.Cluster.Spec()
+		if err != nil {
 			return err
+		}
+		if e.Faults != nil && len(e.Faults.Fail) > 0 {
+			// Named failures name the file's nodes: resolved now that
+			// it is read.
+			c, err := s.Build()
+			if err != nil {
+				return err
+			}
+			e.checkNamedFaults(c, p)
 		}
 	}
 	if e.Batch != nil && e.Batch.Trace != "" {
@@ -304,10 +321,12 @@ func (e *Experiment) checkFiles() error {
 	return p.err()
 }
 
-// CheckCluster reports services whose replicas no node of c can hold: a
-// replica takes GPUsPerReplica GPUs of its model on one node.
+// CheckCluster reports services whose replicas no node of c can hold (a
+// replica takes GPUsPerReplica GPUs of its model on one node) and named
+// failures (faults.fail) that do not name a node or GPU of c.
 func (e *Experiment) CheckCluster(c *hwmodel.Cluster) error {
 	p := &expProblems{file: e.File, lines: e.lines}
+	e.checkNamedFaults(c, p)
 	for i, s := range e.Spec.Services {
 		set := hwmodel.AnyModel
 		if s.GPUModel != "" {
@@ -410,7 +429,7 @@ type expDecoder struct {
 	nodes int // visited, a bound against alias expansion
 }
 
-var experimentFields = []string{"cluster", "batch", "seed", "horizon", "bucket", "services", "variants"}
+var experimentFields = []string{"cluster", "batch", "seed", "horizon", "bucket", "services", "variants", "faults"}
 
 // resolve follows aliases, counting nodes against maxYAMLNodes.
 func (d *expDecoder) resolve(n *yaml.Node) *yaml.Node {
@@ -719,6 +738,9 @@ func (d *expDecoder) experiment(n *yaml.Node, e *Experiment) {
 			e.Variants = append(e.Variants, d.variant(x, fmt.Sprintf("variants[%d]", i)))
 		}
 	}
+	if v, ok := f["faults"]; ok {
+		e.Faults = d.faults(v)
+	}
 }
 
 func (d *expDecoder) cluster(n *yaml.Node, c *ClusterRef) {
@@ -827,7 +849,7 @@ var (
 	stepFields     = []string{"at", "for", "rate"}
 	classFields    = []string{"name", "weight", "priority", "input_tokens", "output_tokens", "ttft_target", "e2e_target", "timeout"}
 	incidentFields = []string{"at", "replica", "kind", "factor", "restart_after"}
-	variantFields  = []string{"name", "routing", "health", "autoscale", "incidents", "on_no_gpus"}
+	variantFields  = []string{"name", "routing", "health", "autoscale", "incidents", "on_no_gpus", "faults"}
 )
 
 func (d *expDecoder) service(n *yaml.Node, path string) Service {
@@ -1110,6 +1132,9 @@ func (d *expDecoder) variant(n *yaml.Node, path string) Variant {
 	if x, ok := f["on_no_gpus"]; ok {
 		v.OnNoGPUs = NoGPUs(d.str(x, path+".on_no_gpus"))
 	}
+	if x, ok := f["faults"]; ok {
+		v.Faults = d.onOff(x, path+".faults")
+	}
 	return v
 }
 
@@ -1119,6 +1144,9 @@ func (d *expDecoder) variant(n *yaml.Node, path string) Variant {
 func (e *Experiment) fillDefaults() {
 	if e.Spec.Bucket == 0 {
 		e.Spec.Bucket = DefaultBucket
+	}
+	if e.Faults != nil {
+		e.Faults.fillDefaults()
 	}
 	if e.Batch != nil {
 		if e.Batch.Policy == "" {
@@ -1284,6 +1312,9 @@ func (e *Experiment) Validate() error {
 		validateBatch(b, p)
 	}
 	validateSpec(&e.Spec, p)
+	if e.Faults != nil {
+		e.validateFaults(p)
+	}
 	seen := map[string]int{}
 	for i, v := range e.Variants {
 		vp := fmt.Sprintf("variants[%d]", i)
@@ -1303,7 +1334,7 @@ func (e *Experiment) Validate() error {
 		for _, sw := range []struct {
 			f string
 			v Switch
-		}{{"health", v.Health}, {"autoscale", v.Autoscale}, {"incidents", v.Incidents}} {
+		}{{"health", v.Health}, {"autoscale", v.Autoscale}, {"incidents", v.Incidents}, {"faults", v.Faults}} {
 			if sw.v != SwitchKeep && sw.v != SwitchOn && sw.v != SwitchOff {
 				p.add(vp+"."+sw.f, "want on or off, got %q", sw.v)
 			}
@@ -1318,6 +1349,9 @@ func (e *Experiment) Validate() error {
 		}
 		if v.Incidents == SwitchOn && !slices.ContainsFunc(e.Spec.Services, func(s Service) bool { return len(s.Incidents) > 0 }) {
 			p.add(vp+".incidents", "no service declares incidents")
+		}
+		if v.Faults == SwitchOn && e.Faults == nil {
+			p.add(vp+".faults", "the experiment has no faults section")
 		}
 	}
 	if len(p.errs) == 0 {

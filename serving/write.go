@@ -27,15 +27,50 @@ type RunSet struct {
 	Cluster    string
 	Workload   string // the batch workload, described; "" without one
 	Seed       uint64
-	// Baseline is the batch-only run; nil without batch jobs.
+	// Baseline is the batch-only run; nil without batch jobs. With
+	// Faults it faces them too.
 	Baseline *sim.Result
-	Variants []VariantRun
+	// BaselineNoFaults is the batch-only run without the faults, against
+	// which variants with faults off are compared; nil when every
+	// variant has them.
+	BaselineNoFaults *sim.Result
+	Variants         []VariantRun
+	// Faults is the injected hardware faults (nil: none), which the
+	// baseline and every variant with Faults set faced.
+	Faults *FaultSet
+}
+
+// FaultSet is the hardware faults of a run set.
+type FaultSet struct {
+	// Describe says what was injected, in a line.
+	Describe string
+	// Schedule is every failure drawn and named, sorted (runner.Faults'
+	// Schedule); those after a run's end never happen in it.
+	Schedule []hwmodel.Fault
+	// Cluster names the schedule's nodes in the summary (nil: by index).
+	Cluster *hwmodel.Cluster
 }
 
 // VariantRun is one variant's result.
 type VariantRun struct {
 	Name   string
 	Result *Result
+	// Faults reports whether the variant ran with the run set's faults.
+	Faults bool
+}
+
+// baselineOf is the batch-only run v is compared with: the one that
+// faced the same faults, or none.
+func (rs *RunSet) baselineOf(v VariantRun) *sim.Result {
+	if rs.Faults != nil && !v.Faults && rs.BaselineNoFaults != nil {
+		return rs.BaselineNoFaults
+	}
+	return rs.Baseline
+}
+
+// hasFaults reports whether some variant ran with faults.
+func (rs *RunSet) hasFaults() bool {
+	return slices.ContainsFunc(rs.Variants, func(v VariantRun) bool { return v.Faults })
 }
 
 // Files lists the files WriteRunSet writes, in order.
@@ -66,6 +101,7 @@ type BatchStats struct {
 	Preemptions         int64   // attempts ended preempted
 	PreemptedJobs       int     // jobs preempted at least once
 	LostGPUHours        float64 // GPU-time of preempted attempts since their last checkpoint
+	HardwareFailures    int     // attempts lost to injected hardware faults
 	waitSum             float64 // seconds
 	ExtraWaitMean       float64 // seconds per job, against the baseline
 	ExtraWaitHours      float64 // job-hours, against the baseline
@@ -84,6 +120,7 @@ func batchStats(res, base *sim.Result) BatchStats {
 	for i, o := range res.Jobs {
 		w := o.Wait.Seconds()
 		waits[i] = w
+		b.HardwareFailures += o.HardwareFailures
 		b.waitSum += w
 		if o.State == sim.Succeeded {
 			b.Completed++
@@ -188,6 +225,7 @@ type jsonService struct {
 	ScaleOuts    int64       `json:"scale_outs"`
 	ScaleIns     int64       `json:"scale_ins"`
 	Ejections    int64       `json:"ejections"`
+	ReplicasLost int64       `json:"replicas_lost"`
 	Preempted    int64       `json:"batch_jobs_preempted"`
 	GPUWaitS     num         `json:"gpu_wait_s"`
 }
@@ -200,6 +238,7 @@ type jsonBatch struct {
 	Preemptions    int64 `json:"preemptions"`
 	PreemptedJobs  int   `json:"preempted_jobs"`
 	LostGPUHours   num   `json:"lost_gpu_hours"`
+	HWFailures     int   `json:"hardware_failures"`
 	ExtraWaitMeanS *num  `json:"extra_wait_mean_s,omitempty"`
 	ExtraWaitHours *num  `json:"extra_wait_job_hours,omitempty"`
 }
@@ -209,7 +248,7 @@ func toJSONBatch(b BatchStats) *jsonBatch {
 		return nil
 	}
 	j := &jsonBatch{Jobs: b.Jobs, Completed: b.Completed, WaitMeanS: num(b.WaitMean), WaitP95S: num(b.WaitP95),
-		Preemptions: b.Preemptions, PreemptedJobs: b.PreemptedJobs, LostGPUHours: num(b.LostGPUHours)}
+		Preemptions: b.Preemptions, PreemptedJobs: b.PreemptedJobs, LostGPUHours: num(b.LostGPUHours), HWFailures: b.HardwareFailures}
 	if b.hasBaseline {
 		m, h := num(b.ExtraWaitMean), num(b.ExtraWaitHours)
 		j.ExtraWaitMeanS, j.ExtraWaitHours = &m, &h
@@ -221,8 +260,36 @@ type jsonVariant struct {
 	Name     string        `json:"name"`
 	Requests int64         `json:"requests"`
 	Events   int64         `json:"events"`
+	Faults   *jsonFaultRun `json:"faults,omitempty"`
 	Services []jsonService `json:"services"`
 	Batch    *jsonBatch    `json:"batch,omitempty"`
+}
+
+// jsonFaultRun is what the faults did in one run.
+type jsonFaultRun struct {
+	// Injected counts the failures that happened before the run ended.
+	Injected int `json:"injected"`
+	// Detected counts those the orchestrator detected.
+	Detected int `json:"detected"`
+}
+
+func toJSONFaultRun(r *sim.Result) *jsonFaultRun {
+	j := &jsonFaultRun{}
+	if r == nil {
+		return j
+	}
+	j.Injected = len(r.Faults)
+	for _, f := range r.Faults {
+		if f.Detected >= 0 {
+			j.Detected++
+		}
+	}
+	return j
+}
+
+type jsonFaultSet struct {
+	Describe string   `json:"description"`
+	Schedule []string `json:"schedule"`
 }
 
 type jsonSummary struct {
@@ -231,7 +298,9 @@ type jsonSummary struct {
 	Workload   string        `json:"batch_workload,omitempty"`
 	Seed       uint64        `json:"seed"`
 	HorizonS   num           `json:"horizon_s"`
+	Faults     *jsonFaultSet `json:"faults,omitempty"`
 	Baseline   *jsonBatch    `json:"baseline,omitempty"`
+	BaseClean  *jsonBatch    `json:"baseline_no_faults,omitempty"`
 	Variants   []jsonVariant `json:"variants"`
 }
 
@@ -241,16 +310,29 @@ type jsonSummary struct {
 // jobs' waits and preemptions against the baseline.
 func WriteSummaryJSON(w io.Writer, rs *RunSet) error {
 	s := jsonSummary{Experiment: rs.Experiment, Cluster: rs.Cluster, Workload: rs.Workload, Seed: rs.Seed,
-		Baseline: toJSONBatch(batchStats(rs.Baseline, nil)), Variants: []jsonVariant{}}
+		Baseline: toJSONBatch(batchStats(rs.Baseline, nil)), BaseClean: toJSONBatch(batchStats(rs.BaselineNoFaults, nil)), Variants: []jsonVariant{}}
+	if f := rs.Faults; f != nil {
+		s.Faults = &jsonFaultSet{Describe: f.Describe, Schedule: []string{}}
+		for _, x := range f.Schedule {
+			if f.Cluster != nil && x.Node < f.Cluster.NumNodes() {
+				s.Faults.Schedule = append(s.Faults.Schedule, x.Format(f.Cluster))
+			} else {
+				s.Faults.Schedule = append(s.Faults.Schedule, x.String())
+			}
+		}
+	}
 	for _, v := range rs.Variants {
 		r := v.Result
 		s.HorizonS = num(r.Horizon.Seconds())
 		jv := jsonVariant{Name: v.Name, Requests: r.Requests, Events: r.Events, Services: []jsonService{},
-			Batch: toJSONBatch(batchStats(r.Batch, rs.Baseline))}
+			Batch: toJSONBatch(batchStats(r.Batch, rs.baselineOf(v)))}
+		if v.Faults {
+			jv.Faults = toJSONFaultRun(r.Batch)
+		}
 		for _, sv := range r.Services {
 			js := jsonService{Name: sv.Name, All: toJSONClass(sv.All), Classes: []jsonClass{}, GPUHours: num(sv.GPUHours),
 				MeanReplicas: num(sv.MeanReplicas), Replicas: len(sv.Replicas), Saturation: num(sv.Saturation),
-				ScaleOuts: sv.ScaleOuts, ScaleIns: sv.ScaleIns, Ejections: sv.Ejections, Preempted: sv.Preempted,
+				ScaleOuts: sv.ScaleOuts, ScaleIns: sv.ScaleIns, Ejections: sv.Ejections, ReplicasLost: sv.ReplicasLost, Preempted: sv.Preempted,
 				GPUWaitS: num(sv.GPUWait.Seconds())}
 			for _, b := range sv.Series {
 				js.MaxReplicas = max(js.MaxReplicas, b.ReplicasReady)
@@ -393,15 +475,21 @@ func pct(f float64) string {
 
 // FormatTable writes the comparison table: one row per variant, service
 // and class (then the service's "all" row when it has several classes).
-// The service columns (GPU-h, scale-outs, ejections) and the batch
+// The service columns (GPU-h, scale-outs, ejections; replicas lost to
+// hardware faults when some variant ran with faults) and the batch
 // columns (jobs preempted, extra mean wait against the batch-only
 // baseline) are printed on the first row of each service.
 func FormatTable(w io.Writer, rs *RunSet) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\tservice\tclass\trps\tTTFT p50\tTTFT p99\tE2E p50\tE2E p99\terrors\tSLO\tGPU-h\tmean repl\tscale-outs\tejections\tbatch preempted\tbatch +wait")
+	faults := rs.hasFaults()
+	lostHead := ""
+	if faults {
+		lostHead = "\tlost"
+	}
+	fmt.Fprintln(tw, "variant\tservice\tclass\trps\tTTFT p50\tTTFT p99\tE2E p50\tE2E p99\terrors\tSLO\tGPU-h\tmean repl\tscale-outs\tejections"+lostHead+"\tbatch preempted\tbatch +wait")
 	for _, v := range rs.Variants {
-		bs := batchStats(v.Result.Batch, rs.Baseline)
+		bs := batchStats(v.Result.Batch, rs.baselineOf(v))
 		for _, s := range v.Result.Services {
 			rows := s.Classes
 			if len(rows) > 1 {
@@ -409,6 +497,9 @@ func FormatTable(w io.Writer, rs *RunSet) error {
 			}
 			for k, c := range rows {
 				svcCols := "\t\t\t\t\t"
+				if faults {
+					svcCols += "\t"
+				}
 				if k == 0 {
 					preempted, extra := "-", "-"
 					if bs.hasAny {
@@ -417,7 +508,14 @@ func FormatTable(w io.Writer, rs *RunSet) error {
 							extra = signedDuration(bs.ExtraWaitMean)
 						}
 					}
-					svcCols = fmt.Sprintf("%.1f\t%.1f\t%d\t%d\t%s\t%s", s.GPUHours, s.MeanReplicas, s.ScaleOuts, s.Ejections, preempted, extra)
+					lost := ""
+					if faults {
+						lost = "\t-"
+						if v.Faults {
+							lost = "\t" + strconv.FormatInt(s.ReplicasLost, 10)
+						}
+					}
+					svcCols = fmt.Sprintf("%.1f\t%.1f\t%d\t%d%s\t%s\t%s", s.GPUHours, s.MeanReplicas, s.ScaleOuts, s.Ejections, lost, preempted, extra)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, s.Name, c.Name, c.Throughput,
 					fmtLatency(c.TTFT.P50, c.Completed), fmtLatency(c.TTFT.P99, c.Completed),

@@ -9,10 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/runner"
 	"github.com/brigadesim/brigade/serving"
 	"github.com/brigadesim/brigade/sim"
@@ -134,8 +137,24 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 			return nil, err
 		}
 	}
+	// The failures are drawn once, from the seed's failure stream, so the
+	// baseline and every variant with faults on face the same ones.
+	faults, err := exp.RunnerFaults(probe)
+	if err != nil {
+		return nil, err
+	}
+	var schedule []hwmodel.Fault
+	if faults != nil {
+		faults.Horizon = exp.FaultHorizon(w)
+		if schedule, err = faults.Schedule(probe, w, exp.Seed); err != nil {
+			return nil, err
+		}
+	}
 	name := strings.TrimSuffix(filepath.Base(exp.File), filepath.Ext(exp.File))
 	rs := &serving.RunSet{Experiment: name, Cluster: fmt.Sprintf("%s (%d GPUs)", spec.Name, probe.TotalGPUs()), Workload: workload, Seed: exp.Seed}
+	if faults != nil {
+		rs.Faults = &serving.FaultSet{Schedule: schedule, Cluster: probe, Describe: describeFaults(exp.Faults, schedule, faults.Horizon)}
+	}
 	names := exp.Names()
 	rs.Variants = make([]serving.VariantRun, len(names))
 	if !f.quiet {
@@ -144,6 +163,9 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 			batch = fmt.Sprintf("%s under %s", workload, policyLabel(exp.Batch))
 		}
 		fmt.Fprintf(stderr, "brigade serve: %s on %s; batch: %s; variants %s\n", exp.File, rs.Cluster, batch, strings.Join(names, ", "))
+		if rs.Faults != nil {
+			fmt.Fprintf(stderr, "brigade serve: faults: %s\n", rs.Faults.Describe)
+		}
 	}
 
 	type job struct {
@@ -160,18 +182,37 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 	jobs := make([]job, 0, len(names)+1)
 	if w != nil {
 		baseW := copyOf()
-		jobs = append(jobs, job{"baseline", func() error {
-			runs, err := runner.Run(runner.Spec{
-				Workload: baseW, WorkloadName: workload, NewCluster: spec.Build, ClusterName: spec.Name,
-				Policies: []string{exp.Batch.Policy}, Options: exp.Batch.PolicyOptions(), Seed: exp.Seed,
-				CheckInvariants: f.check,
-			})
-			if err != nil {
-				return err
+		var baseFaults *runner.Faults
+		if faults != nil {
+			// The schedule as named failures: the baseline faces exactly
+			// the variants' failures.
+			bf := *faults
+			bf.Model, bf.Named = hwmodel.FailureModel{}, slices.Clone(schedule)
+			baseFaults = &bf
+		}
+		baseline := func(w *workloads.Workload, faults *runner.Faults, into **sim.Result) func() error {
+			return func() error {
+				runs, err := runner.Run(runner.Spec{
+					Workload: w, WorkloadName: workload, NewCluster: spec.Build, ClusterName: spec.Name,
+					Policies: []string{exp.Batch.Policy}, Options: exp.Batch.PolicyOptions(), Seed: exp.Seed,
+					CheckInvariants: f.check, Faults: faults,
+				})
+				if err != nil {
+					return err
+				}
+				*into = runs[0].Engine
+				return nil
 			}
-			rs.Baseline = runs[0].Engine
-			return nil
-		}})
+		}
+		jobs = append(jobs, job{"baseline", baseline(baseW, baseFaults, &rs.Baseline)})
+		for i := range names {
+			if faults != nil && !exp.FaultsOn(i) {
+				// Variants without the faults are compared with a
+				// batch-only run without them.
+				jobs = append(jobs, job{"baseline without faults", baseline(copyOf(), nil, &rs.BaselineNoFaults)})
+				break
+			}
+		}
 	}
 	for i, n := range names {
 		batchW := copyOf()
@@ -187,14 +228,18 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 					return err
 				}
 			}
-			if f.check {
-				cfg.Sim = func(c *sim.Config) { c.CheckInvariants = true }
+			on := faults != nil && exp.FaultsOn(i)
+			cfg.Sim = func(c *sim.Config) {
+				c.CheckInvariants = f.check
+				if on {
+					serving.SimFaults(c, faults, schedule)
+				}
 			}
 			res, err := serving.Run(cfg)
 			if err != nil {
 				return err
 			}
-			rs.Variants[i] = serving.VariantRun{Name: n, Result: res}
+			rs.Variants[i] = serving.VariantRun{Name: n, Result: res, Faults: on}
 			return nil
 		}})
 	}
@@ -274,4 +319,40 @@ func writeServeOutputs(f serveFlags, rs *serving.RunSet) error {
 		}
 	}
 	return nil
+}
+
+// describeFaults says what the experiment injects: the failure model and
+// the named failures, what was drawn up to the horizon, and the detection
+// and retry settings.
+func describeFaults(x *serving.Faults, schedule []hwmodel.Fault, horizon hwmodel.Time) string {
+	var parts []string
+	m := x.Model
+	repair := func(r hwmodel.RepairModel) string {
+		if r.Kind == "fixed" {
+			return "repaired " + results.HumanDuration(r.Mean.Seconds()) + " later"
+		}
+		return fmt.Sprintf("repaired after a %s time of mean %s", r.Kind, results.HumanDuration(r.Mean.Seconds()))
+	}
+	dist := m.Distribution
+	if dist == "weibull" {
+		dist = fmt.Sprintf("weibull (shape %g)", m.WeibullShape)
+	}
+	if m.NodeMTBF > 0 {
+		parts = append(parts, fmt.Sprintf("node MTBF %s (%s), %s", results.HumanDuration(m.NodeMTBF.Seconds()), dist, repair(m.NodeRepair)))
+	}
+	if m.GPUMTBF > 0 {
+		parts = append(parts, fmt.Sprintf("GPU MTBF %s (%s), %s", results.HumanDuration(m.GPUMTBF.Seconds()), dist, repair(m.GPURepair)))
+	}
+	if m.Enabled() {
+		parts = append(parts, fmt.Sprintf("%d drawn up to %s", len(schedule)-len(x.Fail), results.HumanDuration(horizon.Seconds())))
+	}
+	if len(x.Fail) > 0 {
+		parts = append(parts, "named "+strings.Join(x.Fail, ", "))
+	}
+	parts = append(parts, fmt.Sprintf("heartbeat every %s, timeout %s; batch retry %s", results.HumanDuration(x.HeartbeatInterval.Seconds()),
+		results.HumanDuration(x.HeartbeatTimeout.Seconds()), x.Retry))
+	if x.Retry == "fixed" || x.Retry == "deadline" {
+		parts[len(parts)-1] += fmt.Sprintf(" (at most %d)", x.MaxRetries)
+	}
+	return strings.Join(parts, "; ")
 }
