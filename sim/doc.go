@@ -131,9 +131,12 @@
 // start-up, each progresses at 1000/max(1000, S) of full speed. When a
 // GPU's working set changes, its jobs are advanced at their old rate,
 // re-rated and re-timed with new finish events; a per-job version makes
-// the replaced events stale (sharing.go, docs/replay.md). Faults apply as
-// without sharing (every job on a broken GPU is hit, makes no progress and
-// fails at detection); checkpoints are not supported with it yet.
+// the replaced events stale (sharing.go, docs/replay.md). Under sharing,
+// progress is not wall time: the sharing books note the wall time at which
+// a job's progress completes each checkpoint, and an interrupted attempt
+// keeps its completed checkpoints and loses the wall time since the last
+// one. A fault freezes the GPUs under it (no progress, no events) until
+// its detection fails their jobs, as without sharing.
 //
 // Determinism: sim never reads the wall clock, never starts goroutines,
 // never uses the global random source and never lets map order reach an

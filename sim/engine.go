@@ -175,7 +175,7 @@ type Config struct {
 	// 1000 / max(1000, S), S the sum of the compute demands
 	// (Job.DemandMilli, else GPUMilli) of the GPU's jobs past their
 	// start-up. Off by default: traces' durations already include any
-	// slow-down. Not supported with checkpoints.
+	// slow-down. Faults and checkpoints apply (package doc).
 	ProcessorSharing bool
 	// DefaultCheckpoint applies to jobs without their own Checkpoint.
 	DefaultCheckpoint Checkpoint

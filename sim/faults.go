@@ -257,6 +257,7 @@ func (e *Engine) faultEvent(k int) error {
 		}
 		f.nodeHits[n]++
 		e.heap.push(event{at: f.nodeDetect[n], kind: evDetect, job: int32(rec), attempt: int32(k)})
+		e.shareFreeze(n, -1)
 		return e.coupledFault(n, -1, false)
 	}
 	g := f.gpuBase[n] + ft.GPU
@@ -277,6 +278,7 @@ func (e *Engine) faultEvent(k int) error {
 	}
 	f.gpuHits[g]++
 	e.heap.push(event{at: at, kind: evDetect, job: int32(rec), attempt: int32(k)})
+	e.shareFreeze(n, ft.GPU)
 	return e.coupledFault(n, ft.GPU, false)
 }
 
@@ -299,6 +301,7 @@ func (e *Engine) detectEvent(rec, k int) error {
 			f.nodeHitAt[n] = e.now // later undetected faults: no job is there now
 		}
 		r.JobsHit = e.failJobsOn(n, -1)
+		e.shareThaw(n, -1)
 		if err := e.coupledFault(n, -1, true); err != nil {
 			return err
 		}
@@ -313,6 +316,7 @@ func (e *Engine) detectEvent(rec, k int) error {
 		f.gpuHitAt[g] = e.now
 	}
 	r.JobsHit = e.failJobsOn(n, ft.GPU)
+	e.shareThaw(n, ft.GPU)
 	if err := e.coupledFault(n, ft.GPU, true); err != nil {
 		return err
 	}
@@ -504,15 +508,31 @@ func (e *Engine) endAttempt(i int, cut hwmodel.Time) {
 	s := e.jobs[i].Start
 	ck := e.checkpointOf(i)
 	var k int64
-	if u := cut - s - r.restart; ck.Every > 0 && u > 0 {
-		k = min(int64(r.ckpts), int64(u/(ck.Every+ck.Cost)))
+	// kept is the wall time from the end of the start-up to the end of
+	// the last completed checkpoint.
+	var kept hwmodel.Time
+	switch {
+	case ck.Every > 0 && e.shr.on && e.shr.gpu[i] >= 0:
+		// Under processor sharing progress is not wall time: the sharing
+		// books say how far the job got (frozen since a fault) and when its
+		// last checkpoint ended.
+		p, at := e.shareProgress(i)
+		k = min(int64(r.ckpts), int64(p/float64(ck.Every+ck.Cost)))
+		if k > 0 {
+			kept = at - s - r.restart
+		}
+	case ck.Every > 0:
+		if u := cut - s - r.restart; u > 0 {
+			k = min(int64(r.ckpts), int64(u/(ck.Every+ck.Cost)))
+		}
+		kept = hwmodel.Time(k) * (ck.Every + ck.Cost)
 	}
 	r.saved += hwmodel.Time(k) * ck.Every
 	o := &e.out[i]
 	o.CheckpointTime += hwmodel.Time(k) * ck.Cost
 	// r.restart's failure part is booked as lost already; its start-up
 	// part is lost here, with the rest of the interrupted attempt.
-	o.LostTime += (e.now - s) - (r.restart - e.cfg.StartupDelay) - hwmodel.Time(k)*(ck.Every+ck.Cost)
+	o.LostTime += (e.now - s) - (r.restart - e.cfg.StartupDelay) - kept
 }
 
 // retryOrFail sends job i, whose attempt just failed (it is Pending after

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"math"
 	"math/bits"
 
@@ -31,23 +30,21 @@ type shareBooks struct {
 	slow      []float64
 	last      []hwmodel.Time
 	ver       []int32
+	// Checkpoints: per job, the attempt's work at its start, the progress
+	// between two checkpoint ends (Every + Cost; 0 without checkpoints),
+	// and the wall time at which its last completed checkpoint ended (the
+	// end of its start-up before the first).
+	work0  []float64
+	period []float64
+	ckWall []hwmodel.Time
+	// frozen marks the GPUs under an undetected fault: their jobs make no
+	// progress and get no events until the detection fails them.
+	frozen []bool
 }
 
 func (e *Engine) initSharing() error {
 	if !e.cfg.ProcessorSharing {
 		return nil
-	}
-	// Faults need nothing more: every job on a broken GPU is hit (its
-	// finish is ignored until detection, as without sharing) and a failed
-	// attempt keeps no progress. Checkpoints would: their progress is not
-	// wall time under sharing.
-	if e.cfg.DefaultCheckpoint.Every > 0 {
-		return errors.New("sim: ProcessorSharing does not support checkpoints yet")
-	}
-	for i := range e.w.Jobs {
-		if e.w.Jobs[i].Checkpoint.Every > 0 {
-			return errors.New("sim: ProcessorSharing does not support checkpoints yet (job " + e.w.Jobs[i].Name + ")")
-		}
 	}
 	s := &e.shr
 	s.on = true
@@ -64,6 +61,10 @@ func (e *Engine) initSharing() error {
 	for i := range s.gpu {
 		s.gpu[i] = -1
 	}
+	s.frozen = make([]bool, total)
+	s.work0 = make([]float64, n)
+	s.period = make([]float64, n)
+	s.ckWall = make([]hwmodel.Time, n)
 	s.startLeft = make([]hwmodel.Time, n)
 	s.workLeft = make([]float64, n)
 	s.slow = make([]float64, n)
@@ -97,6 +98,10 @@ func (e *Engine) shareStart(i, g int, startup hwmodel.Time, w hwmodel.Time) {
 	e.shareAdvance(g)
 	s.gpu[i] = int32(g)
 	s.startLeft[i], s.workLeft[i], s.last[i] = startup, float64(w), e.now
+	s.work0[i], s.period[i], s.ckWall[i] = float64(w), 0, e.now+startup
+	if ck := e.checkpointOf(i); ck.Every > 0 && e.runs[i].ckpts > 0 {
+		s.period[i] = float64(ck.Every + ck.Cost)
+	}
 	s.occ[g] = append(s.occ[g], int32(i))
 	e.shareRetime(g)
 }
@@ -121,18 +126,81 @@ func (e *Engine) shareStop(i int) {
 	e.shareRetime(g)
 }
 
-// shareAdvance brings every job on GPU g to now at its current rate.
+// shareAdvance brings every job on GPU g to now at its current rate
+// (a frozen GPU's jobs make no progress), noting when a job's progress
+// completes a checkpoint.
 func (e *Engine) shareAdvance(g int) {
 	s := &e.shr
 	for _, x := range s.occ[g] {
 		j := int(x)
 		dt := e.now - s.last[j]
-		if s.startLeft[j] > 0 {
+		switch {
+		case s.frozen[g]:
+		case s.startLeft[j] > 0:
 			s.startLeft[j] = max(0, s.startLeft[j]-dt)
-		} else {
+		default:
+			before := s.work0[j] - s.workLeft[j]
 			s.workLeft[j] = math.Max(0, s.workLeft[j]-float64(dt)/s.slow[j])
+			if p := s.period[j]; p > 0 {
+				k := min(math.Floor((s.work0[j]-s.workLeft[j])/p), float64(e.runs[j].ckpts))
+				if k > math.Floor(before/p) {
+					// The rate was constant since last: the crossing is exact.
+					s.ckWall[j] = s.last[j] + hwmodel.Time(math.Ceil((k*p-before)*s.slow[j]-1e-6))
+				}
+			}
 		}
 		s.last[j] = e.now
+	}
+}
+
+// shareProgress is shared job i's progress in its attempt (µs at full
+// speed, checkpoints included) up to now, and the wall time at which its
+// last completed checkpoint ended.
+func (e *Engine) shareProgress(i int) (float64, hwmodel.Time) {
+	s := &e.shr
+	e.shareAdvance(int(s.gpu[i]))
+	if s.startLeft[i] > 0 {
+		return 0, s.ckWall[i]
+	}
+	return s.work0[i] - s.workLeft[i], s.ckWall[i]
+}
+
+// shareFreeze stops the progress of the shared jobs on node n's GPU gpu
+// (every GPU of n when gpu < 0): the hardware broke now.
+func (e *Engine) shareFreeze(n, gpu int) {
+	s := &e.shr
+	if !s.on {
+		return
+	}
+	for g := 0; g < e.cluster.NodeGPUs(n); g++ {
+		if gpu >= 0 && g != gpu {
+			continue
+		}
+		fg := s.base[n] + g
+		e.shareAdvance(fg)
+		s.frozen[fg] = true
+		for _, x := range s.occ[fg] {
+			s.ver[x]++ // their pending events are stale
+		}
+	}
+}
+
+// shareThaw lets node n's GPUs (GPU gpu, or all when gpu < 0) progress
+// again once no undetected fault is under them (after the detection
+// failed their jobs).
+func (e *Engine) shareThaw(n, gpu int) {
+	s := &e.shr
+	if !s.on {
+		return
+	}
+	f := &e.flt
+	for g := 0; g < e.cluster.NodeGPUs(n); g++ {
+		fg := s.base[n] + g
+		if (gpu < 0 || g == gpu) && f.nodeHits[n] == 0 && f.gpuHits[f.gpuBase[n]+g] == 0 {
+			e.shareAdvance(fg)
+			s.frozen[fg] = false
+			e.shareRetime(fg)
+		}
 	}
 }
 
@@ -151,6 +219,9 @@ func (e *Engine) shareRetime(g int) {
 		j := int(x)
 		s.slow[j] = slow
 		s.ver[j]++
+		if s.frozen[g] {
+			continue
+		}
 		at := e.now + s.startLeft[j]
 		if s.startLeft[j] == 0 {
 			at = e.now + hwmodel.Time(math.Ceil(s.workLeft[j]*slow-1e-6))

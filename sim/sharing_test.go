@@ -154,10 +154,11 @@ func TestProcessorSharingProperty(t *testing.T) {
 	t.Logf("%d successful attempts slowed by sharing", slowed)
 }
 
-// Processor sharing under random node and GPU faults (without checkpoints,
-// which sharing does not support): invariants after every event, every
-// job ends, runs are deterministic, and a successful attempt lasts at
-// least its job's duration (sharing only slows work down).
+// Processor sharing under random node and GPU faults, retries and
+// checkpoints: invariants after every event, every job ends, runs are
+// deterministic, no job's lost or checkpoint time is negative, and a
+// successful job ran at least its duration (sharing only slows work down;
+// checkpoints only add).
 func TestProcessorSharingWithFaults(t *testing.T) {
 	spec, _ := hwmodel.Preset("mixed-small")
 	hit := 0
@@ -170,7 +171,6 @@ func TestProcessorSharingWithFaults(t *testing.T) {
 					t.Fatal(err)
 				}
 				fs := randomFaults(c, w, seed)
-				fs.opt.CheckpointEvery, fs.opt.CheckpointCost = 0, 0
 				p, err := policies.New(name, policies.Options{Backfill: seed%2 == 0})
 				if err != nil {
 					t.Fatal(err)
@@ -193,10 +193,11 @@ func TestProcessorSharingWithFaults(t *testing.T) {
 					t.Fatalf("seed %d %s: job %s ended %s", seed, name, j.Name, o.State)
 				}
 				hit += o.HardwareFailures
-				if o.State == sim.Succeeded && o.Attempts > 0 {
-					if a := o.AttemptLog[len(o.AttemptLog)-1]; a.End-a.Start < j.Duration {
-						t.Fatalf("seed %d %s: job %s succeeded after %v, shorter than its duration %v", seed, name, j.Name, a.End-a.Start, j.Duration)
-					}
+				if o.LostTime < 0 || o.CheckpointTime < 0 {
+					t.Fatalf("seed %d %s: job %s lost %v, checkpointed %v", seed, name, j.Name, o.LostTime, o.CheckpointTime)
+				}
+				if o.State == sim.Succeeded && o.Run-o.LostTime < j.Duration {
+					t.Fatalf("seed %d %s: job %s succeeded after %v of kept run time, shorter than its duration %v", seed, name, j.Name, o.Run-o.LostTime, j.Duration)
 				}
 			}
 			if again := run(); !reflect.DeepEqual(res.Jobs, again.Jobs) {
@@ -250,6 +251,53 @@ func TestProcessorSharingGPUFault(t *testing.T) {
 		}
 		if second.Placement[0].GPUs != 1<<1 {
 			t.Errorf("job %d retried on GPUs %b, want GPU 1", i, second.Placement[0].GPUs)
+		}
+	}
+}
+
+// Hand-worked checkpoints under sharing: two compute-bound half-GPU jobs
+// of 100 s with a checkpoint every 20 s of progress (free) share GPU 0, so
+// they progress at half speed and complete checkpoints at 40 s and 80 s of
+// wall time. GPU 0 fails at 90 s (45 s of progress): each keeps 40 s, loses
+// the wall time since 80 s, and at detection reruns the remaining 60 s on
+// GPU 1, sharing it again: 120 s.
+func TestProcessorSharingCheckpoints(t *testing.T) {
+	c, err := hwmodel.NewCluster([]hwmodel.Node{{Name: "n0", GPUs: 2, CPUMilli: 1 << 30, MemoryMiB: 1 << 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := frac("a", 0, 100*s, 500, 1000), frac("b", 0, 100*s, 500, 1000)
+	a.MaxRetries, b.MaxRetries = 1, 1
+	a.Checkpoint = workloads.Checkpoint{Every: 20 * s}
+	b.Checkpoint = a.Checkpoint
+	w, err := workloads.Build([]workloads.Job{a, b}, nil, nil, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := policies.New("fcfs", policies.Options{})
+	e, err := sim.New(sim.Config{Cluster: c, Workload: w, Policy: p, CheckInvariants: true, ProcessorSharing: true,
+		Faults:    []hwmodel.Fault{{At: 90 * s, Node: 0, GPU: 0, Repair: hwmodel.Hour}},
+		Heartbeat: sim.Heartbeat{Interval: 7 * s, Timeout: 15 * s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	det := res.Faults[0].Detected
+	if det <= 90*s || det > 100*s {
+		t.Fatalf("detected at %v", det)
+	}
+	for i, o := range res.Jobs {
+		if o.State != sim.Succeeded || o.Attempts != 2 {
+			t.Fatalf("job %d: %s after %d attempts", i, o.State, o.Attempts)
+		}
+		if second := o.AttemptLog[1]; second.Start != det || second.End != det+120*s {
+			t.Errorf("job %d: second attempt %v..%v, want %v..%v", i, second.Start, second.End, det, det+120*s)
+		}
+		if o.LostTime != det-80*s {
+			t.Errorf("job %d: lost %v, want %v (from the second checkpoint at 80 s to the detection)", i, o.LostTime, det-80*s)
 		}
 	}
 }
