@@ -409,6 +409,10 @@ func (d *Driver) Run(ctx context.Context) error {
 		if d.cfg.ExitWhenDone && d.Pending() == 0 {
 			return nil
 		}
+		if n := d.stranded(); d.cfg.ExitWhenDone && n > 0 {
+			fmt.Fprintf(d.cfg.Log, "live: %d queued jobs cannot start: nothing runs and the GPUs they need are down for a critical error; they stay queued in the state file (restart with --gpu-up once the GPU is reset)\n", n)
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil

@@ -451,3 +451,28 @@ func (d *Driver) markUp(g int) error {
 	fmt.Fprintf(d.cfg.Log, "live: GPU %d %s back up after %d answered heartbeats (was down: %s)\n", g, rec.UUID, RecoverBeats, rec.Reason)
 	return nil
 }
+
+// stranded returns the number of queued jobs when none can ever start
+// without an operator: nothing runs, the policy has heard of everything
+// and started nothing, and every down GPU is down for a critical error
+// (one that stopped answering may come back by itself). 0 otherwise.
+func (d *Driver) stranded() int {
+	if len(d.hs.down) == 0 || len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) > 0 {
+		return 0
+	}
+	for _, g := range d.hs.down {
+		if !g.Critical {
+			return 0
+		}
+	}
+	queued := 0
+	for _, r := range d.recs {
+		switch r.State {
+		case Running:
+			return 0
+		case Queued:
+			queued++
+		}
+	}
+	return queued
+}
