@@ -949,6 +949,12 @@ func (m *model) autoscale(s *service, now hwmodel.Time) {
 	switch as.Metric {
 	case MetricLatency:
 		observed = s.tickLat.quantile(0.95) / 1e6
+	case MetricQueue:
+		if dReady > 0 {
+			observed = (dSys - dInf) / dReady
+		} else if dSys > dInf {
+			observed = math.Inf(1)
+		}
 	case MetricUtilisation:
 		if dReady > 0 {
 			observed = dInf / (dReady * float64(s.spec.Replica.MaxConcurrent))

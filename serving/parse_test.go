@@ -3,6 +3,7 @@ package serving
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,7 +236,8 @@ func TestValidateGoExperiment(t *testing.T) {
 }
 
 func FuzzParseExperiment(f *testing.F) {
-	for _, s := range []string{minimal, "", "cluster: [", "a: &a [*a, *a]", "services: [{}]", "variants: [{name: x}]"} {
+	for _, s := range []string{minimal, "", "cluster: [", "a: &a [*a, *a]", "services: [{}]", "variants: [{name: x}]",
+		minimal + "faults: {node_mtbf: 1d, node_repair: {kind: lognormal, mean: 1h, sigma: 1}, fail: [dgx-h100-001@1m+1h]}\nvariants: [{name: a, faults: off}]\n"} {
 		f.Add([]byte(s))
 	}
 	if b, err := os.ReadFile("testdata/small.yaml"); err == nil {
@@ -256,4 +258,178 @@ func FuzzParseExperiment(f *testing.F) {
 			t.Fatalf("parsed, then invalid: %v", err)
 		}
 	})
+}
+
+func TestParseExperimentFaults(t *testing.T) {
+	cases := []struct {
+		name, in string
+		check    func(t *testing.T, e *Experiment)
+	}{
+		{"defaults", minimal + "faults: {node_mtbf: 30d}\n", func(t *testing.T, e *Experiment) {
+			want := Faults{Model: hwmodel.FailureModel{NodeMTBF: 30 * hwmodel.Day, Distribution: "exponential",
+				NodeRepair: hwmodel.RepairModel{Kind: "fixed", Mean: 2 * hwmodel.Hour}, GPURepair: hwmodel.RepairModel{Kind: "fixed", Mean: 4 * hwmodel.Hour}},
+				HeartbeatInterval: 5 * hwmodel.Second, HeartbeatTimeout: 30 * hwmodel.Second, Retry: "fixed", MaxRetries: 3}
+			if e.Faults == nil || !reflectEqualFaults(*e.Faults, want) {
+				t.Fatalf("faults = %+v, want %+v", e.Faults, want)
+			}
+			if !e.FaultsOn(0) {
+				t.Fatal("the default variant runs without the faults")
+			}
+		}},
+		{"every field", minimal + `faults:
+  node_mtbf: 10d
+  gpu_mtbf: 100d
+  distribution: weibull
+  weibull_shape: 0.7
+  node_repair: {kind: lognormal, mean: 3h, sigma: 0.5}
+  gpu_repair: 30m
+  fail: [dgx-h100-003@40m+2h, "dgx-h100-010/gpu2@1h+30m"]
+  heartbeat_interval: 10s
+  heartbeat_timeout: 1m
+  retry: deadline
+  max_retries: 0
+  restart_time: 2m
+variants:
+  - {name: on}
+  - {name: off, faults: off}
+  - {name: forced, faults: on}
+`, func(t *testing.T, e *Experiment) {
+			x := e.Faults
+			m := x.Model
+			if m.NodeMTBF != 10*hwmodel.Day || m.GPUMTBF != 100*hwmodel.Day || m.Distribution != "weibull" || m.WeibullShape != 0.7 ||
+				m.NodeRepair != (hwmodel.RepairModel{Kind: "lognormal", Mean: 3 * hwmodel.Hour, Sigma: 0.5}) ||
+				m.GPURepair != (hwmodel.RepairModel{Kind: "fixed", Mean: 30 * hwmodel.Minute}) {
+				t.Fatalf("model = %+v", m)
+			}
+			if strings.Join(x.Fail, ",") != "dgx-h100-003@40m+2h,dgx-h100-010/gpu2@1h+30m" || x.HeartbeatInterval != 10*hwmodel.Second ||
+				x.HeartbeatTimeout != hwmodel.Minute || x.Retry != "deadline" || x.MaxRetries != 0 || x.RestartTime != 2*hwmodel.Minute {
+				t.Fatalf("faults = %+v", x)
+			}
+			if !e.FaultsOn(0) || e.FaultsOn(1) || !e.FaultsOn(2) {
+				t.Fatalf("faults on: %v %v %v", e.FaultsOn(0), e.FaultsOn(1), e.FaultsOn(2))
+			}
+			spec, _ := e.Cluster.Spec()
+			c, err := spec.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rf, err := e.RunnerFaults(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []hwmodel.Fault{{At: 40 * hwmodel.Minute, Node: 3, GPU: -1, Repair: 2 * hwmodel.Hour}, {At: hwmodel.Hour, Node: 10, GPU: 2, Repair: 30 * hwmodel.Minute}}
+			if len(rf.Named) != 2 || rf.Named[0] != want[0] || rf.Named[1] != want[1] || rf.Model != m || rf.Retry != "deadline" || rf.RestartTime != 2*hwmodel.Minute {
+				t.Fatalf("runner faults = %+v", rf)
+			}
+		}},
+		{"named only", minimal + "faults:\n  fail:\n    - dgx-h100-000@5m+1h\n", func(t *testing.T, e *Experiment) {
+			if e.Faults.Model.Enabled() || len(e.Faults.Fail) != 1 {
+				t.Fatalf("faults = %+v", e.Faults)
+			}
+		}},
+		{"none", minimal, func(t *testing.T, e *Experiment) {
+			if e.Faults != nil || e.FaultsOn(0) {
+				t.Fatalf("faults = %+v", e.Faults)
+			}
+			if rf, err := e.RunnerFaults(nil); rf != nil || err != nil {
+				t.Fatalf("runner faults %+v %v", rf, err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := ParseExperiment([]byte(c.in), "x.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, e)
+		})
+	}
+}
+
+func reflectEqualFaults(a, b Faults) bool {
+	return a.Model == b.Model && slices.Equal(a.Fail, b.Fail) && a.HeartbeatInterval == b.HeartbeatInterval &&
+		a.HeartbeatTimeout == b.HeartbeatTimeout && a.Retry == b.Retry && a.MaxRetries == b.MaxRetries && a.RestartTime == b.RestartTime
+}
+
+func TestParseExperimentFaultErrors(t *testing.T) {
+	// The faults section starts on line 12 of minimal + it.
+	cases := []struct {
+		name, in string
+		want     []string
+	}{
+		{"unknown field", "faults: {node_mtbf: 1d, node_mtfb: 2d}\n", []string{`x.yaml:12: faults.node_mtfb: unknown field`, `did you mean "node_mtbf"?`}},
+		{"nothing", "faults: {retry: none}\n", []string{`x.yaml:12: faults: injects nothing; give node_mtbf, gpu_mtbf or fail`}},
+		{"not a mapping", "faults: 30d\n", []string{`x.yaml:12: faults: want a mapping with fields node_mtbf`}},
+		{"mtbf number", "faults:\n  node_mtbf: 30\n", []string{`x.yaml:13: faults.node_mtbf: want a duration like "90s", "20m" or "1h30m", got number 30`}},
+		{"distribution", "faults:\n  node_mtbf: 1d\n  distribution: gamma\n", []string{`x.yaml:14: faults.distribution: unknown distribution "gamma" (known: exponential, weibull)`}},
+		{"weibull shape", "faults:\n  node_mtbf: 1d\n  distribution: weibull\n", []string{`faults.weibull_shape: want a shape in (0, 100]`}},
+		{"shape without weibull", "faults:\n  node_mtbf: 1d\n  weibull_shape: 2\n", []string{`x.yaml:14: faults.weibull_shape: is for distribution weibull`}},
+		{"repair kind", "faults:\n  node_mtbf: 1d\n  node_repair: {kind: gamma, mean: 2h}\n", []string{`x.yaml:14: faults.node_repair.kind: unknown repair kind "gamma" (known: fixed, exponential, lognormal)`}},
+		{"repair mean", "faults:\n  node_mtbf: 1d\n  node_repair: {kind: exponential}\n", []string{`x.yaml:14: faults.node_repair.mean: required field is missing`}},
+		{"repair sigma", "faults:\n  node_mtbf: 1d\n  gpu_repair:\n    kind: lognormal\n    mean: 2h\n", []string{`faults.gpu_repair.sigma: want a log-space standard deviation in (0, 10], got 0`}},
+		{"sigma for fixed", "faults:\n  node_mtbf: 1d\n  gpu_repair: {mean: 1h, sigma: 1}\n", []string{`x.yaml:14: faults.gpu_repair.sigma: is for kind lognormal`}},
+		{"zero repair", "faults:\n  node_mtbf: 1d\n  node_repair: 0s\n", []string{`x.yaml:14: faults.node_repair: want a duration > 0, got "0s" (leave it out for the default)`}},
+		{"repair number", "faults:\n  node_mtbf: 1d\n  node_repair: 2\n", []string{`x.yaml:14: faults.node_repair: want a duration like "90s"`}},
+		{"fail not a list", "faults:\n  fail: dgx-h100-003@40m+2h\n", []string{`x.yaml:13: faults.fail: want a list, got "dgx-h100-003@40m+2h"`}},
+		{"fail node", "faults:\n  fail:\n    - dgx-h100-003@40m+2h\n    - node-3@40m+2h\n", []string{`x.yaml:15: faults.fail[1]: failure "node-3@40m+2h": no node named "node-3" in the cluster (its nodes are dgx-h100-000 … dgx-h100-063)`}},
+		{"fail gpu", "faults:\n  fail: [dgx-h100-003/gpu9@40m+2h]\n", []string{`x.yaml:13: faults.fail[0]: failure "dgx-h100-003/gpu9@40m+2h": node "dgx-h100-003" has GPUs 0..7, got gpu 9`}},
+		{"fail syntax", "faults:\n  fail: [dgx-h100-003]\n", []string{`faults.fail[0]: failure "dgx-h100-003": want NODE@TIME+REPAIR`}},
+		{"fail number", "faults:\n  fail: [3]\n", []string{`x.yaml:13: faults.fail[0]: want a string, got number 3`}},
+		{"heartbeat", "faults:\n  node_mtbf: 1d\n  heartbeat_interval: 1m\n  heartbeat_timeout: 30s\n", []string{`x.yaml:15: faults.heartbeat_timeout: want a timeout of at least the interval (1m0s), got 30s`}},
+		{"zero heartbeat", "faults:\n  node_mtbf: 1d\n  heartbeat_interval: 0s\n", []string{`x.yaml:14: faults.heartbeat_interval: want a duration > 0`}},
+		{"retry", "faults:\n  node_mtbf: 1d\n  retry: always\n", []string{`x.yaml:14: faults.retry: unknown retry policy "always" (known: trace, none, fixed, deadline)`}},
+		{"max retries", "faults:\n  node_mtbf: 1d\n  max_retries: -1\n", []string{`x.yaml:14: faults.max_retries: want 0 to 1000000, got -1`}},
+		{"restart", "faults:\n  node_mtbf: 1d\n  restart_time: -2m\n", []string{`x.yaml:14: faults.restart_time: want a duration >= 0, got "-2m"`}},
+		{"variant switch", "variants: [{name: a, faults: maybe}]\nfaults: {node_mtbf: 1d}\n", []string{`x.yaml:12: variants[0].faults: want on or off, got "maybe"`}},
+		{"variant without section", "variants: [{name: a, faults: on}]\n", []string{`x.yaml:12: variants[0].faults: the experiment has no faults section`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseExperiment([]byte(minimal+c.in), "x.yaml")
+			if err == nil {
+				t.Fatalf("no error for\n%s", c.in)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n  %v\nwant it to contain\n  %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+// Named failures in a file whose cluster is a spec file are resolved when
+// LoadExperiment reads it, and by CheckCluster.
+func TestLoadExperimentFaultsClusterFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("cluster.yaml", "name: tiny\nnode_groups: [{name_prefix: node, count: 2, gpu_model: H100, gpus_per_node: 8}]\n")
+	exp := strings.Replace(minimal, "dgx-h100x64", "cluster.yaml", 1) + "faults:\n  fail: [node-001@1m+1h]\n"
+	e, err := LoadExperiment(write("e.yaml", exp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := e.Cluster.Spec()
+	c, _ := spec.Build()
+	if err := e.CheckCluster(c); err != nil {
+		t.Fatal(err)
+	}
+	bad := write("bad.yaml", strings.Replace(exp, "node-001", "node-007", 1))
+	if _, err := LoadExperiment(bad); err == nil || !strings.Contains(err.Error(), bad+`:13: faults.fail[0]: failure "node-007@1m+1h": no node named "node-007"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestParseExperimentFaultNegativeRepairOneError(t *testing.T) {
+	_, err := ParseExperiment([]byte(minimal+"faults:\n  node_mtbf: 1d\n  node_repair: -1h\n"), "x.yaml")
+	if err == nil || err.Error() != `x.yaml:14: faults.node_repair: want a duration >= 0, got "-1h"` {
+		t.Fatalf("err = %v", err)
+	}
 }

@@ -91,16 +91,18 @@ func (d *expDecoder) faults(n *yaml.Node) *Faults {
 		}
 	}
 	if v, ok := f["heartbeat_interval"]; ok {
-		x.HeartbeatInterval = d.duration(v, "faults.heartbeat_interval")
+		x.HeartbeatInterval = d.positive(v, "faults.heartbeat_interval")
 	}
 	if v, ok := f["heartbeat_timeout"]; ok {
-		x.HeartbeatTimeout = d.duration(v, "faults.heartbeat_timeout")
+		x.HeartbeatTimeout = d.positive(v, "faults.heartbeat_timeout")
 	}
 	if v, ok := f["retry"]; ok {
 		x.Retry = d.str(v, "faults.retry")
 	}
 	if v, ok := f["max_retries"]; ok {
-		x.MaxRetries = d.int(v, "faults.max_retries")
+		if x.MaxRetries = d.int(v, "faults.max_retries"); x.MaxRetries < 0 {
+			d.p.at(v.Line, "faults.max_retries", "want 0 to 1000000, got %d", x.MaxRetries)
+		}
 	}
 	if v, ok := f["restart_time"]; ok {
 		x.RestartTime = d.duration(v, "faults.restart_time")
@@ -111,7 +113,7 @@ func (d *expDecoder) faults(n *yaml.Node) *Faults {
 // repair reads a repair time: a duration (fixed) or {kind, mean, sigma}.
 func (d *expDecoder) repair(n *yaml.Node, path string) hwmodel.RepairModel {
 	if n.Kind == yaml.ScalarNode {
-		return hwmodel.RepairModel{Kind: "fixed", Mean: d.duration(n, path)}
+		return hwmodel.RepairModel{Kind: "fixed", Mean: d.positive(n, path)}
 	}
 	var r hwmodel.RepairModel
 	f := d.fields(n, path, repairFields)
@@ -122,7 +124,7 @@ func (d *expDecoder) repair(n *yaml.Node, path string) hwmodel.RepairModel {
 		r.Kind = d.str(v, path+".kind")
 	}
 	if v, ok := f["mean"]; ok {
-		r.Mean = d.duration(v, path+".mean")
+		r.Mean = d.positive(v, path+".mean")
 	} else {
 		d.p.at(n.Line, path+".mean", "required field is missing; want the mean repair time, like \"2h\"")
 	}
@@ -130,6 +132,18 @@ func (d *expDecoder) repair(n *yaml.Node, path string) hwmodel.RepairModel {
 		r.Sigma = d.float(v, path+".sigma")
 	}
 	return r
+}
+
+// positive reads a duration that must be > 0 when given (left out, it
+// takes the default).
+func (d *expDecoder) positive(n *yaml.Node, path string) hwmodel.Time {
+	t := d.duration(n, path)
+	if t == 0 && n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		if v, err := hwmodel.ParseDuration(n.Value); err == nil && v == 0 {
+			d.p.at(n.Line, path, "want a duration > 0, got %q (leave it out for the default)", n.Value)
+		}
+	}
+	return t
 }
 
 func (x *Faults) fillDefaults() {

@@ -138,6 +138,10 @@ const (
 	// MetricConcurrency: mean requests in the system (queued at the gateway or
 	// in flight) per ready replica.
 	MetricConcurrency Metric = "concurrency"
+	// MetricQueue: mean requests waiting at the gateway (not yet on a
+	// replica) per ready replica, as a queue-length signal such as
+	// vLLM's waiting requests.
+	MetricQueue Metric = "queue"
 	// MetricLatency: p95 end-to-end latency in seconds of the requests that
 	// completed in the interval.
 	MetricLatency Metric = "latency"

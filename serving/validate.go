@@ -94,9 +94,9 @@ func (v *Service) validate() error {
 	if a := v.Autoscale; a != nil {
 		d := a.withDefaults()
 		switch d.Metric {
-		case MetricConcurrency, MetricLatency, MetricUtilisation:
+		case MetricConcurrency, MetricQueue, MetricLatency, MetricUtilisation:
 		default:
-			return fmt.Errorf("autoscale.metric: want concurrency, latency or utilisation, got %q", d.Metric)
+			return fmt.Errorf("autoscale.metric: want concurrency, queue, latency or utilisation, got %q", d.Metric)
 		}
 		if err := pos("autoscale.target", d.Target); err != nil {
 			return err

@@ -150,3 +150,70 @@ func TestWritePlots(t *testing.T) {
 		}
 	}
 }
+
+// With faults, the table gains a lost column (- for variants without
+// faults), and the summary tells replicas lost, the batch attempts lost
+// to hardware and each variant against the baseline with its faults.
+func TestFaultsInOutputs(t *testing.T) {
+	rs := handMade()
+	clean := &sim.Result{Jobs: []sim.Outcome{{State: sim.Succeeded}, {State: sim.Succeeded}}}
+	rs.BaselineNoFaults = clean
+	rs.Baseline = &sim.Result{Jobs: []sim.Outcome{{State: sim.Succeeded, Wait: 20 * hwmodel.Second, HardwareFailures: 1}, {State: sim.Succeeded}}}
+	rs.Faults = &FaultSet{Describe: "named", Schedule: []hwmodel.Fault{{At: 60 * hwmodel.Second, Node: 1, GPU: -1, Repair: hwmodel.Hour}}}
+	auto := rs.Variants[1].Result
+	auto.Services[0].ReplicasLost = 2
+	auto.Batch = &sim.Result{Jobs: []sim.Outcome{{State: sim.Succeeded, Wait: 50 * hwmodel.Second, HardwareFailures: 2}, {State: sim.Succeeded, HardwareFailures: 1}},
+		Faults: []sim.FaultRecord{{At: 60 * hwmodel.Second, Detected: 90 * hwmodel.Second, Node: 1, GPU: -1}}}
+	rs.Variants[1].Faults = true
+	var buf bytes.Buffer
+	if err := FormatTable(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	want := `variant    service  class  rps  TTFT p50  TTFT p99  E2E p50  E2E p99  errors  SLO    GPU-h  mean repl  scale-outs  ejections  lost  batch preempted  batch +wait
+static     llm      chat   0.3  150ms     900ms     3.50s    12s      1.0%    95.0%  0.7    1.2        0           2          -     0                +5.0s
+static     llm      api    0.2  150ms     900ms     3.50s    30s      2.0%    95.0%
+static     llm      all    0.5  150ms     900ms     3.50s    20s      0.7%    95.0%
+autoscale  llm      chat   0.3  150ms     900ms     3.50s    12s      1.0%    95.0%  0.7    1.2        3           2          2     0                +15s
+autoscale  llm      api    0.2  150ms     900ms     3.50s    30s      2.0%    95.0%
+autoscale  llm      all    0.5  150ms     900ms     3.50s    20s      0.7%    95.0%
+`
+	if buf.String() != want {
+		t.Fatalf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	var sb bytes.Buffer
+	if err := WriteSummaryJSON(&sb, rs); err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Faults struct {
+			Schedule []string `json:"schedule"`
+		} `json:"faults"`
+		Baseline struct {
+			HW int `json:"hardware_failures"`
+		} `json:"baseline"`
+		Clean *struct {
+			HW int `json:"hardware_failures"`
+		} `json:"baseline_no_faults"`
+		Variants []struct {
+			Faults *struct {
+				Injected, Detected int
+			} `json:"faults"`
+			Batch struct {
+				HW        int     `json:"hardware_failures"`
+				ExtraWait float64 `json:"extra_wait_mean_s"`
+			} `json:"batch"`
+			Services []struct {
+				Lost *int `json:"replicas_lost"`
+			} `json:"services"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(sb.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	s, a := sum.Variants[0], sum.Variants[1]
+	if len(sum.Faults.Schedule) != 1 || sum.Faults.Schedule[0] != "#1@60s+3600s" || sum.Baseline.HW != 1 || sum.Clean == nil || sum.Clean.HW != 0 ||
+		s.Faults != nil || s.Services[0].Lost == nil || *s.Services[0].Lost != 0 || s.Batch.ExtraWait != 5 ||
+		a.Faults == nil || a.Faults.Injected != 1 || a.Faults.Detected != 1 || *a.Services[0].Lost != 2 || a.Batch.HW != 3 || a.Batch.ExtraWait != 15 {
+		t.Fatalf("summary:\n%s", sb.Bytes())
+	}
+}
