@@ -1206,7 +1206,7 @@ const (
 var (
 	expDistKinds     = []string{DistConstant, DistExponential, DistLognormal, DistUniform}
 	expRoutings      = []Routing{RoundRobin, LeastOutstanding, LatencyAware, PriorityLanes}
-	expMetrics       = []Metric{MetricConcurrency, MetricLatency, MetricUtilisation}
+	expMetrics       = []Metric{MetricConcurrency, MetricQueue, MetricLatency, MetricUtilisation}
 	expNoGPUs        = []NoGPUs{Wait, Preempt}
 	expIncidentKinds = []string{"slow", "fail"}
 )

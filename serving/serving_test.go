@@ -465,3 +465,37 @@ func TestServingUnderRandomFaults(t *testing.T) {
 		t.Logf("seed %d: %d faults, %d replicas lost, %d preempted, errors %d of %d", seed, len(faults), s.ReplicasLost, s.Preempted, s.All.Errors, s.All.Requests)
 	}
 }
+
+// Every autoscaling metric sees the burst: replicas are added during it
+// and removed after it, on an idle cluster.
+func TestAutoscaleMetrics(t *testing.T) {
+	cases := []struct {
+		metric Metric
+		target float64
+	}{
+		{MetricConcurrency, 12}, {MetricQueue, 1}, {MetricLatency, 30}, {MetricUtilisation, 0.7},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.metric), func(t *testing.T) {
+			svc := llm()
+			svc.Autoscale = &Autoscale{Metric: tc.metric, Target: tc.target, ScaleDownCooldown: 3 * mnt}
+			res := run(t, &Spec{Horizon: 70 * mnt, Services: []Service{svc}}, testCluster(t, 6, 8), nil)
+			s := res.Services[0]
+			before, during, after := 0, 0, 0
+			for _, b := range s.Series {
+				switch {
+				case b.Start < 20*mnt:
+					before = max(before, b.ReplicasReady)
+				case b.Start < 40*mnt:
+					during = max(during, b.ReplicasReady)
+				case b.Start >= 60*mnt:
+					after = max(after, b.ReplicasReady)
+				}
+			}
+			if during <= before || after >= during {
+				t.Errorf("ready replicas: at most %d before the burst, %d during, %d at the end", before, during, after)
+			}
+			t.Logf("%s: replicas %d → %d → %d, scale-outs %d, ins %d, E2E p99 %.1f s", tc.metric, before, during, after, s.ScaleOuts, s.ScaleIns, s.All.E2E.P99)
+		})
+	}
+}
