@@ -38,14 +38,19 @@ Simulates inference services beside batch training jobs on one shared
 cluster (docs/serving.md). The experiment file names the cluster, the batch
 workload, the services (replica model, replicas, routing, outlier ejection,
 autoscaling, request classes with their targets, arrivals by a rate
-schedule or a request trace, incidents) and the variants to compare.
+schedule or a request trace, incidents), hardware faults (node and GPU
+failures, random or named, with heartbeat detection; a replica on broken
+hardware fails its requests until ejected and is replaced once the failure
+is detected) and the variants to compare.
 
-It runs the batch-only baseline (the same cluster, batch jobs and policy
-without any service) and every variant (in parallel; results in the file's
+It runs the batch-only baseline (the same cluster, batch jobs, policy and
+faults without any service; one without faults too when a variant runs
+without them) and every variant (in parallel; results in the file's
 order), prints one row per variant, service and class (throughput, TTFT
 and end-to-end p50/p99, error rate, SLO attainment, GPU-hours, mean
-replicas, scale-outs, ejections, batch attempts preempted and the batch
-jobs' extra mean wait against the baseline), and writes into --out:
+replicas, scale-outs, ejections, replicas lost to faults when there are
+any, batch attempts preempted and the batch jobs' extra mean wait against
+the baseline), and writes into --out:
 serving_summary.json, serving_timeseries.csv, replicas.csv and plots/
 (e2e-p99, replicas, error-rate as PNG and SVG). Nothing is written when a
 run fails.
@@ -57,6 +62,7 @@ midway.`
 
 const serveExamples = `  brigade serve
   brigade serve examples/serving/burst.yaml --out serving-out
+  brigade serve examples/serving/faults.yaml --out faults-out
   brigade serve my-experiment.yaml --seed 7 --quiet
 `
 

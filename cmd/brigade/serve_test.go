@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,5 +252,88 @@ func TestServeExampleMatchesDocs(t *testing.T) {
 	}
 	if !strings.Contains(string(doc), stdout) {
 		t.Fatalf("docs/serving.md does not show the example's table; update it (and its reading) from 'go run ./cmd/brigade serve':\n%s", stdout)
+	}
+}
+
+// The shipped faults example: two nodes under replicas fail; every
+// variant with faults faces them, replicas are lost and replaced, outlier
+// ejection ends the black hole long before the detection, and the table
+// docs/serving.md shows is what it prints.
+func TestServeFaultsExample(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := serve(t, "../../examples/serving/faults.yaml", "--out", out, "--quiet", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if head := strings.SplitN(stdout, "\n", 2)[0]; !strings.Contains(head, "  ejections  lost  batch preempted") {
+		t.Fatalf("header %q", head)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "serving_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Faults struct {
+			Schedule []string `json:"schedule"`
+		} `json:"faults"`
+		Baseline struct {
+			HW int `json:"hardware_failures"`
+		} `json:"baseline"`
+		Clean *struct {
+			HW int `json:"hardware_failures"`
+		} `json:"baseline_no_faults"`
+		Variants []struct {
+			Name   string `json:"name"`
+			Faults *struct {
+				Injected int `json:"injected"`
+				Detected int `json:"detected"`
+			} `json:"faults"`
+			Services []struct {
+				All struct {
+					Errors int64 `json:"errors"`
+				} `json:"all"`
+				Lost     int64 `json:"replicas_lost"`
+				Replicas int   `json:"replicas_created"`
+			} `json:"services"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sum.Faults.Schedule, ","); got != "dgx-h100-001@1200s+7200s,dgx-h100-003@3000s+7200s" {
+		t.Fatalf("schedule %s", got)
+	}
+	if sum.Baseline.HW == 0 || sum.Clean == nil || sum.Clean.HW != 0 {
+		t.Errorf("baseline hardware failures %d, baseline without faults %+v: want the first to face the faults, the second not", sum.Baseline.HW, sum.Clean)
+	}
+	errs := map[string]int64{}
+	for _, v := range sum.Variants {
+		s := v.Services[0]
+		errs[v.Name] = s.All.Errors
+		if v.Name == "no-faults" {
+			if v.Faults != nil || s.Lost != 0 || s.All.Errors != 0 {
+				t.Errorf("no-faults: faults %+v, %d lost, %d errors", v.Faults, s.Lost, s.All.Errors)
+			}
+			continue
+		}
+		if v.Faults == nil || v.Faults.Injected != 2 || v.Faults.Detected != 2 {
+			t.Errorf("%s: faults %+v, want both injected and detected", v.Name, v.Faults)
+		}
+		if s.Lost == 0 || s.Replicas < 8+int(s.Lost) {
+			t.Errorf("%s: %d replicas lost, %d created: want lost ones, each replaced", v.Name, s.Lost, s.Replicas)
+		}
+	}
+	if !(errs["faults+eject"] < errs["faults"]/10) || errs["faults+eject"] == 0 {
+		t.Errorf("errors with ejection %d, without %d: want errors before ejection, far fewer than the black hole's until the detection", errs["faults+eject"], errs["faults"])
+	}
+	if testing.Short() {
+		return
+	}
+	doc, err := os.ReadFile("../../docs/serving.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), stdout) {
+		t.Fatalf("docs/serving.md does not show the faults example's table; update it (and its reading) from 'go run ./cmd/brigade serve examples/serving/faults.yaml':\n%s", stdout)
 	}
 }
