@@ -193,6 +193,13 @@ func serviceFigures(rs *RunSet, si int, suffix string) ([]figure, error) {
 		return nil, err
 	}
 
+	if m := newFaultMarks(rs); m != nil {
+		for _, p := range []*plot.Plot{lat, rep, errs} {
+			p.Add(m)
+			p.Legend.Add("hardware failure", m)
+		}
+	}
+
 	one := func(p *plot.Plot) func(draw.Canvas) { return func(c draw.Canvas) { p.Draw(c) } }
 	tall := plotHeight * 3 / 2
 	return []figure{
@@ -205,6 +212,51 @@ func serviceFigures(rs *RunSet, si int, suffix string) ([]figure, error) {
 		}},
 		{name: "error-rate" + suffix, height: plotHeight, draw: one(errs)},
 	}, nil
+}
+
+// faultMarks draws a dashed vertical line across the data area at each
+// hardware failure (minutes) within the horizon.
+type faultMarks struct {
+	at    []float64
+	style draw.LineStyle
+}
+
+// newFaultMarks marks the run set's failures when some variant ran with
+// them; nil otherwise.
+func newFaultMarks(rs *RunSet) *faultMarks {
+	if rs.Faults == nil || !rs.hasFaults() {
+		return nil
+	}
+	horizon := rs.Variants[0].Result.Horizon
+	m := &faultMarks{style: draw.LineStyle{Color: color.Gray{Y: 0x20}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}}
+	for _, f := range rs.Faults.Schedule {
+		if f.At <= horizon {
+			m.at = append(m.at, f.At.Seconds()/60)
+		}
+	}
+	if len(m.at) == 0 {
+		return nil
+	}
+	return m
+}
+
+// Plot implements plot.Plotter; it has no data range, so it does not
+// move the axes.
+func (m *faultMarks) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for _, x := range m.at {
+		if x < p.X.Min || x > p.X.Max {
+			continue
+		}
+		X := trX(x)
+		c.StrokeLine2(m.style, X, c.Min.Y, X, c.Max.Y)
+	}
+}
+
+// Thumbnail implements plot.Thumbnailer for the legend.
+func (m *faultMarks) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(m.style, c.Min.X, y, c.Max.X, y)
 }
 
 // latencyTicks labels a log-scale seconds axis at 1, 2, 5 × powers of ten.

@@ -217,3 +217,22 @@ autoscale  llm      all    0.5  150ms     900ms     3.50s    20s      0.7%    95
 		t.Fatalf("summary:\n%s", sb.Bytes())
 	}
 }
+
+// Failures are marked on the plots of a run set with faults.
+func TestWritePlotsWithFaults(t *testing.T) {
+	plain, faulty := t.TempDir(), t.TempDir()
+	if _, err := WritePlots(plain, handMade()); err != nil {
+		t.Fatal(err)
+	}
+	rs := handMade()
+	rs.Faults = &FaultSet{Schedule: []hwmodel.Fault{{At: 120 * hwmodel.Second, Node: 0, GPU: -1, Repair: hwmodel.Hour}, {At: 2 * hwmodel.Hour, Node: 0, GPU: -1, Repair: hwmodel.Hour}}}
+	rs.Variants[1].Faults = true
+	if _, err := WritePlots(faulty, rs); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(filepath.Join(plain, "replicas.svg"))
+	b, _ := os.ReadFile(filepath.Join(faulty, "replicas.svg"))
+	if !bytes.Contains(b, []byte("hardware failure")) || bytes.Contains(a, []byte("hardware failure")) {
+		t.Fatal("want the failure marked (and in the legend) only with faults")
+	}
+}
