@@ -258,14 +258,22 @@ func (d *Driver) recover() error {
 				fmt.Fprintf(d.cfg.Log, "live: re-adopted %s (pid %d)\n", r.Spec.Name, r.PID)
 				continue
 			}
-			d.finish(r, -1, "process gone after a restart")
+			if code, ok := d.exitCode(r); ok {
+				d.finish(r, code, "")
+			} else {
+				d.finish(r, -1, "process gone after a restart")
+			}
 			changed = append(changed, r)
 			if r.State == Queued {
 				d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
 			}
 		}
 	}
-	return d.st.put(changed...)
+	if err := d.st.put(changed...); err != nil {
+		return err
+	}
+	d.dropExitFiles(changed)
+	return nil
 }
 
 func (d *Driver) placementOf(r *Record) hwmodel.Placement {
@@ -469,7 +477,11 @@ func (d *Driver) round() error {
 	for id := range d.adopted {
 		r := d.recs[id]
 		if s, ok := procStart(r.PID); !ok || s != r.PIDStart {
-			d.finish(r, -1, "re-adopted process ended; exit status unknown")
+			if code, ok := d.exitCode(r); ok {
+				d.finish(r, code, "")
+			} else {
+				d.finish(r, -1, "re-adopted process ended; exit status unknown")
+			}
 			changed = append(changed, r)
 		}
 	}
@@ -477,6 +489,7 @@ func (d *Driver) round() error {
 	if err := d.st.put(changed...); err != nil {
 		return err
 	}
+	d.dropExitFiles(changed)
 	for _, r := range changed {
 		d.release(r.ID)
 		if r.State == Queued {
@@ -566,13 +579,50 @@ func (d *Driver) round() error {
 	return d.st.put(launched...)
 }
 
-func (d *Driver) launch(r *Record) error {
-	var cmd *exec.Cmd
-	if r.Spec.Shell {
-		cmd = exec.Command("/bin/sh", "-c", r.Spec.Command)
-	} else {
-		cmd = exec.Command(r.Spec.Command, r.Spec.Args...)
+// exitWrapper runs a job's command ("$@") and writes its exit status to
+// $BRIGADE_EXIT_FILE (atomically, by rename) before exiting with it, so
+// that a driver restarted after a crash, which is not the job's parent,
+// can still read how a re-adopted job ended.
+const exitWrapper = `"$@"; c=$?; printf '%d\n' "$c" > "$BRIGADE_EXIT_FILE.tmp" && mv -f "$BRIGADE_EXIT_FILE.tmp" "$BRIGADE_EXIT_FILE"; exit $c`
+
+// exitPath is where the wrapper of r's current attempt writes its exit
+// status (the nonce keeps files of another state file apart).
+func (d *Driver) exitPath(r *Record) string {
+	return filepath.Join(d.cfg.LogDir, ".exit", fmt.Sprintf("%s.%d.%d", d.nonce, r.ID, r.Attempt))
+}
+
+// exitCode reads the exit status r's current attempt's wrapper wrote.
+func (d *Driver) exitCode(r *Record) (int, bool) {
+	b, err := os.ReadFile(d.exitPath(r))
+	if err != nil {
+		return 0, false
 	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return code, err == nil
+}
+
+// dropExitFiles removes the exit files of attempts whose end the store now
+// holds (never before: a crash in between would lose the status).
+func (d *Driver) dropExitFiles(recs []*Record) {
+	for _, r := range recs {
+		if r.State != Running {
+			os.Remove(d.exitPath(r))
+		}
+	}
+}
+
+func (d *Driver) launch(r *Record) error {
+	argv := []string{"/bin/sh", "-c", exitWrapper, "brigade-job"}
+	if r.Spec.Shell {
+		argv = append(argv, "/bin/sh", "-c", r.Spec.Command)
+	} else {
+		argv = append(argv, r.Spec.Command)
+		argv = append(argv, r.Spec.Args...)
+	}
+	if err := os.MkdirAll(filepath.Dir(d.exitPath(r)), 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = r.Spec.Workdir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	env := os.Environ()
@@ -592,7 +642,7 @@ func (d *Driver) launch(r *Record) error {
 		}
 	}
 	env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(uuids, ","), d.marker(r),
-		"BRIGADE_JOB_NAME="+r.Spec.Name, "BRIGADE_ATTEMPT="+strconv.Itoa(r.Attempt))
+		"BRIGADE_JOB_NAME="+r.Spec.Name, "BRIGADE_ATTEMPT="+strconv.Itoa(r.Attempt), "BRIGADE_EXIT_FILE="+d.exitPath(r))
 	cmd.Env = env
 	f, err := os.OpenFile(filepath.Join(d.cfg.LogDir, r.Spec.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -620,7 +670,7 @@ func (d *Driver) launch(r *Record) error {
 		}
 		select {
 		case <-d.dead:
-			return
+			return // abandoned: whoever opens the store next reads the file
 		default:
 		}
 		d.mu.Lock()

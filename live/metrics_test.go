@@ -276,14 +276,14 @@ func TestMetricsRecovered(t *testing.T) {
 		`brigade_live_jobs_completed_total{result="succeeded",tenant="default"}`: -1,
 	})
 	run(t, d2)
-	// long was re-adopted, so its exit status is unknown: failed (no retries).
+	// long was re-adopted; its wrapper's exit file says it succeeded.
 	checkSeries(t, "at the end", scrape(t, url), map[string]float64{
 		"brigade_live_queue_length":                                              0,
 		"brigade_live_running_jobs":                                              0,
 		`brigade_live_attempts_started_total{tenant="default"}`:                  1,
-		`brigade_live_attempts_failed_total{tenant="default"}`:                   1,
-		`brigade_live_jobs_completed_total{result="succeeded",tenant="default"}`: 1,
-		`brigade_live_jobs_completed_total{result="failed",tenant="default"}`:    1,
+		`brigade_live_attempts_failed_total{tenant="default"}`:                   -1,
+		`brigade_live_jobs_completed_total{result="succeeded",tenant="default"}`: 2,
+		`brigade_live_jobs_completed_total{result="failed",tenant="default"}`:    -1,
 		`brigade_live_wait_seconds_count{tenant="default"}`:                      1,
 		`brigade_live_jct_seconds_count{tenant="default"}`:                       2,
 	})
