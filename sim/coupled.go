@@ -304,7 +304,12 @@ func (e *Engine) coupledFault(n, gpu int, detected bool) error {
 		return err
 	}
 	// Whatever is still allocated on the failed hardware now belongs to
-	// the coupled model (the batch jobs there just failed).
+	// the coupled model (the batch jobs there just failed), unless a
+	// node's block already holds it: that block was allocated over free
+	// GPUs only, at an earlier detection.
+	if e.flt.nodeBlock[n] != nil {
+		return nil
+	}
 	for g := 0; g < e.cluster.NodeGPUs(n); g++ {
 		if (gpu < 0 || g == gpu) && !e.flt.gpuBlocked[e.flt.gpuBase[n]+g] && e.cluster.FreeMilli(n, g) != hwmodel.MilliPerGPU {
 			return &InvariantError{At: e.now, Msg: fmt.Sprintf("the coupled model still holds GPU %d of failed node %s after its detection", g, e.cluster.Node(n).Name)}
