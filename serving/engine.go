@@ -20,6 +20,8 @@ const (
 	evProbe                  // a service, b replica, gen: ejection count
 	evIncident               // a service, b incident
 	evRestart                // a service, b replica, gen: replica epoch
+	evPrefill                // a request slot, gen: its first token (continuous batching)
+	evDecode                 // a service, b replica, gen: decode version (continuous batching)
 )
 
 type event struct {
@@ -140,6 +142,8 @@ type replica struct {
 	// busy integral bookkeeping.
 	lastT hwmodel.Time
 	busy  float64 // request-µs
+	// cb is the decode state under continuous batching (nil otherwise).
+	cb *decodeBatch
 }
 
 func (r *replica) integrate(now hwmodel.Time) {
@@ -315,6 +319,12 @@ func (m *model) Step(a *sim.Access) error {
 	now := a.Now()
 	if !m.started {
 		m.start()
+		// The initial replicas take their GPUs before any request arrives.
+		for _, s := range m.svcs {
+			if err := m.acquire(a, s); err != nil {
+				return err
+			}
+		}
 	}
 	m.advance(now)
 	if m.err != nil {
@@ -373,6 +383,9 @@ func (m *model) start() {
 func (m *model) newReplica(s *service, now hwmodel.Time) *replica {
 	r := &replica{id: len(s.replicas), state: repPending, slow: 1, ewma: 1,
 		book: ReplicaResult{ID: len(s.replicas), Requested: now, Placed: -1, Ready: -1, Released: -1, Node: -1}}
+	if s.spec.Replica.ContinuousBatching {
+		r.cb = &decodeBatch{}
+	}
 	s.replicas = append(s.replicas, r)
 	m.waiting++
 	return r
@@ -524,6 +537,15 @@ func (m *model) advance(until hwmodel.Time) {
 		case evIncident:
 			s = m.svcs[ev.a]
 			m.incident(s, s.spec.Incidents[ev.b])
+		case evPrefill:
+			q := &m.reqs[ev.a]
+			if q.gen != ev.gen || q.state != reqRunning {
+				continue
+			}
+			m.decodeJoin(ev.a)
+		case evDecode:
+			s = m.svcs[ev.a]
+			m.decodeStep(s, s.replicas[ev.b], ev.gen)
 		case evRestart:
 			s = m.svcs[ev.a]
 			r := s.replicas[ev.b]
@@ -675,10 +697,14 @@ func (m *model) dispatch(s *service, r *replica, i int32) {
 		m.fail(s, i, false)
 		return
 	}
+	rm := &s.spec.Replica
+	continuous := r.cb != nil && q.work == 0
+	if continuous {
+		m.decodeAdvance(s, r, now) // at the rate before this request joins
+	}
 	r.integrate(now)
 	r.inflight++
 	s.inflight++
-	rm := &s.spec.Replica
 	var ttft, total float64 // µs on a healthy replica
 	if q.work > 0 {
 		ttft, total = float64(q.work), float64(q.work)
@@ -688,9 +714,16 @@ func (m *model) dispatch(s *service, r *replica, i int32) {
 	}
 	q.expectedUS = total
 	q.ttft = now + max(hwmodel.Time(math.Ceil(ttft*r.slow)), 1)
+	q.state = reqRunning
+	if continuous {
+		// Its decode joins the batch at its first token; until then it
+		// only slows the others down.
+		m.heap.push(event{at: q.ttft, kind: evPrefill, a: i, gen: q.gen})
+		m.decodeReschedule(s, r, now)
+		return
+	}
 	q.done = max(now+hwmodel.Time(math.Ceil(total*r.slow)), q.ttft)
 	r.lastDone = max(r.lastDone, q.done)
-	q.state = reqRunning
 	m.heap.push(event{at: q.done, kind: evComplete, a: i, gen: q.gen})
 }
 
@@ -825,6 +858,12 @@ func (m *model) incident(s *service, inc Incident) {
 	}
 	switch inc.Kind {
 	case "slow":
+		if r.cb != nil {
+			m.decodeAdvance(s, r, m.now)
+			r.slow = inc.Factor
+			m.decodeReschedule(s, r, m.now)
+			return
+		}
 		r.slow = inc.Factor
 	case "fail":
 		if r.failed {
@@ -841,6 +880,10 @@ func (m *model) incident(s *service, inc Incident) {
 // errors, and requests the gateway still sends it fail at once.
 func (m *model) breakReplica(s *service, r *replica) {
 	r.failed = true
+	if r.cb != nil {
+		r.cb.entries = r.cb.entries[:0]
+		r.cb.ver++
+	}
 	now := m.now
 	s.integrate(now)
 	r.integrate(now)
@@ -1037,6 +1080,9 @@ func (m *model) scaleIn(s *service, k int, now hwmodel.Time) {
 			s.integrate(now)
 			s.ready--
 			r.state = repDraining
+			if r.cb != nil {
+				r.lastDone = m.decodeDrainBound(s, r, now)
+			}
 		}
 	}
 }

@@ -28,8 +28,9 @@ func randomSpec(r *rand.Rand) *Spec {
 		initial := 1 + r.IntN(4)
 		svc := Service{
 			Name: string(rune('a' + len(spec.Services))), GPUsPerReplica: 1 + r.IntN(4), Priority: r.IntN(3),
-			Routing:  []Routing{RoundRobin, LeastOutstanding, LatencyAware, PriorityLanes}[r.IntN(4)],
-			Replica:  ReplicaModel{PrefillTokensPerS: 1000 + r.Float64()*20000, DecodeTokensPerS: 10 + r.Float64()*100, BatchSlowdown: r.Float64() * 0.05, MaxConcurrent: 2 + r.IntN(40), LoadTime: hwmodel.Time(r.IntN(180)) * sec},
+			Routing: []Routing{RoundRobin, LeastOutstanding, LatencyAware, PriorityLanes}[r.IntN(4)],
+			Replica: ReplicaModel{PrefillTokensPerS: 1000 + r.Float64()*20000, DecodeTokensPerS: 10 + r.Float64()*100, BatchSlowdown: r.Float64() * 0.05,
+				MaxConcurrent: 2 + r.IntN(40), LoadTime: hwmodel.Time(r.IntN(180)) * sec, ContinuousBatching: r.IntN(2) == 0},
 			Replicas: ReplicaBounds{Initial: initial, Min: r.IntN(initial + 1), Max: initial + r.IntN(8)},
 			Arrivals: Arrivals{Rate: r.Float64() * 20},
 			Health:   Health{Enabled: r.IntN(2) == 0, EjectFor: hwmodel.Time(1+r.IntN(120)) * sec, LaneHeadroom: 1},

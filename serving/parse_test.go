@@ -25,7 +25,7 @@ func TestParseExperimentSmall(t *testing.T) {
 		t.Fatalf("seed %d horizon %d bucket %d", e.Seed, e.Spec.Horizon, e.Spec.Bucket)
 	}
 	s := e.Spec.Services[0]
-	if s.Name != "chat" || s.GPUsPerReplica != 2 || s.Priority != 10 || s.Replica.MaxConcurrent != 16 || s.Replica.LoadTime != hwmodel.Minute {
+	if s.Name != "chat" || s.GPUsPerReplica != 2 || s.Priority != 10 || s.Replica.MaxConcurrent != 16 || s.Replica.LoadTime != hwmodel.Minute || !s.Replica.ContinuousBatching {
 		t.Fatalf("service = %+v", s)
 	}
 	if s.Replicas != (ReplicaBounds{Initial: 2, Min: 1, Max: 4}) {

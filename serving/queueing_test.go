@@ -111,10 +111,16 @@ func TestErlangC(t *testing.T) {
 // it. The books are independent (an integral over time vs per-request
 // sums), so a broken dispatch or completion shows.
 func TestLittlesLawPerReplica(t *testing.T) {
+	for _, continuous := range []bool{false, true} {
+		t.Run(fmt.Sprintf("continuous=%v", continuous), func(t *testing.T) { littlesLaw(t, continuous) })
+	}
+}
+
+func littlesLaw(t *testing.T, continuous bool) {
 	spec := &Spec{Horizon: 2 * hwmodel.Hour, Services: []Service{{
 		Name: "llm", GPUsPerReplica: 2, Routing: LeastOutstanding,
 		Replica: ReplicaModel{PrefillTokensPerS: 8000, DecodeTokensPerS: 40, BatchSlowdown: 0.02, MaxConcurrent: 8,
-			LoadTime: 60 * hwmodel.Second},
+			LoadTime: 60 * hwmodel.Second, ContinuousBatching: continuous},
 		Replicas: ReplicaBounds{Initial: 5, Min: 5, Max: 5},
 		Arrivals: Arrivals{Rate: 4, Steps: []RateStep{{At: 30 * hwmodel.Minute, For: 20 * hwmodel.Minute, Rate: 9}}},
 		Classes: []Class{

@@ -320,33 +320,42 @@ func TestRequestTrace(t *testing.T) {
 
 // BenchmarkDay500rps simulates a day of traffic at 500 requests per second
 // (43.2 million requests) to 24 replicas of a chat model (one GPU each, up
-// to 128 requests at once, about 60 % busy), with outlier detection on; it
-// reports requests simulated per second. BRIGADE_BENCH_HOURS shortens the
-// day.
+// to 128 requests at once, about 60 % busy), with outlier detection on,
+// with the decode slow-down fixed at dispatch and with continuous
+// batching; it reports requests simulated per second. BRIGADE_BENCH_HOURS
+// shortens the day.
 func BenchmarkDay500rps(b *testing.B) {
-	svc := llm()
-	svc.Name, svc.GPUsPerReplica = "chat-8b", 1
-	svc.Replica = ReplicaModel{PrefillTokensPerS: 20000, DecodeTokensPerS: 60, BatchSlowdown: 0.002, MaxConcurrent: 128}
-	svc.Replicas = ReplicaBounds{Initial: 24, Min: 24, Max: 24}
-	svc.Arrivals = Arrivals{Rate: 500}
-	svc.Health = Health{Enabled: true}
 	hours := 24
 	if v := os.Getenv("BRIGADE_BENCH_HOURS"); v != "" {
 		fmt.Sscan(v, &hours)
 	}
-	spec := &Spec{Horizon: hwmodel.Time(hours) * hwmodel.Hour, Services: []Service{svc}}
-	for b.Loop() {
-		res, err := Run(Config{Spec: spec, Cluster: testCluster(b, 3, 8), Seed: 1})
-		if err != nil {
-			b.Fatal(err)
+	for _, continuous := range []bool{false, true} {
+		name := "dispatch"
+		if continuous {
+			name = "continuous"
 		}
-		s := res.Services[0]
-		if s.All.Timeouts+s.All.Errors > s.All.Requests/1000 {
-			b.Fatalf("the service is overloaded: %d timeouts, %d errors of %d requests", s.All.Timeouts, s.All.Errors, s.All.Requests)
-		}
-		b.ReportMetric(float64(res.Requests), "requests")
-		b.ReportMetric(float64(res.Requests)/b.Elapsed().Seconds(), "requests/s")
-		b.ReportMetric(s.Saturation, "saturation")
+		b.Run(name, func(b *testing.B) {
+			svc := llm()
+			svc.Name, svc.GPUsPerReplica = "chat-8b", 1
+			svc.Replica = ReplicaModel{PrefillTokensPerS: 20000, DecodeTokensPerS: 60, BatchSlowdown: 0.002, MaxConcurrent: 128, ContinuousBatching: continuous}
+			svc.Replicas = ReplicaBounds{Initial: 24, Min: 24, Max: 24}
+			svc.Arrivals = Arrivals{Rate: 500}
+			svc.Health = Health{Enabled: true}
+			spec := &Spec{Horizon: hwmodel.Time(hours) * hwmodel.Hour, Services: []Service{svc}}
+			for b.Loop() {
+				res, err := Run(Config{Spec: spec, Cluster: testCluster(b, 3, 8), Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := res.Services[0]
+				if s.All.Timeouts+s.All.Errors > s.All.Requests/1000 {
+					b.Fatalf("the service is overloaded: %d timeouts, %d errors of %d requests", s.All.Timeouts, s.All.Errors, s.All.Requests)
+				}
+				b.ReportMetric(float64(res.Requests), "requests")
+				b.ReportMetric(float64(res.Requests)/b.Elapsed().Seconds(), "requests/s")
+				b.ReportMetric(s.Saturation, "saturation")
+			}
+		})
 	}
 }
 
@@ -497,5 +506,36 @@ func TestAutoscaleMetrics(t *testing.T) {
 			}
 			t.Logf("%s: replicas %d → %d → %d, scale-outs %d, ins %d, E2E p99 %.1f s", tc.metric, before, during, after, s.ScaleOuts, s.ScaleIns, s.All.E2E.P99)
 		})
+	}
+}
+
+// Hand-worked continuous batching: one replica decoding 10 tokens/s alone
+// and half that each with two requests in flight (batch slow-down 1).
+// A (100 output tokens) arrives at 0 s, B (10 tokens) at 5 s. A decodes 50
+// tokens alone, then both run at 5 tokens/s: B ends 2 s later (7 s), A has
+// 40 tokens left at 10 tokens/s: it ends at 11 s. With the slow-down fixed
+// at dispatch A would end at 10 s, unaware of B.
+func TestContinuousBatchingHandWorked(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "req.csv")
+	os.WriteFile(path, []byte("time_s,class,input_tokens,output_tokens\n0,c,1,100\n5,c,1,10\n"), 0o644)
+	for _, continuous := range []bool{true, false} {
+		svc := Service{Name: "s", GPUsPerReplica: 1, Routing: LeastOutstanding,
+			Replica:  ReplicaModel{PrefillTokensPerS: 1e6, DecodeTokensPerS: 10, BatchSlowdown: 1, MaxConcurrent: 2, ContinuousBatching: continuous},
+			Replicas: ReplicaBounds{Initial: 1, Min: 1, Max: 1},
+			Arrivals: Arrivals{Trace: path},
+			Classes:  []Class{{Name: "c", Weight: 1}},
+		}
+		res := run(t, &Spec{Horizon: mnt, Services: []Service{svc}}, testCluster(t, 1, 1), nil)
+		all := res.Services[0].All
+		// E2E max is A's, the other B's (the smaller one): mean = (A+B)/2.
+		wantA := 11.0
+		if !continuous {
+			wantA = 10
+		}
+		gotA, gotB := all.E2E.Max, 2*all.E2E.Mean-all.E2E.Max
+		if all.Completed != 2 || math.Abs(gotA-wantA) > 1e-3 || math.Abs(gotB-2) > 1e-3 {
+			t.Errorf("continuous %v: A %.6f s (want %v), B %.6f s (want 2), completed %d", continuous, gotA, wantA, gotB, all.Completed)
+		}
 	}
 }

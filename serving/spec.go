@@ -53,6 +53,14 @@ type ReplicaModel struct {
 	// LoadTime is paid by every new replica between getting its GPUs and
 	// taking traffic (weights loaded, engine warmed up).
 	LoadTime hwmodel.Time
+	// ContinuousBatching re-times decoding whenever the batch changes, as
+	// continuous batching (vLLM, TGI) does: every sequence in its decode
+	// phase advances at DecodeTokensPerS / (1 + BatchSlowdown × (n-1))
+	// tokens per second, n the requests on the replica now, so a request
+	// slows down when others join and speeds up when they leave. Without
+	// it the slow-down is fixed at dispatch (faster to simulate: two
+	// events per request instead of about four).
+	ContinuousBatching bool
 	// ServiceTime, when set, replaces the token model: each request's
 	// service time is drawn from it (seconds) and its first token comes at
 	// the end. For queueing checks (exponential service).
