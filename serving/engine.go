@@ -338,7 +338,13 @@ func (m *model) acquire(a *sim.Access, s *service) error {
 		r.placement = p
 		r.book.Placed, r.book.Node = now, p[0].Node
 		s.res.GPUWait += now - r.book.Requested
-		if now == 0 {
+		if a.Broken(p) {
+			// Placed on hardware that already broke (nobody knows yet): it
+			// never gets ready, and is replaced at the detection.
+			r.lost = true
+			s.res.ReplicasLost++
+		}
+		if now == 0 && !r.lost {
 			// Replicas of the initial pool are warm at the start.
 			m.setReady(s, r, now)
 			continue

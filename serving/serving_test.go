@@ -539,3 +539,34 @@ func TestContinuousBatchingHandWorked(t *testing.T) {
 		}
 	}
 }
+
+// A replica placed on hardware that already broke (the fault is not
+// detected yet) never gets ready: node 1 fails at 0 s, before the initial
+// replicas are placed, so the second one lands there. It serves nothing, is
+// released at the detection and replaced when node 1 is repaired (node 0
+// is full), after the load time; the gateway never routes to it.
+func TestReplicaPlacedOnBrokenNode(t *testing.T) {
+	svc := llm()
+	svc.Replicas = ReplicaBounds{Initial: 2, Min: 2, Max: 2}
+	svc.Arrivals = Arrivals{Rate: 2}
+	res, err := Run(Config{Spec: &Spec{Horizon: 30 * mnt, Services: []Service{svc}}, Cluster: testCluster(t, 2, 4), Seed: 2,
+		Sim: func(sc *sim.Config) {
+			sc.CheckInvariants = true
+			sc.Faults = []hwmodel.Fault{{At: 0, Node: 1, GPU: -1, Repair: 10 * mnt}}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Services[0]
+	det := res.Batch.Faults[0].Detected
+	lost, repl := s.Replicas[1], s.Replicas[2]
+	if s.ReplicasLost != 1 || lost.Node != 1 || lost.Ready != -1 || lost.Released != det || lost.Completed+lost.Failed != 0 {
+		t.Errorf("replica on the broken node: %+v (lost %d), want never ready, released at the detection %v", lost, s.ReplicasLost, det)
+	}
+	if len(s.Replicas) != 3 || repl.Requested != det || repl.Placed != 10*mnt || repl.Ready != 12*mnt {
+		t.Errorf("replacement: %+v, want asked for at %v, placed at the repair (600 s), ready 2 min later", repl, det)
+	}
+	if s.All.Errors != 0 {
+		t.Errorf("%d errors: the gateway routed to a replica that was never ready", s.All.Errors)
+	}
+}

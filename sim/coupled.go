@@ -188,6 +188,27 @@ func (a *Access) AcquirePreempting(models hwmodel.ModelSet, n int, maxPriority i
 	return p, len(bestVictims), ok, err
 }
 
+// Broken reports whether hardware under p broke in a fault not detected
+// yet: what runs there makes no progress until the detection.
+func (a *Access) Broken(p hwmodel.Placement) bool {
+	e := a.e
+	if !e.flt.on {
+		return false
+	}
+	f := &e.flt
+	for _, s := range p {
+		if f.nodeHitAt[s.Node] != noHit {
+			return true
+		}
+		for m := s.GPUs; m != 0; m &= m - 1 {
+			if f.gpuHitAt[f.gpuBase[s.Node]+bits.TrailingZeros64(m)] != noHit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Release gives back what Acquire took.
 func (a *Access) Release(p hwmodel.Placement) error {
 	if !a.active {
@@ -245,7 +266,11 @@ func (a *Access) take(node, n int) (hwmodel.Placement, bool, error) {
 
 // preempt stops running job i as a Preempt decision would.
 func (e *Engine) preempt(i int) {
-	e.endAttempt(i, e.now)
+	cut := e.now
+	if e.flt.on {
+		cut = min(cut, e.hitTime(i)) // no progress on broken hardware
+	}
+	e.endAttempt(i, cut)
 	e.stopRunning(i, AttemptPreempted)
 	e.enqueue(i)
 	e.res.CoupledPreemptions++
