@@ -524,7 +524,7 @@ func (r *PlanResult) unreachable() string {
 	s += fmt.Sprintf("; at %d replicas (%d GPUs):", last.Replicas, last.GPUs)
 	for k, t := range r.Targets {
 		if !last.Pass[k] {
-			s += fmt.Sprintf(" %s fails with %s = %s;", t, t.Key(), fmtPlanNum(last.Values[k]))
+			s += fmt.Sprintf(" %s fails with %s = %s;", t, t.Key(), t.format(last.Values[k]))
 		}
 	}
 	for _, p := range r.Points {
@@ -538,13 +538,21 @@ func (r *PlanResult) unreachable() string {
 			s += fmt.Sprintf(" at %d replicas, the fewest meeting the targets that more replicas help, ", p.Replicas)
 			for k, t := range r.Targets {
 				if !p.Pass[k] {
-					s += fmt.Sprintf("%s fails with %s = %s (more replicas only move it further); ", t, t.Key(), fmtPlanNum(p.Values[k]))
+					s += fmt.Sprintf("%s fails with %s = %s (more replicas only move it further); ", t, t.Key(), t.format(p.Values[k]))
 				}
 			}
 			break
 		}
 	}
 	return strings.TrimRight(s, "; ")
+}
+
+// format prints a value of the target's metric with its unit.
+func (t PlanTarget) format(v float64) string {
+	if isLatencyMetric(t.Metric) {
+		return fmtPlanNum(v) + " s"
+	}
+	return fmtPlanNum(v)
 }
 
 func fmtPlanNum(v float64) string {

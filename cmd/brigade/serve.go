@@ -55,6 +55,20 @@ serving_summary.json, serving_timeseries.csv, replicas.csv and plots/
 (e2e-p99, replicas, error-rate as PNG and SVG). Nothing is written when a
 run fails.
 
+With --plan TARGETS it plans instead: the smallest fixed replica count
+of one service (--plan-service when the file has several) meeting every
+target, e.g. 'interactive.ttft_p99<=1s,e2e_p95<=20s,slo>=0.99,
+errors<=0.001,saturation<=0.8' (METRIC or CLASS.METRIC; latencies ttft_*,
+e2e_*, wait_* as mean, p50, p95, p99 or max; slo, errors, unfinished,
+throughput, saturation), on every seed (--seeds). Each count is a run of
+the service alone, without autoscaling, incidents or batch jobs, with N
+warm replicas on a dedicated cluster just big enough; --plan-rate R
+replaces its arrivals by a constant R rps. It searches 1, 2, 4, ... up to
+--plan-max, then bisects, prints every count tried with each target's
+metric (the worst over seeds) and pass or fail, and the answer (replicas,
+GPUs, GPU-hours per hour), and writes plan.csv and plan.png into --out;
+with no count meeting every target it says which failed and exits 1.
+
 With no file it runs the shipped example, examples/serving/burst.yaml
 (embedded): a 50 -> 500 rps burst on a cluster busy with training jobs,
 with and without autoscaling and outlier ejection, one replica turned slow
@@ -64,6 +78,7 @@ const serveExamples = `  brigade serve
   brigade serve examples/serving/burst.yaml --out serving-out
   brigade serve examples/serving/faults.yaml --out faults-out
   brigade serve my-experiment.yaml --seed 7 --quiet
+  brigade serve examples/serving/burst.yaml --plan 'interactive.ttft_p99<=1s,interactive.e2e_p99<=20s,errors<=0.001' --plan-rate 500
 `
 
 type serveFlags struct {
@@ -72,6 +87,11 @@ type serveFlags struct {
 	quiet   bool
 	noPlots bool
 	check   bool
+
+	// Capacity planning (serveplan.go).
+	plan, planService, seeds string
+	planMax                  int
+	planRate                 float64
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
@@ -82,6 +102,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fset.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table")
 	fset.BoolVar(&f.noPlots, "no-plots", false, "do not draw the plots into --out/plots/")
 	fset.BoolVar(&f.check, "check-invariants", false, "re-check the batch engine's invariants after every event (slow)")
+	fset.StringVar(&f.plan, "plan", "", "plan instead of compare: the smallest fixed replica count meeting these comma-separated `targets`, e.g. \"interactive.ttft_p99<=1s,errors<=0.001\"")
+	fset.StringVar(&f.planService, "plan-service", "", "with --plan: the `service` to plan (needed when the file has several)")
+	fset.IntVar(&f.planMax, "plan-max", 256, "with --plan: the largest replica count to consider")
+	fset.Float64Var(&f.planRate, "plan-rate", 0, "with --plan: replace the service's arrivals by a constant `rps` (plan for a sustained peak); 0 keeps the file's")
+	fset.StringVar(&f.seeds, "seeds", "", "with --plan: seeds, e.g. 1-3 or 1,5,9; every target must hold on each (default: the file's seed, or --seed)")
 	if err := fset.FlagSet.Parse(args); err != nil {
 		return fset.parse(args, stdout) // help and flag errors, as every command reports them
 	}
@@ -102,6 +127,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if fset.Changed("seed") {
 		exp.Seed = f.seed
+	}
+	if fset.Changed("plan") {
+		return servePlan(exp, f, stdout, stderr)
+	}
+	for _, name := range []string{"plan-service", "plan-max", "plan-rate", "seeds"} {
+		if fset.Changed(name) {
+			return usageError{fmt.Errorf("--%s is for planning: give --plan TARGETS too", name)}
+		}
 	}
 	rs, err := runExperiment(exp, f, stderr)
 	if err != nil {
@@ -309,6 +342,13 @@ func writeServeOutputs(f serveFlags, rs *serving.RunSet) error {
 			files = append(files, filepath.Join("plots", p))
 		}
 	}
+	return publishOutputs(tmp, out, files)
+}
+
+// publishOutputs moves the files (relative paths) written into tmp, a
+// fresh folder beside out, into out: the whole folder when out does not
+// exist yet, else file by file, replacing those of the same names.
+func publishOutputs(tmp, out string, files []string) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
