@@ -105,3 +105,23 @@ func TestServePlanErrors(t *testing.T) {
 		}
 	}
 }
+
+// The capacity-planning table docs/serving.md shows is what the command
+// it names prints.
+func TestServePlanExampleMatchesDocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans the example at 500 rps (12 runs of 2.7 M requests, about 20 s)")
+	}
+	code, stdout, stderr := serve(t, "../../examples/serving/burst.yaml", "--plan", "interactive.ttft_p99<=1s,interactive.e2e_p99<=20s,errors<=0.001",
+		"--plan-rate", "500", "--out", filepath.Join(t.TempDir(), "out"), "--quiet", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	doc, err := os.ReadFile("../../docs/serving.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), stdout) {
+		t.Fatalf("docs/serving.md does not show the plan's table; update it (and its reading) from the command in its Capacity planning section:\n%s", stdout)
+	}
+}
