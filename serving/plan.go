@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/brigadesim/brigade/hwmodel"
-	"github.com/brigadesim/brigade/plan"
 )
 
 // PlanTarget is one requirement on a planned service's results, such as
@@ -202,7 +201,8 @@ type PlanConfig struct {
 	// trace) with a constant Poisson rate in requests per second: plan for
 	// a sustained peak rather than a schedule.
 	Rate float64
-	// Workers bounds the runs at once (default GOMAXPROCS).
+	// Workers bounds the runs at once (default GOMAXPROCS); the result
+	// does not depend on it.
 	Workers int
 	// Progress, when set, is called after each replica count is simulated,
 	// in the order they are tried.
@@ -272,6 +272,12 @@ type PlanResult struct {
 // targets (a saturation floor) are best met by the fewest replicas, so
 // they are checked at that N: if they fail there, no count meets every
 // target.
+//
+// Up to Workers runs (one count, one seed) go at once: the seeds of a
+// count, and the counts the search may need next (the next steps of the
+// doubling, the next levels of the bisection), simulated speculatively.
+// Points and Progress hold only the counts the sequential search uses,
+// so the result is the same whatever Workers.
 func PlanReplicas(cfg PlanConfig) (*PlanResult, error) {
 	if cfg.Spec == nil {
 		return nil, errorf("PlanConfig needs a Spec")
@@ -359,7 +365,9 @@ func PlanReplicas(cfg PlanConfig) (*PlanResult, error) {
 
 	r := &PlanResult{Service: svc.Name, GPUModel: m.Name, GPUsPerReplica: g, Targets: cfg.Targets, Seeds: seeds,
 		MaxReplicas: maxN, Rate: cfg.Rate, Best: -1}
-	points := map[int]PlanPoint{}
+	// Every run (one count, one seed) takes a slot of sem, whichever
+	// count it belongs to.
+	sem := make(chan struct{}, workers)
 	eval := func(n int) (PlanPoint, error) {
 		spec := cloneSpec(base)
 		spec.Services[0].Replicas = ReplicaBounds{Initial: n, Min: n, Max: n}
@@ -369,7 +377,6 @@ func PlanReplicas(cfg PlanConfig) (*PlanResult, error) {
 		}
 		res := make([]*Result, len(seeds))
 		errs := make([]error, len(seeds))
-		sem := make(chan struct{}, workers)
 		var wg sync.WaitGroup
 		for k, seed := range seeds {
 			wg.Add(1)
@@ -414,24 +421,51 @@ func PlanReplicas(cfg PlanConfig) (*PlanResult, error) {
 		}
 		return p, nil
 	}
-	get := func(n int) (PlanPoint, error) {
-		if p, ok := points[n]; ok {
-			return p, nil
-		}
-		p, err := eval(n)
-		if err != nil {
-			return p, err
-		}
-		points[n] = p
-		if cfg.Progress != nil {
-			cfg.Progress(p)
-		}
-		return p, nil
+	// Simulated counts, some only speculatively; points holds those the
+	// search used, so that the evidence does not depend on workers.
+	type evaluated struct {
+		p   PlanPoint
+		err error
 	}
-	best, found, err := plan.Search(1, maxN, func(n int) (bool, error) {
-		p, err := get(n)
-		if err != nil {
-			return false, err
+	var (
+		mu    sync.Mutex
+		cache = map[int]evaluated{}
+	)
+	points := map[int]PlanPoint{}
+	prefetch := func(ns []int) {
+		var wg sync.WaitGroup
+		for _, n := range ns {
+			mu.Lock()
+			_, done := cache[n]
+			mu.Unlock()
+			if done {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p, err := eval(n)
+				mu.Lock()
+				cache[n] = evaluated{p, err}
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	best, found, err := speculativeSearch(1, maxN, workers, prefetch, func(n int) (bool, error) {
+		prefetch([]int{n})
+		mu.Lock()
+		e := cache[n]
+		mu.Unlock()
+		if e.err != nil {
+			return false, e.err
+		}
+		p := e.p
+		if _, seen := points[n]; !seen {
+			points[n] = p
+			if cfg.Progress != nil {
+				cfg.Progress(p)
+			}
 		}
 		for ti, t := range cfg.Targets {
 			if t.Improving() && !p.Pass[ti] {
@@ -458,6 +492,73 @@ func PlanReplicas(cfg PlanConfig) (*PlanResult, error) {
 		r.NeighbourFails = best == 1 || (ok && !nb.OK())
 	}
 	return r, nil
+}
+
+// speculativeSearch is plan.Search (the same sizes passed to pass, in the
+// same order, and the same answer) that lets several sizes be simulated at
+// once: before each size it needs, it hands prefetch that size and the
+// ones the search may need next, up to width in all (the next sizes of
+// the exponential phase; the next levels of the bisection). prefetch
+// skips sizes already simulated; results the search never uses are
+// dropped by the caller.
+func speculativeSearch(lo, hi, width int, prefetch func([]int), pass func(int) (bool, error)) (int, bool, error) {
+	if lo < 1 || hi < lo {
+		return 0, false, fmt.Errorf("empty size range [%d, %d]", lo, hi)
+	}
+	width = max(1, width)
+	seq := []int{lo}
+	for n, step := lo, 1; n < hi; step *= 2 {
+		n = min(hi, n+step)
+		seq = append(seq, n)
+	}
+	lastFail, n, found := lo-1, 0, false
+	for i, size := range seq {
+		prefetch(seq[i:min(len(seq), i+width)])
+		ok, err := pass(size)
+		if err != nil {
+			return 0, false, err
+		}
+		if ok {
+			n, found = size, true
+			break
+		}
+		lastFail = size
+	}
+	if !found {
+		return 0, false, nil
+	}
+	for n-lastFail > 1 {
+		prefetch(bisections(lastFail, n, width))
+		mid := lastFail + (n-lastFail)/2
+		ok, err := pass(mid)
+		if err != nil {
+			return 0, false, err
+		}
+		if ok {
+			n = mid
+		} else {
+			lastFail = mid
+		}
+	}
+	return n, true, nil
+}
+
+// bisections lists the midpoints a bisection of (fail, pass) may try
+// next, level by level, at most width of them.
+func bisections(fail, pass, width int) []int {
+	var out []int
+	queue := [][2]int{{fail, pass}}
+	for len(queue) > 0 && len(out) < width {
+		iv := queue[0]
+		queue = queue[1:]
+		if iv[1]-iv[0] <= 1 {
+			continue
+		}
+		mid := iv[0] + (iv[1]-iv[0])/2
+		out = append(out, mid)
+		queue = append(queue, [2]int{iv[0], mid}, [2]int{mid, iv[1]})
+	}
+	return out
 }
 
 func serviceNames(s *Spec) string {

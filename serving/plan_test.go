@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/brigadesim/brigade/plan"
 )
 
 func TestPlanTargetsParse(t *testing.T) {
@@ -190,5 +192,64 @@ func TestPlanReplicasErrorsAndFloors(t *testing.T) {
 	csv, err := os.ReadFile(filepath.Join(dir, "plan.csv"))
 	if err != nil || !strings.HasPrefix(string(csv), "replicas,gpus,gpu_h_per_h,requests,wait_mean,wait_mean<=0.5,saturation,saturation>=0.6,all_pass,chosen\n") {
 		t.Errorf("plan.csv: %v\n%s", err, csv)
+	}
+}
+
+// speculativeSearch tries the sizes plan.Search tries, in its order, and
+// finds its answer, whatever the width; prefetch is asked only for sizes
+// in range.
+func TestSpeculativeSearchMatchesPlanSearch(t *testing.T) {
+	for hi := 1; hi <= 70; hi++ {
+		for answer := 1; answer <= hi+1; answer++ {
+			pass := func(n int) (bool, error) { return n >= answer, nil }
+			var want []int
+			wb, wf, _ := plan.Search(1, hi, func(n int) (bool, error) { want = append(want, n); return pass(n) })
+			for _, width := range []int{1, 2, 3, 8, 16} {
+				var got []int
+				fetched := map[int]bool{}
+				gb, gf, err := speculativeSearch(1, hi, width, func(ns []int) {
+					if len(ns) > width {
+						t.Fatalf("prefetch of %d sizes at width %d", len(ns), width)
+					}
+					for _, n := range ns {
+						if n < 1 || n > hi {
+							t.Fatalf("prefetch %d outside [1, %d]", n, hi)
+						}
+						fetched[n] = true
+					}
+				}, func(n int) (bool, error) {
+					if !fetched[n] {
+						t.Fatalf("size %d passed before it was fetched", n)
+					}
+					got = append(got, n)
+					return pass(n)
+				})
+				if err != nil || gb != wb || gf != wf || !reflect.DeepEqual(got, want) {
+					t.Fatalf("hi %d answer %d width %d: got %d %v %v, plan.Search %d %v %v", hi, answer, width, gb, gf, got, wb, wf, want)
+				}
+			}
+		}
+	}
+}
+
+// The plan does not depend on how many counts are simulated at once.
+func TestPlanReplicasWorkers(t *testing.T) {
+	spec := mmcSpec(1, 8, 1, 20_000, LeastOutstanding)
+	targets, err := ParsePlanTargets("wait_mean<=0.13,e2e_p99<=6s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans []*PlanResult
+	for _, w := range []int{1, 3, 16} {
+		r, err := PlanReplicas(PlanConfig{Spec: spec, Targets: targets, MaxReplicas: 40, Seeds: []uint64{4, 5}, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, r)
+	}
+	for _, r := range plans[1:] {
+		if !reflect.DeepEqual(r, plans[0]) {
+			t.Fatalf("workers change the plan:\n%+v\n%+v", plans[0], r)
+		}
 	}
 }
