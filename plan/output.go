@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/brigadesim/brigade/report"
 	"github.com/brigadesim/brigade/results"
 )
 
@@ -152,25 +153,14 @@ func (r *Result) panel(k int) (*plot.Plot, error) {
 		p.Add(l, s)
 		p.Legend.Add(m, l, s)
 	}
-	line, err := plotter.NewLine(plotter.XYs{{X: minX, Y: t.Value}, {X: maxX, Y: t.Value}})
-	if err != nil {
+	if err := report.AddTargetLine(p, minX, maxX, t.Value, "target "+t.Op+" "+fmtNum(t.Value)); err != nil {
 		return nil, err
 	}
-	line.Color = color.Gray{Y: 0x40}
-	line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-	p.Add(line)
-	p.Legend.Add("target "+t.Op+" "+fmtNum(t.Value), line)
 	if r.Best >= 0 {
 		b := r.Points[r.Best]
-		s, err := plotter.NewScatter(plotter.XYs{{X: float64(b.GPUs), Y: b.Values[k]}})
-		if err != nil {
+		if err := report.AddChosenRing(p, float64(b.GPUs), b.Values[k], fmt.Sprintf("chosen: %d × %s", b.Nodes, b.Model)); err != nil {
 			return nil, err
 		}
-		s.Shape = draw.RingGlyph{}
-		s.Radius = vg.Points(9)
-		s.Color = color.Black
-		p.Add(s)
-		p.Legend.Add(fmt.Sprintf("chosen: %d × %s", b.Nodes, b.Model), s)
 	}
 	if t.Upper() && t.Value > 0 {
 		// Small clusters miss a ceiling by orders of magnitude; show the

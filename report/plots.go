@@ -471,6 +471,33 @@ func (f Figure) SVG() ([]byte, error) { return RenderSVG(plotWidth, plotHeight, 
 // PNG renders f as a PNG image.
 func (f Figure) PNG() ([]byte, error) { return RenderPNG(plotWidth, plotHeight, plotDPI, f.plot.Draw) }
 
+// AddTargetLine draws a capacity plan's bound: a dashed grey line at y
+// from minX to maxX, in the legend as label.
+func AddTargetLine(p *plot.Plot, minX, maxX, y float64, label string) error {
+	l, err := plotter.NewLine(plotter.XYs{{X: minX, Y: y}, {X: maxX, Y: y}})
+	if err != nil {
+		return err
+	}
+	l.Color = color.Gray{Y: 0x40}
+	l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	p.Add(l)
+	p.Legend.Add(label, l)
+	return nil
+}
+
+// AddChosenRing circles a capacity plan's answer at (x, y), in the legend
+// as label.
+func AddChosenRing(p *plot.Plot, x, y float64, label string) error {
+	s, err := plotter.NewScatter(plotter.XYs{{X: x, Y: y}})
+	if err != nil {
+		return err
+	}
+	s.Shape, s.Radius, s.Color = draw.RingGlyph{}, vg.Points(9), color.Black
+	p.Add(s)
+	p.Legend.Add(label, s)
+	return nil
+}
+
 // RenderSVG draws with fn on a w × h SVG canvas, fonts embedded (so the
 // file looks the same everywhere), and returns the document.
 func RenderSVG(w, h vg.Length, fn func(draw.Canvas)) ([]byte, error) {

@@ -3,7 +3,6 @@ package serving
 import (
 	"encoding/csv"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
@@ -147,23 +146,14 @@ func (r *PlanResult) planPanel(k int) (*plot.Plot, error) {
 	s.Color = l.Color
 	p.Add(l, s)
 	p.Legend.Add("simulated", l, s)
-	bound, err := plotter.NewLine(plotter.XYs{{X: minX, Y: t.Value}, {X: maxX, Y: t.Value}})
-	if err != nil {
+	if err := report.AddTargetLine(p, minX, maxX, t.Value, "target "+t.Op+" "+fmtPlanNum(t.Value)); err != nil {
 		return nil, err
 	}
-	bound.Color = color.Gray{Y: 0x40}
-	bound.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-	p.Add(bound)
-	p.Legend.Add("target "+t.Op+" "+fmtPlanNum(t.Value), bound)
 	if r.Best >= 0 {
 		b := r.Points[r.Best]
-		ring, err := plotter.NewScatter(plotter.XYs{{X: float64(b.Replicas), Y: b.Values[k]}})
-		if err != nil {
+		if err := report.AddChosenRing(p, float64(b.Replicas), b.Values[k], fmt.Sprintf("chosen: %d replicas", b.Replicas)); err != nil {
 			return nil, err
 		}
-		ring.Shape, ring.Radius, ring.Color = draw.RingGlyph{}, vg.Points(9), color.Black
-		p.Add(ring)
-		p.Legend.Add(fmt.Sprintf("chosen: %d replicas", b.Replicas), ring)
 	}
 	if t.upper() && t.Value > 0 {
 		// Too few replicas miss a ceiling by orders of magnitude; show the
