@@ -125,7 +125,14 @@ run)
   mkdir -p "$out"
   out=$(cd "$out" && pwd)
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
+  # Whatever happens (a failed step, the time limit), what was gathered is
+  # kept under $OUT: device time is too scarce to lose a partial run.
+  save() {
+    [ -f "$work/summary.txt" ] && cp "$work/summary.txt" "$out/summary.txt"
+    (cd "$work" && tar czf "$out/gpu-check.tar.gz" . 2>/dev/null) || true
+    rm -rf "$work"
+  }
+  trap save EXIT
   B=$dir/brigade
   fake=${BRIGADE_GPU_CHECK_FAKE:-0}
   if [ "$fake" = 1 ]; then
@@ -149,7 +156,8 @@ run)
     mkdir -p "$p"
     t0=$(date +%s.%N)
     timeout 200 "$B" live --jobs "$jobs" --policy "$pol" "${gpus[@]}" --state "$p/state.db" --logs "$p/logs" \
-      --out "$p/live" --tick 200ms --exit-when-done >"$p/live.txt" 2>&1 || { echo "live $pol failed:"; cat "$p/live.txt"; exit 1; }
+      --out "$p/live" --tick 200ms --exit-when-done >"$p/live.txt" 2>&1 ||
+      { { echo "live $pol failed:"; cat "$p/live.txt"; } | tee -a "$sum"; exit 1; }
     t1=$(date +%s.%N)
     # Start-up measured by the jobs themselves.
     startup=$(cat "$p"/logs/*.log | sed -n 's/^startup_s=\([0-9.]*\).*/\1/p' | sort -n |
@@ -189,8 +197,6 @@ EOF
   done
   echo >>"$sum"
   echo "total $(($(date +%s) - t_start)) s" >>"$sum"
-  cp "$sum" "$out/summary.txt"
-  (cd "$work" && tar czf "$out/gpu-check.tar.gz" summary.txt fcfs sjf)
   cat "$sum"
   ;;
 *) usage ;;
