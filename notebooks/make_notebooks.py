@@ -43,7 +43,7 @@ def notebook(cells):
     }
 
 
-# Shared by both notebooks: find the results folder, and read a table from
+# Shared by the notebooks: find the results folder, and read a table from
 # its Parquet file when pandas can, else from its CSV twin, saying which.
 LOADER = r'''
 import json
@@ -277,9 +277,209 @@ for trace, t in fill.groupby("trace", sort=False):
     ])
 
 
+def serving_notebook():
+    return notebook([
+        md('''
+# Serving: latency, replicas and errors per variant
+
+This notebook reads the output of one `brigade serve` run (inference
+services beside a batch workload, under several variants: routing, health
+ejection, autoscaling) and draws the comparisons: the summary table per
+variant, service and request class, then per service the E2E p99 over time,
+the ready replicas and GPUs held against the offered arrival rate, the error
+rate over time, and a Little's-law check per replica.
+
+Set `BRIGADE_SERVING_RESULTS` to the folder (`brigade serve --out DIR`); the
+default is `../serving-out`, relative to this notebook (what `brigade serve`
+writes when run from the repository root). Files, keys and units are in
+`docs/serving.md`.
+'''),
+        code(LOADER + r'''
+RESULTS = Path(os.environ.get("BRIGADE_SERVING_RESULTS", "../serving-out"))
+if not (RESULTS / "serving_summary.json").exists():
+    raise FileNotFoundError(f"{RESULTS.resolve()} holds no serving_summary.json: run `brigade serve --out DIR` "
+                            "and set BRIGADE_SERVING_RESULTS=DIR")
+print("results:", RESULTS.resolve())
+'''),
+        md('''
+## Summary
+
+One row per variant, service and class (`all` is every class together),
+from `serving_summary.json`. Latencies in seconds; errors count errors and
+timeouts over finished requests; SLO is the share of requests within their
+class's targets. The service-wide columns (GPU-hours, mean replicas,
+scale-outs, ejections) and the variant's batch columns (batch jobs
+preempted, the batch jobs' mean extra wait against the batch-only baseline,
+in minutes) are on the `all` row only.
+'''),
+        code(r'''
+summary = json.loads((RESULTS / "serving_summary.json").read_text())
+variants = [v["name"] for v in summary["variants"]]
+services = list(dict.fromkeys(s["name"] for v in summary["variants"] for s in v["services"]))
+print(f"experiment {summary['experiment']}, cluster {summary['cluster']}, seed {summary['seed']}, "
+      f"horizon {summary['horizon_s'] / 60:g} min")
+print("batch:", summary.get("batch_workload", "none"))
+print("variants:", variants, "services:", services)
+
+rows = []
+for v in summary["variants"]:
+    batch = v.get("batch") or {}
+    for s in v["services"]:
+        for c in [s["all"]] + s["classes"]:
+            row = {
+                "variant": v["name"], "service": s["name"], "class": c["name"],
+                "rps": c["throughput_rps"],
+                "TTFT p50": c["ttft_s"]["p50"], "TTFT p99": c["ttft_s"]["p99"],
+                "E2E p50": c["e2e_s"]["p50"], "E2E p99": c["e2e_s"]["p99"],
+                "errors %": 100 * c["error_rate"], "SLO %": 100 * c["slo_attained"],
+            }
+            if c is s["all"]:
+                row.update({
+                    "GPU-h": s["gpu_hours"], "mean repl": s["mean_replicas"],
+                    "scale-outs": s["scale_outs"], "ejections": s["ejections"],
+                    "batch preempted": s["batch_jobs_preempted"],
+                    "batch +wait min": batch.get("extra_wait_mean_s", np.nan) / 60,
+                })
+            rows.append(row)
+table = pd.DataFrame(rows).set_index(["variant", "service", "class"])
+counts = ["scale-outs", "ejections", "batch preempted"]
+table[counts] = table[counts].astype("Int64")
+table.round(3).astype(object).where(table.notna(), "")
+'''),
+        md('''
+## Over time
+
+From `serving_timeseries.csv`, one point per bucket (latencies over the
+requests completed in the bucket, counts at its end). The offered rate is
+the arrivals in a bucket divided by the bucket width.
+'''),
+        code(r'''
+ts = pd.read_csv(RESULTS / "serving_timeseries.csv")
+steps = ts.groupby(["variant", "service"]).bucket_start_s.diff().dropna()
+BUCKET = float(steps.mode().iloc[0]) if len(steps) else float(summary["horizon_s"])
+ts["t_min"] = ts.bucket_start_s / 60
+ts["t_end_min"] = (ts.bucket_start_s + BUCKET) / 60  # where the end-of-bucket counts belong
+ts["offered_rps"] = ts.arrivals / BUCKET
+finished = ts.completed + ts.errors
+ts["error_pct"] = (100 * ts.errors / finished).where(finished > 0)
+print(f"{len(ts)} rows, bucket {BUCKET:g} s")
+'''),
+        md("### E2E p99 per bucket\n\nLog scale; buckets with no completed request are left out."),
+        code(r'''
+for svc in services:
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    for v in variants:
+        s = ts[(ts.variant == v) & (ts.service == svc)]
+        ax.plot(s.t_min, s.e2e_p99_s.where(s.e2e_p99_s > 0), label=v)
+    ax.set_yscale("log")
+    ax.set_xlabel("time (min)")
+    ax.set_ylabel("E2E p99 (s, log scale)")
+    ax.set_title(f"{svc}: end-to-end latency p99 per bucket")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    plt.tight_layout()
+    plt.show()
+'''),
+        md('''
+### Ready replicas and GPUs held against the offered rate
+
+Counts at each bucket's end, drawn from there; the offered arrival rate
+(grey, right axis) is drawn once when every variant saw the same arrivals,
+else once per variant (dotted).
+'''),
+        code(r'''
+for svc in services:
+    t = ts[ts.service == svc]
+    offered = t.pivot(index="t_min", columns="variant", values="offered_rps")[variants]
+    same = all(offered[v].equals(offered[variants[0]]) for v in variants)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
+    for ax, col, label in zip(axes, ["replicas_ready", "gpus"], ["ready replicas", "GPUs held"]):
+        for v in variants:
+            s = t[t.variant == v]
+            ax.step(s.t_end_min, s[col], where="post", label=v)
+        ax.set_xlabel("time (min)")
+        ax.set_ylabel(label)
+        ax.grid(True, alpha=0.3)
+        rate = ax.twinx()
+        if same:
+            rate.plot(offered.index, offered[variants[0]], color="grey", alpha=0.6, label="offered rate")
+        else:
+            for v in variants:
+                rate.plot(offered.index, offered[v], linestyle=":", alpha=0.6, label=f"offered ({v})")
+        rate.set_ylabel("offered rate (requests/s)")
+        rate.set_ylim(bottom=0)
+        ax.set_zorder(rate.get_zorder() + 1)
+        ax.patch.set_visible(False)
+    lines, labels = axes[0].get_legend_handles_labels()
+    more, more_labels = rate.get_legend_handles_labels()
+    axes[0].legend(lines + more, labels + more_labels, fontsize="small")
+    fig.suptitle(f"{svc}: ready replicas and GPUs held, against the offered rate")
+    plt.tight_layout()
+    plt.show()
+'''),
+        md("### Error rate\n\nErrors and timeouts over the requests finished in each bucket."),
+        code(r'''
+for svc in services:
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    for v in variants:
+        s = ts[(ts.variant == v) & (ts.service == svc)]
+        ax.plot(s.t_min, s.error_pct, label=v)
+    ax.set_xlabel("time (min)")
+    ax.set_ylabel("errors (% of finished)")
+    ax.set_ylim(-2, 102)
+    ax.set_title(f"{svc}: error rate per bucket")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    plt.tight_layout()
+    plt.show()
+'''),
+        md('''
+## Little's law per replica
+
+From `replicas.csv`: each replica's mean number of requests in flight over
+its serving time (L) against its throughput × the mean time a request
+spent on it (λW). Requests still in flight at the end, and failed ones,
+keep them from being exactly equal. Replicas that never served have no
+row in the check.
+'''),
+        code(r'''
+reps = pd.read_csv(RESULTS / "replicas.csv")
+served = reps.dropna(subset=["mean_in_flight", "throughput_rps", "mean_time_on_replica_s"])
+served = served[served.mean_in_flight > 0].copy()
+served["lambda_w"] = served.throughput_rps * served.mean_time_on_replica_s
+served["rel_error"] = (served.mean_in_flight - served.lambda_w).abs() / served.mean_in_flight
+print(f"{len(reps)} replicas, {len(served)} served requests")
+print(served.groupby(["variant", "service"], sort=False).rel_error.agg(["count", "mean", "max"])
+      .reindex(variants, level=0).round(5).to_string())
+if len(served):
+    worst = served.loc[served.rel_error.idxmax()]
+    print(f"worst relative error {100 * worst.rel_error:.3f}%: replica {worst.replica} of {worst.service} "
+          f"under {worst.variant} (L {worst.mean_in_flight:.3f}, lambda*W {worst.lambda_w:.3f}); "
+          f"largest little_error in the file {100 * served.little_error.max():.3f}%")
+for svc in services:
+    fig, ax = plt.subplots(figsize=(6, 5.5))
+    sv = served[served.service == svc]
+    for v in variants:
+        s = sv[sv.variant == v]
+        ax.scatter(s.lambda_w, s.mean_in_flight, s=14, alpha=0.7, label=v)
+    if len(sv):
+        hi = 1.05 * max(sv.lambda_w.max(), sv.mean_in_flight.max())
+        ax.plot([0, hi], [0, hi], color="grey", linestyle=":", label="L = λW")
+    ax.set_xlabel("throughput × mean time on replica (λW)")
+    ax.set_ylabel("mean requests in flight (L)")
+    ax.set_title(f"{svc}: Little's law per replica")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    plt.tight_layout()
+    plt.show()
+'''),
+    ])
+
+
 NOTEBOOKS = {
     "compare-policies.ipynb": compare_policies,
     "fill.ipynb": fill_notebook,
+    "serving.ipynb": serving_notebook,
 }
 
 
