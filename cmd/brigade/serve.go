@@ -147,7 +147,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !f.quiet {
-		fmt.Fprintf(stderr, "brigade serve: wrote %s and plots/ to %s\n", strings.Join(serving.Files, ", "), f.out)
+		plots := " and plots/"
+		if f.noPlots {
+			plots = ""
+		}
+		fmt.Fprintf(stderr, "brigade serve: wrote %s%s to %s\n", strings.Join(serving.Files, ", "), plots, f.out)
 	}
 	return nil
 }
