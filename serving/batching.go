@@ -105,7 +105,7 @@ func (m *model) decodeJoin(i int32) {
 	s := m.svcs[q.svc]
 	r := s.replicas[q.replica]
 	m.decodeAdvance(s, r, m.now)
-	r.cb.push(decodeEntry{v: r.cb.v + float64(q.out), slot: i, gen: q.gen})
+	r.cb.push(decodeEntry{v: r.cb.v + float64(q.out)*q.noise, slot: i, gen: q.gen})
 	m.decodeReschedule(s, r, m.now)
 }
 
@@ -140,7 +140,7 @@ func (m *model) decodeDrainBound(s *service, r *replica, now hwmodel.Time) hwmod
 	for j := range m.reqs {
 		q := &m.reqs[j]
 		if q.state == reqRunning && q.svc == int32(s.idx) && q.replica == int32(r.id) && q.ttft > now {
-			end = max(end, q.ttft+hwmodel.Time(math.Ceil(float64(q.out)/rate)))
+			end = max(end, q.ttft+hwmodel.Time(math.Ceil(float64(q.out)*q.noise/rate)))
 		}
 	}
 	return end

@@ -28,6 +28,9 @@ type request struct {
 	class      int16
 	state      uint8
 	expectedUS float64 // time on a healthy replica, for the latency ratio
+	// noise multiplies its prefill and decode times (ReplicaModel.Jitter;
+	// 1 without).
+	noise float64
 }
 
 // Replica states.
@@ -561,6 +564,12 @@ func (m *model) arrive(s *service, ci int, in, out int32) {
 	} else {
 		q.in, q.out = tokens(&c.InputTokens, rng), tokens(&c.OutputTokens, rng)
 	}
+	q.noise = 1
+	if j := s.spec.Replica.Jitter; j > 0 && q.work == 0 {
+		// Lognormal with mean 1: drawn only with jitter, so streams
+		// without it are unchanged.
+		q.noise = math.Exp(j*rng.NormFloat64() - j*j/2)
+	}
 	s.integrate(now)
 	if r := m.route(s, cb.priority); r != nil {
 		m.dispatch(s, r, i)
@@ -639,6 +648,8 @@ func (m *model) dispatch(s *service, r *replica, i int32) {
 		total = ttft + float64(q.out)/rm.DecodeTokensPerS*(1+rm.BatchSlowdown*float64(r.inflight-1))*1e6
 	}
 	q.expectedUS = total
+	ttft *= q.noise
+	total *= q.noise
 	q.ttft = now + max(hwmodel.Time(math.Ceil(ttft*r.slow)), 1)
 	q.state = reqRunning
 	if continuous {

@@ -840,7 +840,7 @@ func (d *expDecoder) batch(n *yaml.Node) *Batch {
 var (
 	serviceFields = []string{"name", "gpu_model", "gpus_per_replica", "priority", "replica", "replicas", "routing",
 		"health", "autoscale", "arrivals", "classes", "incidents"}
-	replicaFields  = []string{"prefill_tokens_per_s", "decode_tokens_per_s", "batch_slowdown", "continuous_batching", "max_concurrent", "load_time", "service_time"}
+	replicaFields  = []string{"prefill_tokens_per_s", "decode_tokens_per_s", "batch_slowdown", "jitter", "continuous_batching", "max_concurrent", "load_time", "service_time"}
 	distFields     = []string{"dist", "mean", "sigma", "min", "max"}
 	boundsFields   = []string{"initial", "min", "max"}
 	healthFields   = []string{"enabled", "latency_ratio", "ewma_weight", "min_requests", "consecutive_errors", "eject_for", "probe_requests", "max_ejected_pct", "lane_headroom"}
@@ -885,6 +885,9 @@ func (d *expDecoder) service(n *yaml.Node, path string) Service {
 		}
 		if x, ok := rf["batch_slowdown"]; ok {
 			r.BatchSlowdown = d.float(x, rp("batch_slowdown"))
+		}
+		if x, ok := rf["jitter"]; ok {
+			r.Jitter = d.float(x, rp("jitter"))
 		}
 		if x, ok := rf["continuous_batching"]; ok {
 			r.ContinuousBatching = d.bool(x, rp("continuous_batching"))

@@ -570,3 +570,36 @@ func TestReplicaPlacedOnBrokenNode(t *testing.T) {
 		t.Errorf("%d errors: the gateway routed to a replica that was never ready", s.All.Errors)
 	}
 }
+
+// Jitter spreads each request's time around the token model's (mean 1), so
+// at light load the mean latency stays and the tail grows; with outlier
+// detection on, the noisy but healthy replicas are never ejected while the
+// 4×-slow one still is.
+func TestJitter(t *testing.T) {
+	results := map[float64]*Result{}
+	for _, j := range []float64{0, 0.4} {
+		svc := llm()
+		svc.Replica.Jitter = j
+		svc.Replicas = ReplicaBounds{Initial: 4, Min: 4, Max: 4}
+		svc.Arrivals = Arrivals{Rate: 3}
+		svc.Health = Health{Enabled: true, EjectFor: mnt}
+		svc.Incidents = []Incident{{At: 20 * mnt, Replica: 2, Kind: "slow", Factor: 4}}
+		results[j] = run(t, &Spec{Horizon: 60 * mnt, Services: []Service{svc}}, testCluster(t, 2, 8), nil)
+	}
+	plain, noisy := results[0].Services[0], results[0.4].Services[0]
+	// Before the slow-down: compare the replicas' own times (sojourn).
+	if rel := math.Abs(noisy.All.E2E.Mean-plain.All.E2E.Mean) / plain.All.E2E.Mean; rel > 0.1 {
+		t.Errorf("mean E2E %.2f s with jitter, %.2f s without: want about equal", noisy.All.E2E.Mean, plain.All.E2E.Mean)
+	}
+	if noisy.All.E2E.P99/noisy.All.E2E.P50 <= plain.All.E2E.P99/plain.All.E2E.P50 {
+		t.Errorf("tail: p99/p50 %.2f with jitter, %.2f without: want a wider spread", noisy.All.E2E.P99/noisy.All.E2E.P50, plain.All.E2E.P99/plain.All.E2E.P50)
+	}
+	for _, r := range noisy.Replicas {
+		if r.ID != 2 && r.Ejections != 0 {
+			t.Errorf("healthy replica %d ejected %d times under jitter", r.ID, r.Ejections)
+		}
+	}
+	if noisy.Replicas[2].Ejections == 0 {
+		t.Error("the slow replica was never ejected under jitter")
+	}
+}

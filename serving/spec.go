@@ -53,6 +53,13 @@ type ReplicaModel struct {
 	// LoadTime is paid by every new replica between getting its GPUs and
 	// taking traffic (weights loaded, engine warmed up).
 	LoadTime hwmodel.Time
+	// Jitter is the spread of each request's prefill and decode times on a
+	// healthy replica: they are multiplied by a lognormal factor of mean 1
+	// and log-space standard deviation Jitter (0: none, every request takes
+	// exactly its token model's time). The gateway's expected time, which
+	// outlier ejection compares with, stays the token model's, so a healthy
+	// replica's latency ratio is noisy too.
+	Jitter float64
 	// ContinuousBatching re-times decoding whenever the batch changes, as
 	// continuous batching (vLLM, TGI) does: every sequence in its decode
 	// phase advances at DecodeTokensPerS / (1 + BatchSlowdown × (n-1))

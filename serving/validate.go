@@ -72,6 +72,9 @@ func (v *Service) validate() error {
 		if rm.BatchSlowdown < 0 || math.IsNaN(rm.BatchSlowdown) {
 			return fmt.Errorf("replica.batch_slowdown: want >= 0")
 		}
+		if rm.Jitter < 0 || rm.Jitter > 2 || math.IsNaN(rm.Jitter) {
+			return fmt.Errorf("replica.jitter: want 0 to 2, got %v", rm.Jitter)
+		}
 	}
 	b := v.Replicas
 	if b.Min < 0 || b.Initial < b.Min || b.Max < b.Initial || b.Max < 1 {
