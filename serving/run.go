@@ -38,9 +38,10 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	for _, s := range m.svcs {
-		// A replica is one node's GPUs, never a gang across nodes.
-		if n := cfg.Cluster.MaxNodeGPUs(s.models); n < s.spec.GPUsPerReplica {
-			return nil, errorf("service %s: a replica needs %d GPUs on one node; the cluster's largest node of an accepted model has %d",
+		// A replica is whole GPUs of one node (never MIG instances, never a
+		// gang across nodes).
+		if n := maxWholeGPUs(cfg.Cluster, s.models); n < s.spec.GPUsPerReplica {
+			return nil, errorf("service %s: a replica needs %d whole GPUs (not in MIG mode) on one node; the cluster's best node of an accepted model has %d",
 				s.spec.Name, s.spec.GPUsPerReplica, n)
 		}
 	}
@@ -72,4 +73,23 @@ func Run(cfg Config) (*Result, error) {
 		return nil, errorf("the run ended before the serving horizon")
 	}
 	return &Result{Horizon: m.horizon, Services: m.result(), Batch: batch, Requests: m.requests, Events: m.events}, nil
+}
+
+// maxWholeGPUs is the most GPUs out of MIG mode that one node of an
+// accepted model has.
+func maxWholeGPUs(c *hwmodel.Cluster, models hwmodel.ModelSet) int {
+	best := 0
+	for n := 0; n < c.NumNodes(); n++ {
+		if !models.Accepts(c.NodeModel(n)) {
+			continue
+		}
+		k := 0
+		for g := 0; g < c.NodeGPUs(n); g++ {
+			if !c.IsMIG(n, g) {
+				k++
+			}
+		}
+		best = max(best, k)
+	}
+	return best
 }

@@ -603,3 +603,27 @@ func TestJitter(t *testing.T) {
 		t.Error("the slow replica was never ejected under jitter")
 	}
 }
+
+// A replica takes whole GPUs: on a cluster whose GPUs are all in MIG mode
+// (or whose nodes are too small) the run is refused up front, naming the
+// service, instead of ending with every request an error.
+func TestReplicaNeedsWholeGPUs(t *testing.T) {
+	spec, _ := hwmodel.Preset("h200x8-mig")
+	mig, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := llm()
+	svc.GPUModel = ""
+	svc.GPUsPerReplica = 1
+	_, err = Run(Config{Spec: &Spec{Horizon: mnt, Services: []Service{svc}}, Cluster: mig})
+	if err == nil || !strings.Contains(err.Error(), "service llm") || !strings.Contains(err.Error(), "not in MIG mode") {
+		t.Errorf("MIG-only cluster: error %v", err)
+	}
+	svc = llm()
+	svc.GPUsPerReplica = 16
+	_, err = Run(Config{Spec: &Spec{Horizon: mnt, Services: []Service{svc}}, Cluster: testCluster(t, 4, 8)})
+	if err == nil || !strings.Contains(err.Error(), "needs 16 whole GPUs") {
+		t.Errorf("16-GPU replica on 8-GPU nodes: error %v", err)
+	}
+}
