@@ -42,13 +42,18 @@ func (m *model) autoscale(s *service, now hwmodel.Time) {
 	}
 	desired := active
 	ratio := observed / as.Target
-	if math.Abs(ratio-1) > 0.1 { // Kubernetes' default tolerance
-		if s.ready > 0 {
-			desired = int(math.Ceil(float64(s.ready) * ratio))
-		} else if ratio > 1 {
-			desired = active + 1
+	switch {
+	case s.ready == 0:
+		// Nothing serves, so the metric says nothing. Scale from zero
+		// to one replica when requests came (they found no replica and
+		// failed, or wait); with replicas on the way, wait for them.
+		if active == 0 && (dSys > 0 || s.tickArrivals > 0) {
+			desired = 1
 		}
+	case math.Abs(ratio-1) > 0.1: // Kubernetes' default tolerance
+		desired = int(math.Ceil(float64(s.ready) * ratio))
 	}
+	s.tickArrivals = 0
 	desired = min(max(desired, s.spec.Replicas.Min), s.spec.Replicas.Max)
 	// Kubernetes' default scale-up policy: at most double, or add four,
 	// per period, so one noisy reading cannot jump to the maximum.

@@ -125,6 +125,7 @@ type service struct {
 	intSys, intInflight, intReady    float64
 	tickSys, tickInflight, tickReady float64
 	tickLat                          hist
+	tickArrivals                     int64
 	nextTick                         hwmodel.Time
 	lastUp, lastChange               hwmodel.Time
 	// bucket being filled.
@@ -552,6 +553,7 @@ func (m *model) arrive(s *service, ci int, in, out int32) {
 	cb := &s.classes[ci]
 	cb.res.Requests++
 	s.bucket.Arrivals++
+	s.tickArrivals++
 	c := &s.spec.Classes[ci]
 	rng := s.streams[ci].rng
 	i := m.slot()

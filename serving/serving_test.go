@@ -627,3 +627,31 @@ func TestReplicaNeedsWholeGPUs(t *testing.T) {
 		t.Errorf("16-GPU replica on 8-GPU nodes: error %v", err)
 	}
 }
+
+// Scale from zero: a service with no replica (min 0) answers its first
+// requests with errors (no healthy replica, like a gateway's 502), and the
+// autoscaler, seeing requests and no replica, asks for one at its next
+// tick; it serves after its load time, and the errors stop.
+func TestScaleFromZero(t *testing.T) {
+	svc := llm()
+	svc.Replicas = ReplicaBounds{Initial: 0, Min: 0, Max: 4}
+	svc.Arrivals = Arrivals{Rate: 2}
+	svc.Autoscale = &Autoscale{Metric: MetricConcurrency, Target: 12, Interval: 15 * sec}
+	res := run(t, &Spec{Horizon: 20 * mnt, Services: []Service{svc}}, testCluster(t, 2, 8), nil)
+	s := res.Services[0]
+	if len(s.Replicas) == 0 {
+		t.Fatal("no replica was ever asked for")
+	}
+	first := s.Replicas[0]
+	if first.Requested != 15*sec || first.Ready != 15*sec+2*mnt {
+		t.Errorf("first replica asked for at %v, ready at %v: want at the first tick (15 s), ready 2 min later", first.Requested, first.Ready)
+	}
+	if s.All.Errors == 0 || s.All.Completed == 0 {
+		t.Fatalf("errors %d, completed %d: want errors before the first replica, then service", s.All.Errors, s.All.Completed)
+	}
+	for _, b := range s.Series {
+		if b.Start >= first.Ready && b.Errors > 0 {
+			t.Errorf("bucket at %v: %d errors after a replica was ready", b.Start, b.Errors)
+		}
+	}
+}

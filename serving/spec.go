@@ -130,7 +130,10 @@ type Health struct {
 // active replicas (waiting, loading or ready) per tick; scaling out waits
 // ScaleUpCooldown since the last scale-out, scaling in ScaleDownCooldown
 // since the last change. Zero durations take the defaults (15 s interval,
-// 5 min scale-down cool-down).
+// 5 min scale-down cool-down). With no ready replica the metric says
+// nothing: a service at zero replicas (Min 0) that received requests (they
+// failed: no healthy replica) scales to one at the next tick, and a
+// service whose replicas are still on their way waits for them.
 type Autoscale struct {
 	Metric            Metric
 	Target            float64
