@@ -34,7 +34,7 @@ func (WallClock) Now() time.Time { return time.Now() }
 // Config configures a Driver.
 type Config struct {
 	GPUs     []GPU  // this machine's GPUs (DiscoverLocal, or FakeGPUs)
-	Policy   string // a policies.New name
+	Policy   string // a policy spec (policies.ParseSpec)
 	State    string // bbolt file
 	LogDir   string // per-job log files <name>.log
 	JobsFile string // when set, re-read every Tick; new names are submitted
@@ -151,7 +151,7 @@ func Open(cfg Config) (*Driver, error) {
 		}
 		fmt.Fprintf(cfg.Log, "live: GPU %d has MIG enabled but no GPU instances; it is not used\n", g)
 	}
-	pol, err := policies.New(cfg.Policy, policies.Options{})
+	pol, _, err := newPolicy(cfg.Policy)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ var exportFault func(k int) error
 
 // ExportOptions say what the records alone do not.
 type ExportOptions struct {
-	Policy string // the policies.New name the run used
+	Policy string // the policy spec the run used
 	GPUs   []GPU  // the run's GPUs, in index order
 	// Epoch is the wall time of run time 0 (the state file's creation).
 	Epoch time.Time
@@ -74,7 +74,7 @@ func Export(recs []*Record, opt ExportOptions, dir string) error {
 	if len(opt.GPUs) == 0 {
 		return errors.New("live: export: no GPUs given")
 	}
-	pol, err := policies.New(opt.Policy, policies.Options{})
+	pol, _, err := newPolicy(opt.Policy)
 	if err != nil {
 		return fmt.Errorf("live: export: %w", err)
 	}
@@ -534,7 +534,7 @@ type liveRunInfo struct {
 }
 
 type liveRunDetails struct {
-	Policy      string `json:"policy"`       // the policies.New name
+	Policy      string `json:"policy"`       // the policy spec as given
 	PolicyLabel string `json:"policy_label"` // the label in the results
 	// Started is the wall time (RFC 3339, UTC, µs) of run time 0, from
 	// which every *_s time of the folder counts.

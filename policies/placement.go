@@ -90,9 +90,9 @@ var placers = []placerEntry{
 		func(c PlacerConfig) (Placer, error) { return newScored(kindPacking, c), nil }},
 	{"clustering", "nodes already running jobs of the same GPU kind (FGD paper's GpuClustering)",
 		func(c PlacerConfig) (Placer, error) { return newScored(kindClustering, c), nil }},
-	{"random", "a feasible node and GPU drawn uniformly from PlacerConfig.Seed's stream (FGD paper's Random)",
+	{"random", "a feasible node and GPU drawn uniformly from the run seed's placement stream (FGD paper's Random)",
 		func(c PlacerConfig) (Placer, error) { return newScored(kindRandom, c), nil }},
-	{"fgd", "least growth of the target workload's expected GPU fragmentation (FGD paper); needs PlacerConfig.Target",
+	{"fgd", "least growth of the target workload's expected GPU fragmentation (FGD paper); the target is the trace's requests",
 		newFGD},
 }
 

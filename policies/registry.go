@@ -113,12 +113,10 @@ func Describe(name string) string {
 	return ""
 }
 
-// New builds the named policy. Its Name() is the label for result tables:
-// the base name, plus "+bf" when backfilling and "/<placement>" when the
-// placement is not the default, plus "+oracle" when true durations drive
-// its decisions (SJF or backfill with UseOracle), e.g. "fcfs", "sjf+bf",
-// "fair/bestfit", "sjf+oracle". MIG options do not change the label: a
-// comparison of MIG setups names its rows itself.
+// New builds the policy of queue order name with options opt. Its Name()
+// is the canonical spec label (Spec.String), e.g. "fcfs", "sjf+bf",
+// "fair/bestfit", "sjf+oracle", "priority+wwait=2+mig=dynamic", which
+// ParseSpec reads back to the same policy. Spec.New is the usual way in.
 func New(name string, opt Options) (Policy, error) {
 	k := slices.IndexFunc(orders, func(o orderEntry) bool { return o.name == name })
 	if k < 0 {
@@ -139,18 +137,7 @@ func New(name string, opt Options) (Policy, error) {
 	case opt.BackfillDepth == 0:
 		opt.BackfillDepth = DefaultBackfillDepth
 	}
-	label := name
-	if opt.Backfill {
-		label += "+bf"
-	}
-	if opt.UseOracle && (name == "sjf" || opt.Backfill) {
-		// Only where true durations change decisions, so a table row says
-		// when a policy had knowledge no real scheduler has.
-		label += "+oracle"
-	}
-	if opt.Placement != "" && opt.Placement != DefaultPlacement {
-		label += "/" + opt.Placement
-	}
+	label := Spec{Order: name, Options: opt}.String()
 	if opt.MIGConvertWhole && !opt.MIGReconfigure {
 		return nil, fmt.Errorf("MIGConvertWhole needs MIGReconfigure")
 	}

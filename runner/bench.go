@@ -17,7 +17,7 @@ import (
 type BenchCase struct {
 	Jobs   int
 	GPUs   int
-	Policy string
+	Policy string // a policy spec (policies.ParseSpec)
 	Load   float64
 	Seed   uint64
 	// Faults, when it injects failures, adds them (drawn from Seed's
@@ -63,11 +63,15 @@ func (c BenchCase) Prepare(w *workloads.Workload) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := policies.New(c.Policy, policies.Options{})
+	spec, err := policies.ParseSpec(c.Policy)
 	if err != nil {
 		return nil, err
 	}
-	opt := PrepareOptions{}
+	p, err := spec.New()
+	if err != nil {
+		return nil, err
+	}
+	opt := PrepareOptions{RevealOracle: spec.UseOracle, MIGReconfigure: spec.MIGReconfigure, MIGConvertWhole: spec.MIGConvertWhole}
 	if c.Faults.Injects() {
 		opt.Faults = c.Faults
 		if opt.FaultSchedule, err = c.Faults.Schedule(cluster, w, c.Seed); err != nil {

@@ -22,9 +22,13 @@ type Spec struct {
 	// NewCluster builds a fresh idle cluster; it is called once per policy.
 	NewCluster  func() (*hwmodel.Cluster, error)
 	ClusterName string
-	Policies    []string
-	Options     policies.Options
-	Seed        uint64
+	// Policies are the policies to compare, each a complete spec (its MIG
+	// mode also sets the engine's, its oracle what the engine reveals).
+	Policies []policies.Spec
+	// Placer configures the placements that need it: the seed of
+	// "random" and the target workload of "fgd"; every spec gets it.
+	Placer policies.PlacerConfig
+	Seed   uint64
 	// Bucket is the time-series resolution; 0 picks one hour.
 	Bucket              hwmodel.Time
 	StarvationThreshold hwmodel.Time
@@ -35,7 +39,7 @@ type Spec struct {
 	// Parallel is how many policies run at once; 0 or 1 runs them in turn.
 	Parallel int
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU
-	// when Options.MIGReconfigure is set (sim.Config.MIGReconfigTime).
+	// when a spec's MIG mode reconfigures (sim.Config.MIGReconfigTime).
 	MIGReconfigTime hwmodel.Time
 	// StartupDelay is added to every attempt (sim.Config.StartupDelay).
 	StartupDelay hwmodel.Time
@@ -69,8 +73,9 @@ func Run(spec Spec) ([]PolicyRun, error) {
 	if len(spec.Policies) == 0 {
 		return nil, fmt.Errorf("no policy named (known: %s)", strings.Join(policies.Names(), ", "))
 	}
-	for _, name := range spec.Policies {
-		if _, err := policies.New(name, spec.Options); err != nil {
+	for _, p := range spec.Policies {
+		p.Placer = spec.Placer
+		if _, err := p.New(); err != nil {
 			return nil, err
 		}
 	}
@@ -91,12 +96,12 @@ func Run(spec Spec) ([]PolicyRun, error) {
 	var wg sync.WaitGroup
 	var progressMu sync.Mutex
 	finished := 0
-	for k, name := range spec.Policies {
+	for k, p := range spec.Policies {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			runs[k], errs[k] = runOne(spec, name, schedule)
+			runs[k], errs[k] = runOne(spec, p, schedule)
 			if spec.Progress != nil {
 				progressMu.Lock()
 				finished++
@@ -184,8 +189,9 @@ func FaultEvents(res *sim.Result) []results.FaultEvent {
 	return out
 }
 
-func runOne(spec Spec, name string, schedule []hwmodel.Fault) (PolicyRun, error) {
-	policy, err := policies.New(name, spec.Options)
+func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault) (PolicyRun, error) {
+	p.Placer = spec.Placer
+	policy, err := p.New()
 	if err != nil {
 		return PolicyRun{}, err
 	}
@@ -194,9 +200,9 @@ func runOne(spec Spec, name string, schedule []hwmodel.Fault) (PolicyRun, error)
 		return PolicyRun{}, err
 	}
 	prep, err := Prepare(cluster, spec.Workload, policy, PrepareOptions{
-		Bucket: spec.Bucket, RevealOracle: spec.Options.UseOracle, CheckInvariants: spec.CheckInvariants,
+		Bucket: spec.Bucket, RevealOracle: p.UseOracle, CheckInvariants: spec.CheckInvariants,
 		FragTarget:     spec.FragTarget,
-		MIGReconfigure: spec.Options.MIGReconfigure, MIGConvertWhole: spec.Options.MIGConvertWhole,
+		MIGReconfigure: p.MIGReconfigure, MIGConvertWhole: p.MIGConvertWhole,
 		MIGReconfigTime: spec.MIGReconfigTime, StartupDelay: spec.StartupDelay, ProcessorSharing: spec.ProcessorSharing,
 		Faults: spec.Faults, FaultSchedule: schedule,
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/runner"
 	"github.com/brigadesim/brigade/workloads"
 )
@@ -24,7 +25,11 @@ func defaultSpec(t testing.TB, names ...string) runner.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runner.Spec{Workload: w, WorkloadName: "default", NewCluster: cs.Build, ClusterName: cs.Name, Policies: names, Parallel: 2}
+	specs := make([]policies.Spec, len(names))
+	for i, n := range names {
+		specs[i] = policies.Spec{Order: n} // unparsed: an unknown order must reach Run
+	}
+	return runner.Spec{Workload: w, WorkloadName: "default", NewCluster: cs.Build, ClusterName: cs.Name, Policies: specs, Parallel: 2}
 }
 
 func TestRunKeepsPolicyOrderAndSharesTheStarvationThreshold(t *testing.T) {
@@ -102,7 +107,7 @@ func Example() {
 	runs, err := runner.Run(runner.Spec{
 		Workload: w, WorkloadName: workloads.DefaultName,
 		NewCluster: cs.Build, ClusterName: cs.Name,
-		Policies: []string{"fcfs", "sjf"},
+		Policies: []policies.Spec{policies.MustParseSpec("fcfs"), policies.MustParseSpec("sjf")},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -100,8 +100,8 @@ type Batch struct {
 	Synthetic *Synthetic
 	Trace     string
 	Format    string
-	// Policy is a policy name as brigade sim accepts (default fcfs);
-	// Backfill turns on EASY backfill.
+	// Policy is a policy spec as brigade sim takes it (default fcfs);
+	// Backfill is shorthand for its +bf.
 	Policy   string
 	Backfill bool
 }
@@ -1408,7 +1408,9 @@ func validateBatch(b *Batch, p *expProblems) {
 	if b.Trace == "" && b.Format != "" {
 		p.add("batch.format", "a format is for a trace; there is none")
 	}
-	if _, err := policies.New(b.Policy, policies.Options{Backfill: b.Backfill}); err != nil {
+	if s, err := policies.ParseSpec(b.Policy); err != nil {
+		p.add("batch.policy", "%v", err)
+	} else if err := s.Check(); err != nil {
 		p.add("batch.policy", "%v", err)
 	}
 }
@@ -1447,9 +1449,14 @@ func (b *Batch) Workload(gpus int, seed uint64) (*workloads.Workload, string, er
 	return w, fmt.Sprintf("%s (%d jobs)", filepath.Base(b.Trace), len(w.Jobs)), nil
 }
 
-// PolicyOptions are the batch policy's options.
-func (b *Batch) PolicyOptions() policies.Options {
-	return policies.Options{Backfill: b.Backfill, BackfillDepth: policies.DefaultBackfillDepth}
+// PolicySpec is the batch policy: its spec, with backfill when the
+// backfill shorthand asks for it. Call it only on a validated experiment.
+func (b *Batch) PolicySpec() policies.Spec {
+	s := policies.MustParseSpec(b.Policy)
+	if b.Backfill {
+		s.Backfill = true
+	}
+	return s.Canonical()
 }
 
 func validateSpec(s *Spec, p *expProblems) {

@@ -170,7 +170,7 @@ func TestParseExperimentErrors(t *testing.T) {
 		{"variant dup", minimal + "variants: [{name: a}, {name: a}]\n", []string{`variants[1].name: "a" is already the name of variants[0]`}},
 		{"variant name", minimal + "variants: [{name: a/b}]\n", []string{`variants[0].name: want letters, digits`}},
 		{"batch both", minimal + "batch: {synthetic: {jobs: 3}, trace: t.csv}\n", []string{`batch: synthetic and trace are alternatives`}},
-		{"batch policy", minimal + "batch: {synthetic: {jobs: 3}, policy: lifo}\n", []string{`batch.policy: unknown policy "lifo"`}},
+		{"batch policy", minimal + "batch: {synthetic: {jobs: 3}, policy: lifo}\n", []string{`batch.policy: policy "lifo": unknown queue order "lifo"`}},
 		{"batch jobs", minimal + "batch: {synthetic: {load: 0.5}}\n", []string{`batch.synthetic.jobs: required field is missing`}},
 		{"inline cluster", strings.Replace(minimal, "cluster: dgx-h100x64", "cluster: {name: c, node_groups: [{name_prefix: n, count: 1, gpus_per_node: 8, gpu_model: H100, color: red}]}", 1),
 			[]string{`x.yaml:1: cluster.node_groups[0].color: unknown field`}},

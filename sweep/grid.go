@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,7 +57,10 @@ type Synthetic struct {
 	Load float64 `json:"load,omitempty"` // default 0.9; grid loads override it
 }
 
-// Policy is one policy of a grid with its options.
+// Policy is one policy of a grid: a policy spec (policies.ParseSpec),
+// written as a plain string or as the name of an object whose other
+// fields are shorthand applied on top of the spec and whose label names
+// its rows.
 type Policy struct {
 	Name           string   `json:"name"`
 	Label          string   `json:"label,omitempty"`
@@ -68,23 +72,61 @@ type Policy struct {
 	Oracle         bool     `json:"oracle,omitempty"`
 }
 
-// Options is the policy's options, sim's defaults where unset.
-func (p Policy) Options() policies.Options {
-	o := policies.Options{Placement: p.Placement, Backfill: p.Backfill, BackfillDepth: p.BackfillDepth,
-		PriorityWeight: 1, WaitWeightPerHour: 1, UseOracle: p.Oracle}
-	if o.Placement == "" {
-		o.Placement = "firstfit"
+// UnmarshalJSON reads a policy written as a spec string or as an object.
+func (p *Policy) UnmarshalJSON(b []byte) error {
+	var spec string
+	if json.Unmarshal(b, &spec) == nil {
+		*p = Policy{Name: spec}
+		return nil
 	}
-	if o.BackfillDepth == 0 {
-		o.BackfillDepth = 1000
+	type plain Policy
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*plain)(p))
+}
+
+// Spec is the policy the entry names: its spec with the shorthand fields
+// applied.
+func (p Policy) Spec() (policies.Spec, error) {
+	s, err := policies.ParseSpec(p.Name)
+	if err != nil {
+		return s, fmt.Errorf("name: %w", err)
 	}
-	if p.PriorityWeight != nil {
-		o.PriorityWeight = *p.PriorityWeight
+	if p.Placement != "" {
+		if !slices.Contains(policies.PlacementNames(), p.Placement) {
+			return s, fmt.Errorf("placement: want one of %s, got %q", strings.Join(policies.PlacementNames(), ", "), p.Placement)
+		}
+		s.Placement = p.Placement
 	}
-	if p.WaitWeight != nil {
-		o.WaitWeightPerHour = *p.WaitWeight
+	if p.Backfill {
+		s.Backfill = true
 	}
-	return o
+	if p.BackfillDepth != 0 {
+		if p.BackfillDepth < 0 {
+			return s, fmt.Errorf("backfill_depth: want > 0, got %d", p.BackfillDepth)
+		}
+		s.BackfillDepth = p.BackfillDepth
+	}
+	for _, w := range []struct {
+		v   *float64
+		dst *float64
+	}{{p.PriorityWeight, &s.PriorityWeight}, {p.WaitWeight, &s.WaitWeightPerHour}} {
+		if w.v == nil {
+			continue
+		}
+		switch {
+		case *w.v < 0 || math.IsNaN(*w.v) || math.IsInf(*w.v, 0):
+			return s, fmt.Errorf("priority_weight, wait_weight: want a finite weight >= 0, got %v", *w.v)
+		case *w.v == 0:
+			*w.dst = -1 // off
+		default:
+			*w.dst = *w.v
+		}
+	}
+	if p.Oracle {
+		s.UseOracle = true
+	}
+	return s.Canonical(), nil
 }
 
 // Seeds is a list of seeds, written as a YAML list or a range "1-10".
@@ -222,12 +264,11 @@ func (g *Grid) check() error {
 	}
 	labels := map[string]int{}
 	for i, p := range g.Policies {
-		o := p.Options()
-		if !slices.Contains(policies.PlacementNames(), o.Placement) {
-			return fmt.Errorf("policies[%d].placement: want one of %s, got %q", i, strings.Join(policies.PlacementNames(), ", "), p.Placement)
+		spec, err := p.Spec()
+		if err != nil {
+			return fmt.Errorf("policies[%d].%v", i, err)
 		}
-		o.Placement = "" // fgd needs the trace's requests
-		if _, err := policies.New(p.Name, o); err != nil {
+		if err := spec.Check(); err != nil {
 			return fmt.Errorf("policies[%d].name: %v", i, err)
 		}
 		if j, dup := labels[g.Label(i)]; dup {
@@ -307,21 +348,18 @@ func (g *Grid) Cluster(i int) (*hwmodel.ClusterSpec, error) {
 	return hwmodel.ResolveCluster(c)
 }
 
-// Label is policies[i]'s name in the tables: its label, else its name with
-// "+bf" for backfill and "/placement" when not firstfit.
+// Label is policies[i]'s name in the tables: its label, else its spec's
+// canonical label.
 func (g *Grid) Label(i int) string {
 	p := g.Policies[i]
 	if p.Label != "" {
 		return p.Label
 	}
-	s := p.Name
-	if p.Backfill {
-		s += "+bf"
+	s, err := p.Spec()
+	if err != nil {
+		return p.Name
 	}
-	if p.Placement != "" && p.Placement != "firstfit" {
-		s += "/" + p.Placement
-	}
-	return s
+	return s.String()
 }
 
 // Fingerprint identifies the grid's content (not its file name): records

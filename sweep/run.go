@@ -240,59 +240,25 @@ func RunOne(g *Grid, r RunSpec) (Record, error) {
 	target := policies.TargetFromRequests(reqs)
 	bucket, _ := g.bucket()
 	starvation, _ := g.starvation()
-	type group struct {
-		opts policies.Options
-		idx  []int
-	}
-	var groups []group
+	specs := make([]policies.Spec, len(g.Policies))
 	for i, p := range g.Policies {
-		o := p.Options()
-		o.Placer = policies.PlacerConfig{Seed: r.Seed, Target: target}
-		found := false
-		for k := range groups {
-			if sameOptions(groups[k].opts, o) {
-				groups[k].idx = append(groups[k].idx, i)
-				found = true
-				break
-			}
-		}
-		if !found {
-			groups = append(groups, group{opts: o, idx: []int{i}})
+		if specs[i], err = p.Spec(); err != nil {
+			return Record{}, fmt.Errorf("policies[%d]: %w", i, err)
 		}
 	}
-	// Policies with the same options run in one runner.Run; all are then
-	// summarised against one starvation threshold, the grid's or the one
-	// runner shares over every policy of a run.
+	// One run for all the policies: they are summarised against one
+	// starvation threshold, the grid's or the one runner shares over them.
+	all, err := runner.Run(runner.Spec{
+		Workload: w, WorkloadName: r.Workload,
+		NewCluster: spec.Build, ClusterName: spec.Name,
+		Policies: specs, Placer: policies.PlacerConfig{Seed: r.Seed, Target: target}, Seed: r.Seed,
+		Bucket: bucket, StarvationThreshold: starvation,
+		FragTarget: &target,
+	})
+	if err != nil {
+		return Record{}, err
+	}
 	sums := make([]results.Summary, len(g.Policies))
-	all := make([]runner.PolicyRun, len(g.Policies))
-	var base runner.Spec
-	for _, gr := range groups {
-		names := make([]string, len(gr.idx))
-		for k, i := range gr.idx {
-			names[k] = g.Policies[i].Name
-		}
-		base = runner.Spec{
-			Workload: w, WorkloadName: r.Workload,
-			NewCluster: spec.Build, ClusterName: spec.Name,
-			Policies: names, Options: gr.opts, Seed: r.Seed,
-			Bucket: bucket, StarvationThreshold: max(starvation, 1),
-			FragTarget: &target,
-		}
-		runs, err := runner.Run(base)
-		if err != nil {
-			return Record{}, err
-		}
-		for k, i := range gr.idx {
-			all[i] = runs[k]
-		}
-	}
-	if len(groups) > 1 || starvation == 0 {
-		th := starvation
-		if th == 0 {
-			th = runner.SharedStarvationThreshold(all)
-		}
-		runner.Summarize(base, all, th)
-	}
 	for i := range all {
 		sums[i] = all[i].Summary
 	}
@@ -314,11 +280,6 @@ func RunOne(g *Grid, r RunSpec) (Record, error) {
 		rec.Policies = append(rec.Policies, row)
 	}
 	return rec, nil
-}
-
-func sameOptions(a, b policies.Options) bool {
-	return a.Placement == b.Placement && a.Backfill == b.Backfill && a.BackfillDepth == b.BackfillDepth &&
-		a.PriorityWeight == b.PriorityWeight && a.WaitWeightPerHour == b.WaitWeightPerHour && a.UseOracle == b.UseOracle
 }
 
 func writeGrid(dir string, g *Grid) error {

@@ -39,7 +39,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", benchUsage, benchExamples)
 	jobs := fs.IntSlice("jobs", []int{10000, 100000}, "synthetic job counts")
 	gpus := fs.IntSlice("gpus", []int{1000}, "cluster sizes in GPUs (rounded up to a multiple of 8)")
-	names := fs.StringSlice("policy", []string{"fcfs", "fair"}, "policies to measure")
+	names := fs.StringSlice("policy", []string{"fcfs", "fair"}, "policy `specs` to measure")
+	fs.grammar = policyHelp()
 	load := fs.Float64("load", 0.9, "offered GPU demand as a multiple of cluster capacity")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	trace := fs.String("trace", "", "replay this trace `file` instead of synthetic workloads")
@@ -53,8 +54,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, n := range *names {
-		if _, err := policies.New(n, policies.Options{}); err != nil {
-			return usageError{err}
+		s, err := policies.ParseSpec(n)
+		if err == nil {
+			err = s.Check()
+		}
+		if err != nil {
+			return usageError{fmt.Errorf("--policy: %w", err)}
 		}
 	}
 	var faults *runner.Faults
@@ -102,8 +107,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			p, _ := policies.New(n, policies.Options{})
-			prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{})
+			s := policies.MustParseSpec(n)
+			p, err := s.New()
+			if err != nil {
+				return err
+			}
+			prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{RevealOracle: s.UseOracle, MIGReconfigure: s.MIGReconfigure, MIGConvertWhole: s.MIGConvertWhole})
 			if err != nil {
 				return err
 			}

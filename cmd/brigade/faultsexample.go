@@ -200,8 +200,8 @@ func runFaultSetups(f faultsExampleFlags) (*faultExample, error) {
 		}
 		runs, err := runner.Run(runner.Spec{
 			Workload: wl, WorkloadName: name, NewCluster: spec.Build, ClusterName: "dgx-h100x64",
-			Policies: []string{"fcfs"}, Options: policies.Options{Backfill: s.fill, BackfillDepth: 1000},
-			Seed: f.seed, CheckInvariants: f.check, Faults: faults,
+			Policies: []policies.Spec{{Order: "fcfs", Options: policies.Options{Backfill: s.fill}}},
+			Seed:     f.seed, CheckInvariants: f.check, Faults: faults,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)

@@ -72,7 +72,8 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := newFlagSet("live", liveUsage, liveExamples)
 	jobs := fs.String("jobs", "", "the YAML job file (required); watched for new entries")
-	policy := fs.String("policy", "fcfs", "the policy, by brigade sim's names")
+	policy := fs.String("policy", "fcfs", "the policy `spec`, as brigade sim takes it, e.g. sjf+bf/bestfit (live runs no MIG reconfiguration and no fgd placement)")
+	fs.grammar = policyHelp()
 	state := fs.String("state", "brigade-state.db", "the crash-safe state file (bbolt)")
 	logs := fs.String("logs", "brigade-logs", "folder for per-job log files")
 	fake := fs.Int("gpus-fake", 0, "use N made-up GPUs instead of NVML (tests, demos)")

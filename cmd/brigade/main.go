@@ -104,6 +104,9 @@ Run 'brigade <command> --help' for a command's flags and examples.
 type flagSet struct {
 	*pflag.FlagSet
 	usage, examples string
+	// grammar, when set, is printed after the flags (the policy spec
+	// grammar of commands that take specs).
+	grammar string
 }
 
 func newFlagSet(name, usage, examples string) *flagSet {
@@ -119,7 +122,11 @@ func newFlagSet(name, usage, examples string) *flagSet {
 func (fs *flagSet) parse(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s\n\nFlags:\n%s\nExamples:\n%s", fs.usage, fs.FlagUsages(), fs.examples)
+			fmt.Fprintf(stdout, "%s\n\nFlags:\n%s\n", fs.usage, fs.FlagUsages())
+			if fs.grammar != "" {
+				fmt.Fprintf(stdout, "%s\n", fs.grammar)
+			}
+			fmt.Fprintf(stdout, "Examples:\n%s", fs.examples)
 			return err
 		}
 		return usageError{err}

@@ -195,8 +195,12 @@ func runMIGSetups(f migExampleFlags, reconfig hwmodel.Time) (*migExample, error)
 		if !ok {
 			return nil, fmt.Errorf("no cluster preset %q", s.cluster)
 		}
-		opts := policies.Options{Backfill: f.backfill}
-		if _, err := migFlags(s.mig, f.reconfig, &opts); err != nil {
+		label := f.policy + "+mig=" + s.mig
+		if f.backfill {
+			label += "+bf"
+		}
+		pol, err := policies.ParseSpec(label)
+		if err != nil {
 			return nil, err
 		}
 		wl := w
@@ -205,7 +209,7 @@ func runMIGSetups(f migExampleFlags, reconfig hwmodel.Time) (*migExample, error)
 		}
 		runs, err := runner.Run(runner.Spec{
 			Workload: wl, WorkloadName: ex.workload, NewCluster: spec.Build, ClusterName: s.cluster,
-			Policies: []string{f.policy}, Options: opts, Seed: f.seed, MIGReconfigTime: reconfig,
+			Policies: []policies.Spec{pol}, Seed: f.seed, MIGReconfigTime: reconfig,
 			CheckInvariants: f.check,
 		})
 		if err != nil {

@@ -223,3 +223,49 @@ func TestSimGPUSharingProcessor(t *testing.T) {
 		t.Errorf("want an error naming gpu_demand_milli for a whole-GPU job, got %d %q", code, stderr)
 	}
 }
+
+// A results folder's labels are specs: sim --replay reads them back to the
+// same policies, options included, and so reproduces every start. The
+// oracle makes SJF and backfill decide on true durations, which a replay
+// reproduces exactly (the users' estimates are not in a sim folder), so a
+// label that lost +oracle or +bf's depth would replay differently.
+func TestReplayReadsBackEverySpecOption(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	specs := "sjf+oracle,priority+wwait=0,fcfs+bf=5+oracle/bestfit,fair+bf+oracle/packing"
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--synthetic", "200", "--cluster", "h200x8", "--policy", specs, "--backfill-depth", "7", "--out", a); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--replay", a, "--out", b)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	// --backfill-depth is shorthand applied to every spec that backfills.
+	for _, label := range []string{"sjf+oracle ", "priority+wwait=0 ", "fcfs+bf=7+oracle/bestfit ", "fair+bf=7+oracle/packing "} {
+		if !strings.Contains(stdout, "\n"+label) {
+			t.Errorf("replay table has no row %q:\n%s", label, stdout)
+		}
+	}
+	rows, err := fidelity(a, b)
+	if err != nil || len(rows) != 4 {
+		t.Fatal(rows, err)
+	}
+	for _, r := range rows {
+		if !r.SameOrder || r.JCTErrP95 != 0 {
+			t.Errorf("%s: replay differs: %+v", r.Policy, r)
+		}
+	}
+}
+
+func TestPolicySpecHelpAndErrors(t *testing.T) {
+	_, stdout, _ := brigade(t, "sim", "--help")
+	for _, want := range []string{"Orders:", "    sjf ", "Placements:", "    /bestfit ", "+bf ", "+mig "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("sim --help lacks %q", want)
+		}
+	}
+	code, _, stderr := brigade(t, "sim", "--policy", "sjf+bff")
+	if code != exitUsage || !strings.Contains(stderr, `unknown option "bff"`) || !strings.Contains(stderr, `did you mean "bf"?`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

@@ -237,7 +237,7 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 			return func() error {
 				runs, err := runner.Run(runner.Spec{
 					Workload: w, WorkloadName: workload, NewCluster: spec.Build, ClusterName: spec.Name,
-					Policies: []string{exp.Batch.Policy}, Options: exp.Batch.PolicyOptions(), Seed: exp.Seed,
+					Policies: []policies.Spec{exp.Batch.PolicySpec()}, Seed: exp.Seed,
 					CheckInvariants: f.check, Faults: faults,
 				})
 				if err != nil {
@@ -267,7 +267,7 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 			cfg := serving.Config{Spec: exp.VariantSpec(i), Cluster: c, Seed: exp.Seed}
 			if batchW != nil {
 				cfg.Batch = batchW // and its own policy
-				if cfg.Policy, err = policies.New(exp.Batch.Policy, exp.Batch.PolicyOptions()); err != nil {
+				if cfg.Policy, err = exp.Batch.PolicySpec().New(); err != nil {
 					return err
 				}
 			}

@@ -52,17 +52,12 @@ type simFlags struct {
 	trace, format, cluster, tenantWeights, out string
 	replay                                     string
 	nodes                                      string
-	policies                                   []string
-	placement                                  string
-	backfill                                   bool
-	backfillDepth                              int
-	priorityWeight, waitWeight                 float64
-	oracle                                     bool
+	pol                                        policyFlags
 	seed                                       uint64
 	bucket, starvation                         string
 	checkInvariants, quiet                     bool
 	noPlots                                    bool
-	mig, migReconfigTime                       string
+	migReconfigTime                            string
 	startupDelay, gpuSharing                   string
 	faults                                     faultFlags
 	args                                       []string // the command line after "sim", for run.json
@@ -202,14 +197,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&f.load, "load", 0, "offered load: space arrivals (keeping their order and durations) so the jobs' GPU-time is this multiple of cluster GPUs × arrival window; default 0.9 with --synthetic, as recorded for traces")
 	fs.StringVar(&f.cluster, "cluster", "", "cluster preset name, YAML/JSON `spec` file (docs/cluster.md) or Alibaba openb node list (told by its header); default philly-sample for the embedded trace, philly-like otherwise")
 	fs.StringVar(&f.nodes, "nodes", "", "the same as --cluster, for an openb node list `file` (openb_node_list_gpu_node.csv)")
-	fs.StringSliceVar(&f.policies, "policy", nil, "comma-separated policies to compare (default: all of "+strings.Join(policies.Names(), ",")+")")
-	fs.StringVar(&f.placement, "placement", "firstfit", "GPU placement: one of "+strings.Join(policies.PlacementNames(), ", ")+" (fgd's target workload is the trace's requests; random draws from --seed)")
-	fs.BoolVar(&f.backfill, "backfill", false, "EASY backfill: let later jobs start if they do not delay the first blocked job's reservation")
-	fs.IntVar(&f.backfillDepth, "backfill-depth", 1000, "most queued jobs backfill examines per scheduling point")
-	fs.Float64Var(&f.priorityWeight, "priority-weight", 1, "priority policy: weight of the job's priority in its score")
-	fs.Float64Var(&f.waitWeight, "wait-weight", 1, "priority policy: score gained per hour of waiting (aging)")
-	fs.BoolVar(&f.oracle, "oracle", false, "let SJF and backfill use true job durations instead of runtime estimates")
-	fs.StringVar(&f.mig, "mig", "static", "MIG layouts: static (as the cluster spec gives them), dynamic (a policy may repartition MIG GPUs for queued MIG jobs, never destroying busy instances) or convert (dynamic, and idle whole GPUs may become MIG GPUs and back); see docs/mig.md")
+	addPolicyFlags(fs, &f.pol, "comma-separated policy `specs` to compare (default: "+strings.Join(defaultPolicies(), ",")+"; grammar below)", nil)
 	fs.StringVar(&f.migReconfigTime, "mig-reconfig-time", DefaultMIGReconfigTime, "how long a MIG reconfiguration keeps its GPU's new instances unusable (an assumption; see docs/mig.md)")
 	fs.StringVar(&f.startupDelay, "startup-delay", "0", "`time` added to every attempt before it makes progress: a process and its CUDA context starting (3.2-4.8 s measured for PyTorch on an H200; see docs/replay.md)")
 	fs.StringVar(&f.gpuSharing, "gpu-sharing", "none", "how fractional jobs on one GPU share it: none (each runs at full speed; traces' durations already include any slow-down) or processor (they share its compute in proportion to their demand, gpu_demand_milli else gpu_milli; see docs/replay.md)")
@@ -238,8 +226,8 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 			return usageError{fmt.Errorf("--replay keeps the recorded submit times; it takes no --load")}
 		}
 		source := ""
-		if len(f.policies) == 1 {
-			source = f.policies[0]
+		if len(f.pol.specs) == 1 {
+			source = f.pol.specs[0]
 		}
 		path := filepath.Join(f.out, "replay-jobs.csv")
 		pols, cluster, skipped, err := replayTrace(f.replay, source, path)
@@ -249,8 +237,8 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		if skipped > 0 && !f.quiet {
 			fmt.Fprintf(stderr, "brigade: warning: %d jobs of %s never ran there and are left out of the replay\n", skipped, f.replay)
 		}
-		if len(f.policies) == 0 {
-			f.policies = pols
+		if len(f.pol.specs) == 0 {
+			f.pol.specs = pols
 		}
 		if f.cluster == "" && f.nodes == "" {
 			if cluster == "" {
@@ -270,15 +258,11 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 			return usageError{fmt.Errorf("--starvation-threshold: %v", orPositive(err))}
 		}
 	}
-	names := f.policies
-	if len(names) == 0 {
-		names = defaultPolicies()
+	specs, err := f.pol.resolve(defaultPolicies())
+	if err != nil {
+		return err
 	}
-	opts := policies.Options{
-		Placement: f.placement, Backfill: f.backfill, BackfillDepth: f.backfillDepth,
-		PriorityWeight: f.priorityWeight, WaitWeightPerHour: f.waitWeight, UseOracle: f.oracle,
-	}
-	reconfigTime, err := migFlags(f.mig, f.migReconfigTime, &opts)
+	reconfigTime, err := migReconfigTime(f.migReconfigTime)
 	if err != nil {
 		return err
 	}
@@ -291,16 +275,6 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	}
 	if f.gpuSharing != "none" && f.gpuSharing != "processor" {
 		return usageError{fmt.Errorf("--gpu-sharing: want none or processor, got %q", f.gpuSharing)}
-	}
-	if !slices.Contains(policies.PlacementNames(), f.placement) {
-		return usageError{fmt.Errorf("unknown placement %q (known: %s)", f.placement, strings.Join(policies.PlacementNames(), ", "))}
-	}
-	check := opts
-	check.Placement = "" // fgd needs the trace's requests, read below
-	for _, n := range names {
-		if _, err := policies.New(n, check); err != nil {
-			return usageError{err}
-		}
 	}
 	if f.nodes != "" {
 		if f.cluster != "" {
@@ -386,15 +360,14 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		reqs[i] = w.Jobs[i].Req
 	}
 	target := policies.TargetFromRequests(reqs)
-	opts.Placer = policies.PlacerConfig{Seed: f.seed, Target: target}
 	if !f.quiet {
-		fmt.Fprintf(stderr, "brigade: %d jobs from %s on %s, policies %s\n", len(w.Jobs), workloadName, spec.Name, strings.Join(names, ","))
+		fmt.Fprintf(stderr, "brigade: %d jobs from %s on %s, policies %s\n", len(w.Jobs), workloadName, spec.Name, joinSpecs(specs))
 	}
-	bar := newProgress(stderr, f.quiet, "brigade sim", "policies", len(names))
+	bar := newProgress(stderr, f.quiet, "brigade sim", "policies", len(specs))
 	runs, err := runner.Run(runner.Spec{
 		Workload: w, WorkloadName: workloadName,
 		NewCluster: spec.Build, ClusterName: spec.Name,
-		Policies: names, Options: opts, Seed: f.seed,
+		Policies: specs, Placer: policies.PlacerConfig{Seed: f.seed, Target: target}, Seed: f.seed,
 		Bucket: bucket, StarvationThreshold: starvation,
 		CheckInvariants:  f.checkInvariants,
 		FragTarget:       &target,
@@ -581,18 +554,8 @@ func detectFormat(path string) (string, error) {
 // more. docs/mig.md says the same.
 const DefaultMIGReconfigTime = "30s"
 
-// migFlags reads --mig and --mig-reconfig-time into opts and returns the
-// reconfiguration time.
-func migFlags(mode, reconfig string, opts *policies.Options) (hwmodel.Time, error) {
-	switch mode {
-	case "static":
-	case "dynamic":
-		opts.MIGReconfigure = true
-	case "convert":
-		opts.MIGReconfigure, opts.MIGConvertWhole = true, true
-	default:
-		return 0, usageError{fmt.Errorf("--mig: want static, dynamic or convert, got %q", mode)}
-	}
+// migReconfigTime reads --mig-reconfig-time.
+func migReconfigTime(reconfig string) (hwmodel.Time, error) {
 	t, err := hwmodel.ParseDuration(reconfig)
 	if err != nil || t < 0 {
 		if err == nil {
