@@ -3,10 +3,14 @@ package live
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // State is a live job's state in the store.
@@ -69,23 +73,90 @@ type store struct {
 	db *bolt.DB
 }
 
+// openStore opens (or creates) a state file. A damaged one (truncated, or
+// pages bbolt cannot read) is an error naming the file: bbolt maps the file
+// into memory and trusts it, so a truncated file would otherwise crash the
+// process on a fault (SIGBUS) or a panic in bbolt.
 func openStore(path string) (*store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		if err := checkSize(path, fi.Size()); err != nil {
+			return nil, err
+		}
+	}
+	return openChecked(path)
+}
+
+// checkSize compares the file's size with the end of the pages its
+// database refers to, opening it read-only: that reads the meta pages
+// only (bbolt loads the free list, which a truncated file may have lost,
+// only for writing).
+func checkSize(path string, size int64) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w (is another brigade live using it?)", path, err)
+		return openError(path, err)
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		if size < tx.Size() {
+			return damaged(path, fmt.Errorf("truncated: %d bytes, its pages reach %d", size, tx.Size()))
+		}
+		return nil
+	})
+}
+
+func openError(path string, err error) error {
+	if errors.Is(err, berrors.ErrTimeout) {
+		return fmt.Errorf("open state %s: %w (is another brigade live using it?)", path, err)
+	}
+	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+		return damaged(path, err)
+	}
+	return fmt.Errorf("open state %s: %w", path, err)
+}
+
+// openChecked opens the store and reads every page once, turning a fault
+// or a bbolt panic on pages that checkSize could not vouch for into an
+// error. (After a panic inside bolt.Open its mapping, and with it the file
+// lock, stays until the process exits: the error ends the process anyway.)
+func openChecked(path string) (s *store, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	var db *bolt.DB
+	defer func() {
+		if p := recover(); p != nil {
+			if db != nil {
+				db.Close()
+			}
+			s, err = nil, damaged(path, fmt.Errorf("%v", p))
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, openError(path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(bJobs); err != nil {
 			return err
 		}
-		_, err := tx.CreateBucketIfNotExists(bMeta)
-		return err
+		if _, err := tx.CreateBucketIfNotExists(bMeta); err != nil {
+			return err
+		}
+		for _, b := range [][]byte{bJobs, bMeta} {
+			if err := tx.Bucket(b).ForEach(func(k, v []byte) error { return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	return &store{db: db}, nil
+}
+
+// damaged is the error for a state file bbolt cannot use.
+func damaged(path string, err error) error {
+	return fmt.Errorf("state file %s is damaged (%v): restore it from a copy, or move it away to start afresh (its jobs are then forgotten)", path, err)
 }
 
 func key(id int32) []byte {
