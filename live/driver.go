@@ -158,6 +158,10 @@ func Open(cfg Config) (*Driver, error) {
 	if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
 		return nil, err
 	}
+	logs, err := filepath.Abs(cfg.LogDir)
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStore(cfg.State)
 	if err != nil {
 		return nil, err
@@ -177,7 +181,7 @@ func Open(cfg Config) (*Driver, error) {
 		d.nonce = string(nv)
 	}
 	if err == nil {
-		err = st.putRunMeta(cfg.Policy, cfg.GPUs)
+		err = st.putRunMeta(cfg.Policy, cfg.GPUs, logs)
 	}
 	if err == nil {
 		err = d.recover()

@@ -57,6 +57,9 @@ type ExportOptions struct {
 	Command []string
 	// JobsFile, when set and readable, is listed in run.json's inputs.
 	JobsFile string
+	// Keep are paths the export must leave alone (the state file, the log
+	// folder): like JobsFile, none may lie inside the folder it replaces.
+	Keep []string
 }
 
 // Export writes the results folder of a live run to dir in brigade sim's
@@ -67,6 +70,8 @@ type ExportOptions struct {
 // writes everything into a temporary folder beside dir and renames it into
 // place only when every file is written: on error nothing is left behind
 // and an existing dir is untouched; on success an existing dir is replaced.
+// It replaces only what CheckOut allows: never a folder of the user's, nor
+// one holding JobsFile or a Keep path.
 func Export(recs []*Record, opt ExportOptions, dir string) error {
 	if dir == "" {
 		return errors.New("live: export: no output folder")
@@ -82,11 +87,15 @@ func Export(recs []*Record, opt ExportOptions, dir string) error {
 	if err != nil {
 		return err
 	}
+	if err := CheckOut(abs, append(slices.Clone(opt.Keep), opt.JobsFile)...); err != nil {
+		return err
+	}
 	parent := filepath.Dir(abs)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".tmp-")
+	dropLeftovers(parent, filepath.Base(abs))
+	tmp, err := os.MkdirTemp(parent, tmpPrefix(filepath.Base(abs)))
 	if err != nil {
 		return fmt.Errorf("live: export: %w", err)
 	}
@@ -125,6 +134,71 @@ func Export(recs []*Record, opt ExportOptions, dir string) error {
 	return nil
 }
 
+// CheckOut reports whether a live results folder may be written to dir,
+// replacing what is there: dir must be missing, empty, or a results folder
+// Brigade wrote (results.CheckReplaceable), and none of keep (the job
+// file, the state file, the log folder; "" is skipped) may be dir or lie
+// inside it. brigade live checks it before the run as well as at the
+// export, so that a run is not spent on results it cannot write.
+func CheckOut(dir string, keep ...string) error {
+	d, err := resolve(dir)
+	if err != nil {
+		return err
+	}
+	var inside []string
+	for _, k := range keep {
+		if k == "" {
+			continue
+		}
+		p, err := resolve(k)
+		if err != nil {
+			return err
+		}
+		if rel, err := filepath.Rel(d, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			inside = append(inside, k)
+		}
+	}
+	if len(inside) > 0 {
+		return fmt.Errorf("live: refusing to write results to %s: replacing it would remove %s, which the run needs (give another --out)", dir, strings.Join(inside, " and "))
+	}
+	if err := results.CheckReplaceable(dir); err != nil {
+		return fmt.Errorf("live: %w", err)
+	}
+	return nil
+}
+
+// resolve is p made absolute with its symbolic links resolved, as far as
+// it exists (so that a folder reached through a link is recognised).
+func resolve(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if cur == filepath.Dir(cur) {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
+}
+
+func tmpPrefix(base string) string { return "." + base + ".tmp-" }
+
+// dropLeftovers removes the temporary folders an export to base killed
+// midway left beside it (their names are the export's own pattern).
+func dropLeftovers(parent, base string) {
+	ents, _ := os.ReadDir(parent)
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), tmpPrefix(base)) {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
+}
+
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
@@ -135,8 +209,9 @@ func syncDir(dir string) {
 // ExportState exports the run a state file holds (Export), after a crash or
 // from another process: the policy, GPUs and epoch come from the state file
 // when opt leaves them empty (state files of older versions hold no policy
-// or GPUs: give them), Now defaults to the wall clock. The state file must
-// not be open in a running brigade live.
+// or GPUs: give them), Now defaults to the wall clock. The state file, and
+// the log folder it records, are kept out of what the export replaces. The
+// state file must not be open in a running brigade live.
 func ExportState(state string, opt ExportOptions, dir string) error {
 	if _, err := os.Stat(state); err != nil {
 		return err
@@ -146,9 +221,12 @@ func ExportState(state string, opt ExportOptions, dir string) error {
 		return err
 	}
 	recs, err := s.all()
-	var epoch, pol, gpus []byte
+	var epoch, pol, gpus, logs []byte
 	if err == nil {
 		epoch, err = s.getMeta("epoch")
+	}
+	if err == nil {
+		logs, err = s.getMeta("logs")
 	}
 	if err == nil {
 		pol, err = s.getMeta("policy")
@@ -191,18 +269,23 @@ func ExportState(state string, opt ExportOptions, dir string) error {
 	if opt.Now == 0 {
 		opt.Now = time.Since(opt.Epoch).Microseconds()
 	}
+	opt.Keep = append([]string{state, string(logs)}, opt.Keep...)
 	return Export(recs, opt, dir)
 }
 
-// putRunMeta records the run's policy and GPUs in the state file, for
-// ExportState (the latest run's, when a restart changes them).
-func (s *store) putRunMeta(policy string, gpus []GPU) error {
+// putRunMeta records the run's policy, GPUs and log folder (absolute) in
+// the state file, for ExportState (the latest run's, when a restart
+// changes them): the log folder is one of the paths an export keeps.
+func (s *store) putRunMeta(policy string, gpus []GPU, logDir string) error {
 	b, err := json.Marshal(gpus)
 	if err == nil {
 		err = s.setMeta("policy", []byte(policy))
 	}
 	if err == nil {
 		err = s.setMeta("gpus", b)
+	}
+	if err == nil {
+		err = s.setMeta("logs", []byte(logDir))
 	}
 	return err
 }

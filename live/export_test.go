@@ -351,3 +351,90 @@ func TestExportCutsUnfinishedJobs(t *testing.T) {
 		t.Errorf("timeseries %+v", ts)
 	}
 }
+
+// Export replaces only a folder an earlier export wrote (or an empty or
+// missing one): a folder holding anything else is refused, untouched, with
+// an error naming it and what it holds.
+func TestExportRefusesForeignFolder(t *testing.T) {
+	dir := t.TempDir()
+	recs := []*Record{{ID: 0, Spec: JobSpec{Name: "x", Command: "true"}, State: Succeeded, Attempt: 1, Start: 10, End: 20,
+		Attempts: []AttemptRecord{{Start: 10, End: 20}}}}
+	opt := ExportOptions{Policy: "fcfs", GPUs: FakeGPUs(1)}
+	mine := filepath.Join(dir, "mine")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(mine, "notes.txt")
+	if err := os.WriteFile(notes, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Export(recs, opt, mine)
+	if err == nil || !strings.Contains(err.Error(), mine) || !strings.Contains(err.Error(), "notes.txt") {
+		t.Errorf("Export over a folder with notes.txt: %v; want a refusal naming the folder and the file", err)
+	}
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "precious" {
+		t.Fatalf("notes.txt: %q %v", b, err)
+	}
+	// An earlier export, even one a report was added to, is replaced; so
+	// is an empty folder.
+	out := filepath.Join(dir, "out")
+	if err := Export(recs, opt, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "report.html"), []byte("<html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Export(recs, opt, out); err != nil {
+		t.Errorf("replacing an earlier export: %v", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if err := Export(recs, opt, empty); err != nil {
+		t.Errorf("exporting into an empty folder: %v", err)
+	}
+	// A run.json that Brigade did not write is no marker.
+	fake := filepath.Join(dir, "fake")
+	os.Mkdir(fake, 0o755)
+	os.WriteFile(filepath.Join(fake, "run.json"), []byte(`{"name": "mine"}`), 0o644)
+	if err := Export(recs, opt, fake); err == nil {
+		t.Errorf("a folder with a foreign run.json was replaced")
+	}
+	if _, err := os.Stat(filepath.Join(fake, "run.json")); err != nil {
+		t.Errorf("foreign run.json: %v", err)
+	}
+}
+
+// The state file and the job file are never inside what an export
+// replaces, even when that folder is an earlier export or is "." .
+func TestExportStateKeepsItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	d := newDriver(t, dir, 1)
+	d.Submit([]JobSpec{{Name: "a", Command: "true"}})
+	run(t, d)
+	d.Close()
+	state := filepath.Join(dir, "state.db")
+	jobs := filepath.Join(dir, "jobs.yaml")
+	os.WriteFile(jobs, []byte("jobs: []\n"), 0o644)
+	for _, out := range []string{dir, filepath.Join(dir, ".")} {
+		err := ExportState(state, ExportOptions{JobsFile: jobs}, out)
+		if err == nil || !strings.Contains(err.Error(), "state.db") {
+			t.Errorf("export to %s, which holds the state file: %v; want a refusal naming it", out, err)
+		}
+		if _, err := os.Stat(state); err != nil {
+			t.Fatalf("state file: %v", err)
+		}
+	}
+	// An earlier export that the job file was moved into stays too.
+	out := filepath.Join(dir, "out")
+	if err := ExportState(state, ExportOptions{}, out); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(out, "jobs.yaml")
+	os.Rename(jobs, inside)
+	if err := ExportState(state, ExportOptions{JobsFile: inside}, out); err == nil {
+		t.Errorf("export replaced the folder holding its job file")
+	}
+	if _, err := os.Stat(inside); err != nil {
+		t.Errorf("job file: %v", err)
+	}
+}

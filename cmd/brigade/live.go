@@ -58,7 +58,9 @@ attempts.parquet, timeseries and tenants files, run.json) plus events.csv
 (every transition) and cluster.yaml (this machine), so that
 'brigade sim --replay OUT' and 'brigade fidelity OUT SIM_OUT' work on it.
 After a crash, 'brigade live export --state FILE --out DIR' writes the same
-folder from the state file. See docs/live.md.`
+folder from the state file. --out replaces only a missing or empty folder
+or an earlier Brigade results folder, never one holding the job file, the
+state file or the logs (checked before any job runs). See docs/live.md.`
 
 const liveExamples = `  brigade live --jobs jobs.yaml --policy fair
   brigade live --jobs jobs.yaml --policy fcfs --state run1.db --logs run1-logs --exit-when-done
@@ -83,12 +85,19 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	gpusUp := fs.StringSlice("gpu-up", nil, "GPUs (UUIDs or indices) an operator has repaired: clear the down state --state keeps for them")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9400 (\"\": none)")
 	metricsPublic := fs.Bool("metrics-public", false, "allow a --metrics address that is not loopback (reachable from other machines)")
-	out := fs.String("out", "brigade-live-out", "`folder` for the results, written when the run ends (replaced atomically); \"\" writes none")
+	out := fs.String("out", "brigade-live-out", "`folder` for the results, written when the run ends (replaced atomically, but only when empty or an earlier Brigade results folder, and never one holding the job file, state or logs); \"\" writes none")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
 	if *jobs == "" {
 		return usageError{errors.New("--jobs is required")}
+	}
+	if *out != "" {
+		// Before any job runs: the results must not replace the run's own
+		// files or a folder of the user's.
+		if err := live.CheckOut(*out, *jobs, *state, *logs); err != nil {
+			return err
+		}
 	}
 	var gpus []live.GPU
 	if *fake > 0 {
@@ -156,7 +165,7 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "scheduling calls: %d, p50 %v, p99 %v\n", len(lat), lat[len(lat)/2], lat[len(lat)*99/100])
 	}
 	if *out != "" {
-		opt := live.ExportOptions{Policy: *policy, GPUs: gpus, JobsFile: *jobs, Command: append([]string{"brigade", "live"}, args...)}
+		opt := live.ExportOptions{Policy: *policy, GPUs: gpus, JobsFile: *jobs, Keep: []string{*logs}, Command: append([]string{"brigade", "live"}, args...)}
 		if err := live.ExportState(*state, opt, *out); err != nil {
 			return err
 		}

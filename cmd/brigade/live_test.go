@@ -51,3 +51,55 @@ func TestLiveNoDriver(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// --out never replaces a folder that holds the run's inputs (here ".",
+// which holds the job file, the state file and the logs), nor a folder of
+// the user's; brigade live refuses before it runs a job, and brigade live
+// export refuses too, leaving everything in place.
+func TestLiveOutKeepsUserFiles(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("jobs.yaml", []byte("jobs:\n  - {name: a, command: \"true\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	base := []string{"live", "--jobs", "jobs.yaml", "--gpus-fake", "1", "--tick", "10ms", "--exit-when-done"}
+	code := mainWithArgs(append(base, "--out", "."), &stdout, &stderr)
+	if code == exitOK || !strings.Contains(stderr.String(), "refusing") {
+		t.Errorf("live --out .: exit %d, stderr %q; want a refusal", code, stderr.String())
+	}
+	if _, err := os.Stat("jobs.yaml"); err != nil {
+		t.Fatalf("the job file is gone: %v", err)
+	}
+	if _, err := os.Stat("brigade-state.db"); err == nil {
+		t.Errorf("live --out . ran jobs before refusing")
+	}
+	// A user's folder: refused, untouched.
+	os.Mkdir("mine", 0o755)
+	os.WriteFile(filepath.Join("mine", "notes.txt"), []byte("precious"), 0o644)
+	stderr.Reset()
+	if code := mainWithArgs(append(base, "--out", "mine"), &stdout, &stderr); code == exitOK || !strings.Contains(stderr.String(), "notes.txt") {
+		t.Errorf("live --out mine: exit %d, stderr %q; want a refusal naming notes.txt", code, stderr.String())
+	}
+	// A real run, then an export over "." and over the logs' parent.
+	stderr.Reset()
+	if code := mainWithArgs(append(base, "--out", "out"), &stdout, &stderr); code != exitOK {
+		t.Fatalf("live: exit %d: %s", code, stderr.String())
+	}
+	for _, out := range []string{".", dir, "mine"} {
+		stderr.Reset()
+		if code := mainWithArgs([]string{"live", "export", "--out", out}, &stdout, &stderr); code == exitOK || !strings.Contains(stderr.String(), "refusing") {
+			t.Errorf("live export --out %s: exit %d, stderr %q; want a refusal", out, code, stderr.String())
+		}
+	}
+	for _, f := range []string{"jobs.yaml", "brigade-state.db", filepath.Join("brigade-logs", "a.log"), filepath.Join("mine", "notes.txt"), filepath.Join("out", "run.json")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// The earlier results folder is replaced.
+	stderr.Reset()
+	if code := mainWithArgs([]string{"live", "export", "--out", "out"}, &stdout, &stderr); code != exitOK {
+		t.Errorf("live export --out out (an earlier export): exit %d: %s", code, stderr.String())
+	}
+}

@@ -27,7 +27,7 @@ const liveExportExamples = `  brigade live export --state brigade-state.db --out
 func runLiveExport(args []string, stdout io.Writer) error {
 	fs := newFlagSet("live export", liveExportUsage, liveExportExamples)
 	state := fs.String("state", "brigade-state.db", "the state `file` of the run")
-	out := fs.String("out", "brigade-live-out", "`folder` for the results (replaced atomically)")
+	out := fs.String("out", "brigade-live-out", "`folder` for the results (replaced atomically, but only when empty or an earlier Brigade results folder, and never one holding the state file or the run's logs)")
 	policy := fs.String("policy", "", "the run's policy (default: as the state file records)")
 	fake := fs.Int("gpus-fake", 0, "the run used N made-up GPUs (only for state files that do not record their GPUs)")
 	jobs := fs.String("jobs", "", "the run's job `file`, listed in run.json's inputs (optional)")
