@@ -7,70 +7,64 @@ import (
 	"github.com/brigadesim/brigade/policies"
 )
 
-// view is the smallest driver: the View a policy reads, plus reservations
-// that last for one call.
-type view struct {
-	now      policies.Time
-	cluster  *hwmodel.Cluster
-	jobs     []policies.Job
-	tenants  []policies.Tenant
-	events   policies.Events
-	reserved []hwmodel.Placement
-}
-
-func (v *view) Now() policies.Time                  { return v.now }
-func (v *view) Cluster() *hwmodel.Cluster           { return v.cluster }
-func (v *view) Job(id policies.JobID) *policies.Job { return &v.jobs[id] }
-func (v *view) Tenants() []policies.Tenant          { return v.tenants }
-func (v *view) Events() *policies.Events            { return &v.events }
-func (v *view) Reserve(p hwmodel.Placement) error {
-	if err := v.cluster.Allocate(p); err != nil {
-		return err
-	}
-	v.reserved = append(v.reserved, p)
-	return nil
-}
-
+// The driver loop: a driver holds a Host, tells it of every transition,
+// and at a scheduling point lets it call the policy and apply the
+// decisions through the driver's own apply function.
 func Example() {
 	cluster, _ := hwmodel.NewCluster([]hwmodel.Node{
 		{Name: "a", Model: 1, GPUs: 4, CPUMilli: 32000, MemoryMiB: 256 << 10},
 		{Name: "b", Model: 1, GPUs: 8, CPUMilli: 64000, MemoryMiB: 512 << 10},
 	})
-	v := &view{cluster: cluster, tenants: []policies.Tenant{{Name: "lab", Weight: 1}}}
+	var h policies.Host
+	if err := h.Init(cluster, []policies.Tenant{{Name: "lab", Weight: 1}}, nil); err != nil {
+		panic(err)
+	}
 	for i, gpus := range []int{8, 4, 2} {
-		v.jobs = append(v.jobs, policies.Job{
-			ID: policies.JobID(i), Submit: policies.Time(i), Estimate: hwmodel.Hour,
+		id := h.AddJob(policies.Job{
+			Submit: policies.Time(i), Estimate: hwmodel.Hour,
 			Req: hwmodel.Request{GPUs: gpus, GPUMilli: 1000, CPUMilli: int64(gpus) * 4000},
 		})
-		v.events.Queued = append(v.events.Queued, policies.JobID(i))
+		h.Queue(id)
 	}
 
-	p, err := policies.New("fcfs", policies.Options{Placement: "bestfit", Backfill: true})
+	spec, err := policies.ParseSpec("fcfs+bf/bestfit")
 	if err != nil {
 		panic(err)
 	}
-	decisions := p.Schedule(v)
-
-	// The driver drops the reservations, then applies the decisions and
-	// reports what it accepted at the next call.
-	for _, r := range v.reserved {
-		v.cluster.Release(r)
+	p, err := spec.New()
+	if err != nil {
+		panic(err)
 	}
-	v.reserved = v.reserved[:0]
-	v.events.Reset()
 	fmt.Println(p.Name())
-	for _, d := range decisions {
-		if err := v.cluster.Allocate(d.Placement); err != nil {
-			v.events.Rejected = append(v.events.Rejected, policies.Rejection{Decision: d, Reason: err.Error()})
-			continue
+	// The Host drops the policy's reservations, then applies each decision
+	// through apply; a refusal reaches the policy as a Rejection.
+	h.Schedule(p, func(d policies.Decision) string {
+		if err := h.Start(d.Job, d.Placement); err != nil {
+			return err.Error()
 		}
-		v.events.Started = append(v.events.Started, d.Job)
 		for _, s := range d.Placement {
 			fmt.Printf("%s job %d on node %s GPUs %08b\n", d.Kind, d.Job, cluster.Node(s.Node).Name, s.GPUs)
 		}
-	}
+		return ""
+	})
+	fmt.Printf("tenant lab holds %d milli-GPU and %d milli-CPU\n", h.Tenants()[0].AllocatedMilliGPU, h.Tenants()[0].AllocatedCPUMilli)
 	// Output:
 	// fcfs+bf/bestfit
 	// start job 0 on node b GPUs 11111111
 	// start job 1 on node a GPUs 00001111
+	// tenant lab holds 12000 milli-GPU and 48000 milli-CPU
+}
+
+// A spec's label is canonical and parses back to the same policy.
+func ExampleParseSpec() {
+	s, err := policies.ParseSpec("priority+wwait=0.5+bf/bestfit")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(s, s.Backfill, s.WaitWeightPerHour)
+	_, err = policies.ParseSpec("sjf+bff")
+	fmt.Println(err)
+	// Output:
+	// priority+bf+wwait=0.5/bestfit true 0.5
+	// policy "sjf+bff": unknown option "bff" (known: bf, oracle, wprio, wwait, mig); did you mean "bf"?
 }

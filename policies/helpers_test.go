@@ -62,16 +62,11 @@ func busy(tb testing.TB, c *hwmodel.Cluster, nodeIdx int, mask uint64, milli int
 	return p
 }
 
-// fakeView is a minimal driver: it holds jobs and tenants, collects
-// events, and applies decisions like the engine does.
+// fakeView is the test driver: the shared Host plus jobs whose ends the
+// test decides, checking that every Start matches its job's request.
 type fakeView struct {
+	Host
 	tb      testing.TB
-	now     Time
-	c       *hwmodel.Cluster
-	jobs    []Job
-	tenants []Tenant
-	ev      Events
-	res     []hwmodel.Placement
 	placed  []hwmodel.Placement // by job ID, while running
 	running []bool
 	reject  map[JobID]bool // Start decisions to refuse once
@@ -83,51 +78,35 @@ func newFakeView(tb testing.TB, c *hwmodel.Cluster, tenants ...Tenant) *fakeView
 	if len(tenants) == 0 {
 		tenants = []Tenant{{Name: "default", Weight: 1}}
 	}
-	return &fakeView{tb: tb, c: c, tenants: tenants}
-}
-
-func (f *fakeView) Now() Time                 { return f.now }
-func (f *fakeView) Cluster() *hwmodel.Cluster { return f.c }
-func (f *fakeView) Tenants() []Tenant         { return f.tenants }
-func (f *fakeView) Events() *Events           { return &f.ev }
-func (f *fakeView) Job(id JobID) *Job {
-	if id < 0 || int(id) >= len(f.jobs) {
-		return nil
+	f := &fakeView{tb: tb}
+	if err := f.Init(c, tenants, nil); err != nil {
+		tb.Fatal(err)
 	}
-	return &f.jobs[id]
-}
-
-func (f *fakeView) Reserve(p hwmodel.Placement) error {
-	if err := f.c.Allocate(p); err != nil {
-		return err
-	}
-	f.res = append(f.res, p)
-	return nil
+	return f
 }
 
 // add creates a job (ID = next index) and reports it queued now. Estimate
 // defaults to one hour.
 func (f *fakeView) add(j Job) JobID {
-	j.ID = JobID(len(f.jobs))
 	if j.Estimate == 0 {
 		j.Estimate = hwmodel.Hour
 	}
 	if j.Queued == 0 {
 		j.Queued = j.Submit
 	}
-	f.jobs = append(f.jobs, j)
+	id := f.AddJob(j)
 	f.placed = append(f.placed, nil)
 	f.running = append(f.running, false)
-	f.ev.Queued = append(f.ev.Queued, j.ID)
+	f.Queue(id)
 	f.queued++
-	return j.ID
+	return id
 }
 
 // requeue puts a job that is not running back in the queue now.
 func (f *fakeView) requeue(id JobID) {
-	j := &f.jobs[id]
+	j := f.Job(id)
 	j.Submit, j.Queued = f.now, f.now
-	f.ev.Queued = append(f.ev.Queued, id)
+	f.Queue(id)
 	f.queued++
 }
 
@@ -138,19 +117,8 @@ func (f *fakeView) call(p Policy) []Decision {
 }
 
 func (f *fakeView) callNoCopy(p Policy) []Decision {
-	ds := p.Schedule(f)
-	for k := len(f.res) - 1; k >= 0; k-- {
-		f.c.Release(f.res[k])
-	}
-	clear(f.res)
-	f.res = f.res[:0]
-	f.ev.Reset()
-	for _, d := range ds {
-		if reason := f.apply(d); reason != "" {
-			f.rejects++
-			f.ev.Rejected = append(f.ev.Rejected, Rejection{Decision: d, Reason: reason})
-		}
-	}
+	ds := f.Schedule(p, f.apply)
+	f.rejects += len(f.events.Rejected)
 	return ds
 }
 
@@ -165,10 +133,10 @@ func (f *fakeView) apply(d Decision) string {
 	if f.running[d.Job] {
 		f.tb.Fatalf("job %d started twice", d.Job)
 	}
-	j := &f.jobs[d.Job]
+	j := f.Job(d.Job)
 	var cpu, mem int64
 	for _, s := range d.Placement {
-		if s.GPUs != 0 && (!j.Req.Models.Accepts(f.c.Node(s.Node).Model) || s.Milli != j.Req.GPUMilli) {
+		if s.GPUs != 0 && (!j.Req.Models.Accepts(f.cluster.Node(s.Node).Model) || s.Milli != j.Req.GPUMilli) {
 			f.tb.Fatalf("job %d: placement %+v does not match request %+v", d.Job, d.Placement, j.Req)
 		}
 		cpu += s.CPUMilli
@@ -177,18 +145,13 @@ func (f *fakeView) apply(d Decision) string {
 	if d.Placement.GPUCount() != j.Req.GPUs || cpu != j.Req.CPUMilli || mem != j.Req.MemoryMiB {
 		f.tb.Fatalf("job %d: placement %+v does not match request %+v", d.Job, d.Placement, j.Req)
 	}
-	if err := f.c.Allocate(d.Placement); err != nil {
+	if err := f.Start(d.Job, d.Placement); err != nil {
 		return err.Error()
 	}
 	j.Start = f.now
 	f.queued--
 	f.placed[d.Job] = d.Placement
 	f.running[d.Job] = true
-	t := &f.tenants[j.Tenant]
-	t.AllocatedMilliGPU += j.Req.TotalMilli()
-	t.AllocatedCPUMilli += j.Req.CPUMilli
-	t.AllocatedMemMiB += j.Req.MemoryMiB
-	f.ev.Started = append(f.ev.Started, d.Job)
 	return ""
 }
 
@@ -197,15 +160,9 @@ func (f *fakeView) end(id JobID) {
 	if !f.running[id] {
 		f.tb.Fatalf("job %d is not running", id)
 	}
-	f.c.Release(f.placed[id])
+	f.Stop(id, f.placed[id])
 	f.placed[id] = nil
 	f.running[id] = false
-	j := &f.jobs[id]
-	t := &f.tenants[j.Tenant]
-	t.AllocatedMilliGPU -= j.Req.TotalMilli()
-	t.AllocatedCPUMilli -= j.Req.CPUMilli
-	t.AllocatedMemMiB -= j.Req.MemoryMiB
-	f.ev.Ended = append(f.ev.Ended, id)
 }
 
 func ids(ds []Decision) []JobID {

@@ -144,13 +144,7 @@ func bitIndex(m uint64) int {
 // decide runs one scheduling point without applying its decisions: it
 // returns them and undoes the reservations.
 func decide(f *fakeView, p Policy) []Decision {
-	ds := append([]Decision(nil), p.Schedule(f)...)
-	for k := len(f.res) - 1; k >= 0; k-- {
-		f.c.Release(f.res[k])
-	}
-	f.res = f.res[:0]
-	f.ev.Reset()
-	return ds
+	return append([]Decision(nil), f.Schedule(p, func(Decision) string { return "" })...)
 }
 
 func describeDecisions(c *hwmodel.Cluster, ds []Decision) string {
@@ -271,8 +265,8 @@ func TestMIGInFlightGPUsAreSkipped(t *testing.T) {
 	if _, err := c.Reconfigure(0, 0, ds[1].Layout); err != nil {
 		t.Fatal(err)
 	}
-	f.ev.Started = append(f.ev.Started, 0)
-	f.ev.Reconfigured = append(f.ev.Reconfigured, GPURef{0, 0})
+	f.events.Started = append(f.events.Started, 0)
+	f.events.Reconfigured = append(f.events.Reconfigured, GPURef{0, 0})
 	f.queued--
 	// A third 3g job arrives: j1, at the head, claims GPU 0's new 3g and
 	// waits for it; the strict queue stops there.
@@ -283,7 +277,7 @@ func TestMIGInFlightGPUsAreSkipped(t *testing.T) {
 	}
 	// Unblocked: j1 takes the new 3g.
 	c.UnblockMIG(0, 0)
-	f.ev.Unblocked = append(f.ev.Unblocked, GPURef{0, 0})
+	f.events.Unblocked = append(f.events.Unblocked, GPURef{0, 0})
 	ds = decide(f, p)
 	if got := describeDecisions(c, ds); !strings.HasPrefix(got, "start j1 on 0/0/1") {
 		t.Errorf("after unblock: %q, want j1 on GPU 0 instance 1", got)

@@ -298,7 +298,7 @@ func TestRejectedStartIsRequeued(t *testing.T) {
 			if got := ids(v.call(p)); !slices.Equal(got, []JobID{a, b}) {
 				t.Fatalf("first call %v", got)
 			}
-			if len(v.ev.Rejected) != 1 {
+			if len(v.events.Rejected) != 1 {
 				t.Fatalf("the driver should have rejected %d", a)
 			}
 			if got := ids(v.call(p)); !slices.Equal(got, []JobID{a}) {
@@ -512,29 +512,29 @@ func TestAbsorbSurprises(t *testing.T) {
 					t.Fatalf("queue %d running %d, want %d and %d", s.q.len(), s.running.Len(), queued, running)
 				}
 			}
-			blocker := busy(t, v.c, 0, 0b1, 1000, 0)
+			blocker := busy(t, v.cluster, 0, 0b1, 1000, 0)
 			a := v.add(Job{Submit: 0, Req: whole(4), Estimate: h / 60})
 			b := v.add(Job{Submit: 1, Req: whole(1)})
-			v.ev.Queued = append(v.ev.Queued, a, -1) // a duplicate and a bad ID
-			v.ev.Ended = append(v.ev.Ended, b, 77)   // not running; unknown
+			v.events.Queued = append(v.events.Queued, a, -1) // a duplicate and a bad ID
+			v.events.Ended = append(v.events.Ended, b, 77)   // not running; unknown
 			if got := v.call(p); len(got) != 0 {
 				t.Fatalf("started %v", ids(got))
 			}
 			check(2, 0)
 			// The driver starts a itself, without a decision.
-			v.c.Release(blocker)
+			v.cluster.Release(blocker)
 			all := hwmodel.Placement{{Node: 0, GPUs: 0xf, Milli: 1000, CPUMilli: 4000, MemoryMiB: 4096}}
-			if err := v.c.Allocate(all); err != nil {
+			if err := v.cluster.Allocate(all); err != nil {
 				t.Fatal(err)
 			}
-			v.ev.Started = append(v.ev.Started, a)
+			v.events.Started = append(v.events.Started, a)
 			if got := v.call(p); len(got) != 0 {
 				t.Fatalf("started %v on a full cluster", ids(got))
 			}
 			check(1, 1)
 			// a comes back to the queue without an Ended (say, preempted).
-			v.c.Release(all)
-			v.ev.Queued = append(v.ev.Queued, a)
+			v.cluster.Release(all)
+			v.events.Queued = append(v.events.Queued, a)
 			if got := ids(v.call(p)); !slices.Equal(got, []JobID{a}) {
 				t.Fatalf("started %v, want [%d]", got, a)
 			}

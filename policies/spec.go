@@ -313,6 +313,16 @@ func (o Options) sameDecisions(p Options) bool {
 // New builds the policy the spec names; its Name() is s.String().
 func (s Spec) New() (Policy, error) { return New(s.Order, s.Options) }
 
+// MustNew is New for specs known to build (tests, examples); it panics on
+// an error.
+func (s Spec) MustNew() Policy {
+	p, err := s.New()
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 // NeedsTarget reports whether the spec's placement needs a target workload
 // (PlacerConfig.Target) to be built.
 func (s Spec) NeedsTarget() bool { return s.Placement == "fgd" }

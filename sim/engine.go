@@ -250,25 +250,30 @@ const maxIdleCalls = 3
 // position in the workload, and every tie in between is broken the same way
 // on every run.
 type Engine struct {
+	// host is the driver half of the policy contract (the View, the
+	// reservations, the Events batch, applying decisions, tenant books),
+	// shared with every other driver; the policy schedules through it.
+	host policies.Host
+	// applyFn is e.apply, bound once so that a scheduling point does not
+	// allocate a method value.
+	applyFn func(policies.Decision) string
+
 	cfg     Config
 	cluster *hwmodel.Cluster
 	w       *workloads.Workload
 	policy  policies.Policy
 
-	now     hwmodel.Time
-	heap    eventHeap
-	next    int // next arrival in w.Jobs
-	jobs    []policies.Job
-	runs    []jobRun
-	out     []Outcome
-	tenants []policies.Tenant
-	// tenantMilli mirrors tenants[i].AllocatedMilliGPU, for Observation.
+	now  hwmodel.Time
+	heap eventHeap
+	next int            // next arrival in w.Jobs
+	jobs []policies.Job // the Host's jobs, written through by the engine
+	runs []jobRun
+	out  []Outcome
+	// tenantMilli mirrors the Host's tenants' AllocatedMilliGPU, for
+	// Observation.
 	tenantMilli []int64
 
 	dependants    [][]int32
-	events        policies.Events
-	reserved      []hwmodel.Placement
-	inCall        bool
 	queued        int
 	running       int
 	inSystem      int
@@ -311,11 +316,12 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, cluster: cfg.Cluster, w: w, policy: cfg.Policy}
 	e.mig.init(cfg.Cluster)
 	tenantIdx := make(map[string]int, len(w.Tenants))
+	tenants := make([]policies.Tenant, 0, len(w.Tenants))
 	for i, t := range w.Tenants {
 		tenantIdx[t.Name] = i
-		e.tenants = append(e.tenants, policies.Tenant{Name: t.Name, Weight: t.Weight})
+		tenants = append(tenants, policies.Tenant{Name: t.Name, Weight: t.Weight})
 	}
-	e.tenantMilli = make([]int64, len(e.tenants))
+	e.tenantMilli = make([]int64, len(tenants))
 	n := len(w.Jobs)
 	e.jobs = make([]policies.Job, n)
 	e.runs = make([]jobRun, n)
@@ -354,6 +360,10 @@ func New(cfg Config) (*Engine, error) {
 			e.dependants[d] = append(e.dependants[d], int32(i))
 		}
 	}
+	if err := e.host.Init(cfg.Cluster, tenants, e.jobs); err != nil {
+		return nil, err
+	}
+	e.applyFn = e.apply
 	if _, ok := cfg.Coupled.(CoupledFaults); cfg.Coupled != nil && len(cfg.Faults) > 0 && !ok {
 		return nil, errors.New("sim: injected faults need a coupled model that implements CoupledFaults")
 	}
@@ -392,6 +402,7 @@ func (e *Engine) Run() (*Result, error) {
 			return nil, &InvariantError{At: e.now, Msg: fmt.Sprintf("time went backwards to %d", t)}
 		}
 		e.now = t
+		e.host.SetNow(t)
 		// Apply every event at this instant before asking the policy, so
 		// one scheduling point sees all simultaneous arrivals and finishes.
 		for e.heap.Len() > 0 && e.heap.peek().at == t {
@@ -517,7 +528,7 @@ func (e *Engine) enqueue(i int) {
 	e.jobs[i].Queued = e.now
 	e.queued++
 	e.mig.queue(&e.jobs[i].Req, +1)
-	e.events.Queued = append(e.events.Queued, policies.JobID(i))
+	e.host.Queue(policies.JobID(i))
 	e.pendingChange = true
 }
 
@@ -577,14 +588,10 @@ func (e *Engine) finish(ev event) error {
 // and how its attempt ended.
 func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	r := &e.runs[i]
-	e.cluster.Release(r.placement)
+	e.host.Stop(policies.JobID(i), r.placement)
 	e.mig.stopped(i, r.placement)
-	t := &e.tenants[e.jobs[i].Tenant]
-	req := e.jobs[i].Req
-	t.AllocatedMilliGPU -= r.placement.Milli()
-	e.tenantMilli[e.jobs[i].Tenant] = t.AllocatedMilliGPU
-	t.AllocatedCPUMilli -= req.CPUMilli
-	t.AllocatedMemMiB -= req.MemoryMiB
+	tenant := e.jobs[i].Tenant
+	e.tenantMilli[tenant] = e.host.Tenants()[tenant].AllocatedMilliGPU
 	e.out[i].Run += e.now - e.jobs[i].Start
 	e.out[i].End = e.now
 	if log := e.out[i].AttemptLog; len(log) > 0 {
@@ -594,7 +601,6 @@ func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	e.dropRunning(i)
 	e.shareStop(i)
 	r.state = Pending // transient; the caller sets the next state
-	e.events.Ended = append(e.events.Ended, policies.JobID(i))
 	e.pendingChange = true
 }
 

@@ -1,6 +1,11 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+)
 
 // check re-verifies the books when Config.CheckInvariants is set: the
 // cluster's capacity red line, that every job is in exactly one state and
@@ -52,11 +57,21 @@ func (e *Engine) check() error {
 			queued, running, inSystem, terminal, e.queued, e.running, e.inSystem, e.terminal)
 	}
 	var allocated int64
-	for i := range e.tenants {
-		allocated += e.tenants[i].AllocatedMilliGPU
-		if e.tenantMilli[i] != e.tenants[i].AllocatedMilliGPU {
-			return fail("tenant %s: Observation view says %d milli-GPU, books say %d", e.tenants[i].Name, e.tenantMilli[i], e.tenants[i].AllocatedMilliGPU)
+	tenants := e.host.Tenants()
+	for i := range tenants {
+		allocated += tenants[i].AllocatedMilliGPU
+		if e.tenantMilli[i] != tenants[i].AllocatedMilliGPU {
+			return fail("tenant %s: Observation view says %d milli-GPU, books say %d", tenants[i].Name, e.tenantMilli[i], tenants[i].AllocatedMilliGPU)
 		}
+	}
+	if err := e.host.CheckBooks(func(yield func(policies.JobID, hwmodel.Placement) bool) {
+		for i := range e.runs {
+			if e.runs[i].state == Running && !yield(policies.JobID(i), e.runs[i].placement) {
+				return
+			}
+		}
+	}); err != nil {
+		return fail("%v", err)
 	}
 	if allocated+e.flt.downMilli+e.coupledMilli != e.cluster.AllocatedMilli() {
 		return fail("tenants hold %d milli-GPU, %d is out of service and services hold %d, cluster says %d", allocated, e.flt.downMilli, e.coupledMilli, e.cluster.AllocatedMilli())

@@ -141,7 +141,7 @@ func (e *Engine) reconfigure(d policies.Decision) string {
 		s.Instance = k + 1
 	}
 	e.res.MIGReconfigurations++
-	e.events.Reconfigured = append(e.events.Reconfigured, policies.GPURef{Node: d.Node, GPU: d.GPU})
+	e.host.Reconfigured(policies.GPURef{Node: d.Node, GPU: d.GPU})
 	delay := hwmodel.Time(0) // MIG off: the GPU is whole and idle at once
 	if len(d.Layout) > 0 {
 		delay = e.cfg.MIGReconfigTime
@@ -158,7 +158,7 @@ func (e *Engine) unblock(node, gpu int) {
 	e.cluster.UnblockMIG(node, gpu)
 	e.mig.inflight[e.mig.base[node]+gpu] = false
 	e.mig.pending--
-	e.events.Unblocked = append(e.events.Unblocked, policies.GPURef{Node: node, GPU: gpu})
+	e.host.Unblocked(policies.GPURef{Node: node, GPU: gpu})
 	e.pendingChange = true
 }
 

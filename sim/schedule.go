@@ -8,64 +8,18 @@ import (
 	"github.com/brigadesim/brigade/policies"
 )
 
-// The engine is the policy's View: policies.View methods below.
-
-// Now is the simulated time of the scheduling point.
-func (e *Engine) Now() hwmodel.Time { return e.now }
-
-// Cluster is the live capacity book, including this call's reservations.
-func (e *Engine) Cluster() *hwmodel.Cluster { return e.cluster }
-
-// Job returns the policy's view of job id, or nil for an unknown id.
-func (e *Engine) Job(id policies.JobID) *policies.Job {
-	if id < 0 || int(id) >= len(e.jobs) {
-		return nil
-	}
-	return &e.jobs[id]
-}
-
-// Tenants lists tenants with what their running jobs hold now.
-func (e *Engine) Tenants() []policies.Tenant { return e.tenants }
-
-// Events is what happened since the previous call.
-func (e *Engine) Events() *policies.Events { return &e.events }
-
-// Reserve takes capacity for the rest of the current call.
-func (e *Engine) Reserve(p hwmodel.Placement) error {
-	if !e.inCall {
-		return fmt.Errorf("sim: Reserve outside Schedule")
-	}
-	if err := e.cluster.Allocate(p); err != nil {
-		return err
-	}
-	e.reserved = append(e.reserved, p)
-	return nil
-}
-
-// schedule runs one scheduling point: call the policy, drop its
-// reservations, then apply each decision against the true books, rejecting
-// (and reporting at the next call) any that would break a rule.
+// schedule runs one scheduling point through the Host: the policy's call,
+// then each decision applied against the true books, any that would break
+// a rule rejected and reported at the next call.
 func (e *Engine) schedule() error {
 	e.pendingChange = false
-	e.inCall = true
-	decisions := e.policy.Schedule(e)
-	e.inCall = false
+	e.host.Schedule(e.policy, e.applyFn)
 	e.res.Calls++
-	for k := len(e.reserved) - 1; k >= 0; k-- {
-		e.cluster.Release(e.reserved[k])
-	}
-	clear(e.reserved)
-	e.reserved = e.reserved[:0]
-	e.events.Reset()
-	for _, d := range decisions {
-		if reason := e.apply(d); reason != "" {
-			e.res.Rejections++
-			e.events.Rejected = append(e.events.Rejected, policies.Rejection{Decision: d, Reason: reason})
-		}
-	}
+	ev := e.host.Events()
+	e.res.Rejections += int64(len(ev.Rejected))
 	// The policy must hear of rejections and of capacity that preemptions
 	// freed at the next instant even if nothing else happens then.
-	e.pendingChange = len(e.events.Rejected) > 0 || len(e.events.Ended) > 0
+	e.pendingChange = len(ev.Rejected) > 0 || len(ev.Ended) > 0
 	return nil
 }
 
@@ -87,7 +41,7 @@ func (e *Engine) apply(d policies.Decision) string {
 		if reason := e.checkPlacement(i, d.Placement); reason != "" {
 			return reason
 		}
-		if err := e.cluster.Allocate(d.Placement); err != nil {
+		if err := e.host.Start(d.Job, d.Placement); err != nil {
 			return err.Error()
 		}
 		e.start(i, d.Placement)
@@ -109,40 +63,13 @@ func (e *Engine) apply(d policies.Decision) string {
 }
 
 // checkPlacement verifies that p gives job i exactly what it asked for on
-// nodes whose GPU model it accepts.
+// nodes whose GPU model it accepts: the Host's rule, and the MIG books'
+// for a MIG job.
 func (e *Engine) checkPlacement(i int, p hwmodel.Placement) string {
-	req := e.jobs[i].Req
-	if len(p) == 0 {
-		return "empty placement"
-	}
-	if req.WantsMIG() {
+	if e.jobs[i].Req.WantsMIG() && len(p) > 0 {
 		return e.checkMIGPlacement(i, p)
 	}
-	var cpu, mem int64
-	for _, s := range p {
-		if s.Node < 0 || s.Node >= e.cluster.NumNodes() {
-			return fmt.Sprintf("node %d does not exist", s.Node)
-		}
-		if s.GPUs != 0 && !req.Models.Accepts(e.cluster.Node(s.Node).Model) {
-			return fmt.Sprintf("node %s has %s GPUs, job accepts %s", e.cluster.Node(s.Node).Name,
-				hwmodel.Model(e.cluster.Node(s.Node).Model).Name, req.Models)
-		}
-		if s.Instance != 0 {
-			return fmt.Sprintf("share names MIG instance %d, job %s asks for no MIG instance", s.Instance-1, e.jobs[i].Name)
-		}
-		if s.GPUs != 0 && s.Milli != req.GPUMilli {
-			return fmt.Sprintf("share of %d milli per GPU, job asks for %d", s.Milli, req.GPUMilli)
-		}
-		cpu += s.CPUMilli
-		mem += s.MemoryMiB
-	}
-	if n := p.GPUCount(); n != req.GPUs {
-		return fmt.Sprintf("placement has %d GPUs, job asks for %d", n, req.GPUs)
-	}
-	if cpu != req.CPUMilli || mem != req.MemoryMiB {
-		return fmt.Sprintf("placement gives %d milli-CPU and %d MiB, job asks for %d and %d", cpu, mem, req.CPUMilli, req.MemoryMiB)
-	}
-	return ""
+	return e.host.CheckPlacement(policies.JobID(i), p)
 }
 
 func (e *Engine) start(i int, p hwmodel.Placement) {
@@ -169,14 +96,9 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	j.Attempt = int(r.attempt) - 1
 	e.mig.started(i, p)
 	e.mig.queue(&j.Req, -1)
-	t := &e.tenants[j.Tenant]
-	t.AllocatedMilliGPU += p.Milli()
-	e.tenantMilli[j.Tenant] = t.AllocatedMilliGPU
-	t.AllocatedCPUMilli += j.Req.CPUMilli
-	t.AllocatedMemMiB += j.Req.MemoryMiB
+	e.tenantMilli[j.Tenant] = e.host.Tenants()[j.Tenant].AllocatedMilliGPU
 	e.queued--
 	e.running++
-	e.events.Started = append(e.events.Started, policies.JobID(i))
 	e.addRunning(i)
 	length := e.attemptLength(i)
 	if g := e.sharedGPU(i, p); g >= 0 {

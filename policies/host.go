@@ -1,0 +1,251 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Host is the driver half of the contract, written once: the View a
+// policy schedules through, the reservations of one call, the Events
+// batch, the application of decisions in order with their rejections,
+// and the tenant books over GPU, CPU and memory. Every driver embeds a
+// Host (the simulator's Engine, live mode's Driver, the test fake) and
+// adds only what is its own: its clock, what a job is, and how a decision
+// is carried out.
+//
+// A driver tells the Host of each transition as it makes it:
+//
+//	h.Queue(id)       a job entered the queue (ready, retried, preempted)
+//	h.Start(id, p)    a job took p: allocated in the cluster, booked to its tenant
+//	h.Stop(id, p)     a running job gave p back: released and unbooked
+//	h.Reconfigured(g) a Reconfigure was applied; h.Unblocked(g) when it is usable
+//
+// and calls h.Schedule(policy, apply) at a scheduling point; apply
+// carries out one decision and returns "" or why it refused it. The Host
+// guarantees that the policy sees each transition once, in the order the
+// driver made them, and that every decision is answered once, by a Start
+// it reported or by a Rejection.
+type Host struct {
+	cluster  *hwmodel.Cluster
+	jobs     []Job
+	tenants  []Tenant
+	events   Events
+	reserved []hwmodel.Placement
+	inCall   bool
+	now      Time
+}
+
+var _ View = (*Host)(nil)
+
+// Init sets the cluster, tenants and jobs the Host books; the tenants'
+// books start as given (usually empty). jobs[i].ID must be i; the Host keeps the slice, so a driver that allocated it may go on
+// writing its jobs' fields (Queued, Start, Attempt) through it.
+func (h *Host) Init(c *hwmodel.Cluster, tenants []Tenant, jobs []Job) error {
+	for i := range jobs {
+		if jobs[i].ID != JobID(i) {
+			return fmt.Errorf("policies: job %d has ID %d; IDs must be dense from 0", i, jobs[i].ID)
+		}
+	}
+	*h = Host{cluster: c, jobs: jobs, tenants: tenants}
+	return nil
+}
+
+// AddJob appends a job, giving it the next ID, and returns the ID. It
+// does not queue it.
+func (h *Host) AddJob(j Job) JobID {
+	j.ID = JobID(len(h.jobs))
+	h.jobs = append(h.jobs, j)
+	return j.ID
+}
+
+// AddTenant appends a tenant with empty books and returns its index.
+func (h *Host) AddTenant(name string, weight float64) int {
+	h.tenants = append(h.tenants, Tenant{Name: name, Weight: weight})
+	return len(h.tenants) - 1
+}
+
+// NumJobs is how many jobs the Host holds.
+func (h *Host) NumJobs() int { return len(h.jobs) }
+
+// SetNow sets the time the policy sees.
+func (h *Host) SetNow(t Time) { h.now = t }
+
+// Now implements View.
+func (h *Host) Now() Time { return h.now }
+
+// Cluster implements View: the capacity book, with this call's
+// reservations taken while a call runs.
+func (h *Host) Cluster() *hwmodel.Cluster { return h.cluster }
+
+// Job implements View; nil for an unknown id. The driver writes through
+// the same pointer.
+func (h *Host) Job(id JobID) *Job {
+	if id < 0 || int(id) >= len(h.jobs) {
+		return nil
+	}
+	return &h.jobs[id]
+}
+
+// Tenants implements View.
+func (h *Host) Tenants() []Tenant { return h.tenants }
+
+// Events implements View.
+func (h *Host) Events() *Events { return &h.events }
+
+// errReserveOutsideCall is what Reserve returns between calls.
+var errReserveOutsideCall = errors.New("policies: Reserve outside Schedule")
+
+// Reserve implements View.
+func (h *Host) Reserve(p hwmodel.Placement) error {
+	if !h.inCall {
+		return errReserveOutsideCall
+	}
+	if err := h.cluster.Allocate(p); err != nil {
+		return err
+	}
+	h.reserved = append(h.reserved, p)
+	return nil
+}
+
+// Queue reports that job id entered the queue.
+func (h *Host) Queue(id JobID) { h.events.Queued = append(h.events.Queued, id) }
+
+// Start allocates p for job id, books it to the job's tenant and reports
+// the start. It fails, changing nothing, when p does not fit.
+func (h *Host) Start(id JobID, p hwmodel.Placement) error {
+	if err := h.cluster.Allocate(p); err != nil {
+		return err
+	}
+	h.book(id, p, +1)
+	h.events.Started = append(h.events.Started, id)
+	return nil
+}
+
+// Stop releases p, which job id held, unbooks it and reports the end.
+func (h *Host) Stop(id JobID, p hwmodel.Placement) {
+	h.cluster.Release(p)
+	h.book(id, p, -1)
+	h.events.Ended = append(h.events.Ended, id)
+}
+
+// book adds (sign +1) or removes (-1) what p holds to job id's tenant: the
+// placement's GPU milli, CPU and memory, which a driver has checked equal
+// the job's request.
+func (h *Host) book(id JobID, p hwmodel.Placement, sign int64) {
+	t := &h.tenants[h.jobs[id].Tenant]
+	t.AllocatedMilliGPU += sign * p.Milli()
+	var cpu, mem int64
+	for _, s := range p {
+		cpu += s.CPUMilli
+		mem += s.MemoryMiB
+	}
+	t.AllocatedCPUMilli += sign * cpu
+	t.AllocatedMemMiB += sign * mem
+}
+
+// CheckPlacement returns why p cannot be job id's placement, or "": it
+// must be non-empty, on existing nodes whose GPU model the job accepts,
+// with the job's share per GPU, GPU count, CPU and memory exactly. A MIG
+// job's placement names one instance, which only the driver's MIG books
+// can check; it is refused here.
+func (h *Host) CheckPlacement(id JobID, p hwmodel.Placement) string {
+	j := h.Job(id)
+	if j == nil {
+		return fmt.Sprintf("job %d does not exist", id)
+	}
+	req := j.Req
+	if len(p) == 0 {
+		return "empty placement"
+	}
+	if req.WantsMIG() {
+		return fmt.Sprintf("job %s asks for a MIG instance, which this driver cannot place", j.Name)
+	}
+	var cpu, mem int64
+	for _, s := range p {
+		if s.Node < 0 || s.Node >= h.cluster.NumNodes() {
+			return fmt.Sprintf("node %d does not exist", s.Node)
+		}
+		if s.GPUs != 0 && !req.Models.Accepts(h.cluster.Node(s.Node).Model) {
+			return fmt.Sprintf("node %s has %s GPUs, job accepts %s", h.cluster.Node(s.Node).Name,
+				hwmodel.Model(h.cluster.Node(s.Node).Model).Name, req.Models)
+		}
+		if s.Instance != 0 {
+			return fmt.Sprintf("share names MIG instance %d, job %s asks for no MIG instance", s.Instance-1, j.Name)
+		}
+		if s.GPUs != 0 && s.Milli != req.GPUMilli {
+			return fmt.Sprintf("share of %d milli per GPU, job asks for %d", s.Milli, req.GPUMilli)
+		}
+		cpu += s.CPUMilli
+		mem += s.MemoryMiB
+	}
+	if n := p.GPUCount(); n != req.GPUs {
+		return fmt.Sprintf("placement has %d GPUs, job asks for %d", n, req.GPUs)
+	}
+	if cpu != req.CPUMilli || mem != req.MemoryMiB {
+		return fmt.Sprintf("placement gives %d milli-CPU and %d MiB, job asks for %d and %d", cpu, mem, req.CPUMilli, req.MemoryMiB)
+	}
+	return ""
+}
+
+// Reconfigured reports an applied Reconfigure of GPU g.
+func (h *Host) Reconfigured(g GPURef) { h.events.Reconfigured = append(h.events.Reconfigured, g) }
+
+// Unblocked reports that GPU g's reconfiguration is over.
+func (h *Host) Unblocked(g GPURef) { h.events.Unblocked = append(h.events.Unblocked, g) }
+
+// HasEvents reports whether anything happened since the last call, so
+// that a driver may skip a call that could decide nothing new.
+func (h *Host) HasEvents() bool {
+	e := &h.events
+	return len(e.Queued)+len(e.Started)+len(e.Ended)+len(e.Rejected)+len(e.Reconfigured)+len(e.Unblocked) > 0
+}
+
+// Schedule runs one scheduling point: it calls the policy with this Host
+// as its View, drops the call's reservations (latest first), starts a new
+// Events batch, and applies the decisions in order through apply, which
+// returns "" when it carried a decision out (reporting it through Start,
+// Stop, Queue or Reconfigured) or why it refused it; a refusal becomes a
+// Rejection of the next batch. It returns the policy's decisions.
+func (h *Host) Schedule(p Policy, apply func(Decision) string) []Decision {
+	h.inCall = true
+	decisions := p.Schedule(h)
+	h.inCall = false
+	for k := len(h.reserved) - 1; k >= 0; k-- {
+		h.cluster.Release(h.reserved[k])
+	}
+	clear(h.reserved)
+	h.reserved = h.reserved[:0]
+	h.events.Reset()
+	for _, d := range decisions {
+		if reason := apply(d); reason != "" {
+			h.events.Rejected = append(h.events.Rejected, Rejection{Decision: d, Reason: reason})
+		}
+	}
+	return decisions
+}
+
+// CheckBooks verifies the tenant books against the jobs the driver says
+// are running with their placements: each tenant's GPU, CPU and memory
+// equal the sum over its running jobs. Drivers call it from their
+// invariant checks; the conformance suite calls it after every step.
+func (h *Host) CheckBooks(running func(yield func(JobID, hwmodel.Placement) bool)) error {
+	want := make([]Tenant, len(h.tenants))
+	for id, p := range running {
+		t := &want[h.jobs[id].Tenant]
+		t.AllocatedMilliGPU += p.Milli()
+		for _, s := range p {
+			t.AllocatedCPUMilli += s.CPUMilli
+			t.AllocatedMemMiB += s.MemoryMiB
+		}
+	}
+	for i, t := range h.tenants {
+		w := want[i]
+		if t.AllocatedMilliGPU != w.AllocatedMilliGPU || t.AllocatedCPUMilli != w.AllocatedCPUMilli || t.AllocatedMemMiB != w.AllocatedMemMiB {
+			return fmt.Errorf("tenant %s books %d milli-GPU, %d milli-CPU, %d MiB; its running jobs hold %d, %d, %d",
+				t.Name, t.AllocatedMilliGPU, t.AllocatedCPUMilli, t.AllocatedMemMiB, w.AllocatedMilliGPU, w.AllocatedCPUMilli, w.AllocatedMemMiB)
+		}
+	}
+	return nil
+}
