@@ -7,9 +7,9 @@
 //   - Every policy-taking command reads policy specs through policyFlags
 //     (policyflags.go): --policy takes specs, the older flags are
 //     shorthand applied on top, --help prints the grammar.
-//   - Results are written into a fresh folder that replaces --out only
-//     when it is missing, empty or an earlier Brigade results folder, so
-//     a results folder is whole or absent and nothing else is overwritten.
+//   - Nothing is written before a run has succeeded; live results go
+//     through a temporary folder that replaces --out only when it is
+//     missing, empty or an earlier Brigade results folder.
 //
 // Files, one per command (sim.go, live.go, serve.go, plan.go, sweep.go,
 // fill.go, bench.go, fidelity.go, report.go, gpus.go, and the live
