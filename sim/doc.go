@@ -6,9 +6,10 @@
 // (time, sequence number); arrivals are read in order straight from the
 // workload, which is sorted by submission time, so the heap holds only
 // running attempts. At each instant the engine applies every arrival and
-// finish due, then makes one scheduling point: it calls the policy once,
-// drops the capacity the policy reserved while deciding, and applies the
-// decisions one by one against the true books. A decision that would break
+// finish due, then makes one scheduling point through policies.Host, the
+// driver half every driver shares: it calls the policy once, drops the
+// capacity the policy reserved while deciding, and applies the decisions
+// one by one against the true books. A decision that would break
 // a rule (a job that is not ready, a placement that gives the job other than
 // it asked for, a GPU model the job refuses, capacity that is not free) is
 // rejected and reported to the policy at its next call; the engine keeps
