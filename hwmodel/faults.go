@@ -433,3 +433,15 @@ func ReadFaults(r io.Reader, name string, c *Cluster) ([]Fault, error) {
 	SortFaults(out)
 	return out, nil
 }
+
+// RetryBackoff is the delay before the k-th retry (k >= 1) of a job under
+// exponential back-off: base·factor^(k−1), the formula brigade sim's
+// --backoff and --backoff-factor and brigade live's share. It is clamped
+// to 1e18 µs (about 31,700 years) so that adding it to a time cannot
+// overflow (times stay below 1e18 µs); base <= 0 is no back-off.
+func RetryBackoff(base Time, factor float64, k int) Time {
+	if base <= 0 {
+		return 0
+	}
+	return Time(min(float64(base)*math.Pow(factor, float64(k-1)), 1e18))
+}

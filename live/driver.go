@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +55,18 @@ type Config struct {
 	// Metrics, when set, is updated at every transition (NewMetrics);
 	// nil records nothing.
 	Metrics *Metrics
+	// Backoff and BackoffFactor are the retry back-off, as brigade sim's
+	// --backoff and --backoff-factor: the k-th retry of a job is queued
+	// Backoff·BackoffFactor^(k−1) after the failure (hwmodel.RetryBackoff).
+	// Backoff 0 is DefaultBackoff, so that a job failing at once is not
+	// relaunched in a tight loop; negative turns back-off off.
+	// BackoffFactor 0 is 2.
+	Backoff       time.Duration
+	BackoffFactor float64
 }
+
+// DefaultBackoff is the first retry's back-off when Config.Backoff is 0.
+const DefaultBackoff = time.Second
 
 // FakeGPUs returns n made-up H100 GPUs for tests and demos.
 func FakeGPUs(n int) []GPU {
@@ -92,10 +104,14 @@ type Driver struct {
 	// order of the cluster's layout (nil for GPUs without MIG).
 	migUUIDs [][]string
 	adopted  map[int32]bool
+	// waiting are queued jobs in retry back-off (Record.NotBefore ahead):
+	// the policy hears of them when it is over.
+	waiting  []int32
 	events   policies.Events
 	reserved []hwmodel.Placement
 	inCall   bool
 	hs       healthState
+	nextDue  time.Duration // until the next back-off ends (0: none)
 
 	mu    sync.Mutex
 	exits []exitMsg
@@ -122,6 +138,15 @@ func Open(cfg Config) (*Driver, error) {
 	}
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = DefaultHeartbeat
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.BackoffFactor == 0 {
+		cfg.BackoffFactor = 2
+	}
+	if cfg.BackoffFactor < 1 || math.IsNaN(cfg.BackoffFactor) || math.IsInf(cfg.BackoffFactor, 0) {
+		return nil, fmt.Errorf("live: BackoffFactor must be finite and >= 1, got %g", cfg.BackoffFactor)
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
@@ -240,7 +265,7 @@ func (d *Driver) recover() error {
 		d.cfg.Metrics.recovered(r)
 		switch r.State {
 		case Queued:
-			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+			d.enqueue(r)
 		case Running:
 			pid, start, alive := r.PID, r.PIDStart, false
 			if pid > 0 {
@@ -269,7 +294,7 @@ func (d *Driver) recover() error {
 			}
 			changed = append(changed, r)
 			if r.State == Queued {
-				d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+				d.enqueue(r)
 			}
 		}
 	}
@@ -307,10 +332,56 @@ func (d *Driver) finish(r *Record, code int, reason string) {
 	case r.Attempt <= r.Spec.Retries:
 		r.State, r.Queued = Queued, now
 		d.jobs[r.ID].Queued = hwmodel.Time(now)
+		r.NotBefore = now + int64(d.backoff(r.Attempt))
 	default:
 		r.State, r.End = Failed, now
 	}
 	d.cfg.Metrics.moved(r, Running)
+}
+
+// backoff is the delay before the k-th retry.
+func (d *Driver) backoff(k int) hwmodel.Time {
+	if d.cfg.Backoff <= 0 {
+		return 0
+	}
+	return hwmodel.RetryBackoff(hwmodel.Time(d.cfg.Backoff.Microseconds()), d.cfg.BackoffFactor, k)
+}
+
+// enqueue tells the policy that r is queued, now or, in retry back-off,
+// when its NotBefore comes (dueWaiting).
+func (d *Driver) enqueue(r *Record) {
+	if r.NotBefore > int64(d.now()) {
+		d.waiting = append(d.waiting, r.ID)
+		return
+	}
+	d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+}
+
+// dueWaiting queues the jobs whose back-off is over, in ID order, and
+// returns how long until the next one's ends (0: none waits).
+func (d *Driver) dueWaiting() time.Duration {
+	now := int64(d.now())
+	slices.Sort(d.waiting)
+	next := int64(0)
+	keep := d.waiting[:0]
+	for _, id := range d.waiting {
+		r := d.recs[id]
+		switch {
+		case r.State != Queued:
+		case r.NotBefore <= now:
+			d.events.Queued = append(d.events.Queued, policies.JobID(id))
+		default:
+			keep = append(keep, id)
+			if next == 0 || r.NotBefore < next {
+				next = r.NotBefore
+			}
+		}
+	}
+	d.waiting = keep
+	if next == 0 {
+		return 0
+	}
+	return time.Duration(next-now) * time.Microsecond
 }
 
 // Submit adds the specs whose names the store does not hold yet, in order,
@@ -414,9 +485,14 @@ func (d *Driver) Run(ctx context.Context) error {
 	defer d.startHealth(ctx)()
 	t := time.NewTicker(d.cfg.Tick)
 	defer t.Stop()
+	backoff := time.NewTimer(time.Hour)
+	defer backoff.Stop()
 	for {
 		if err := d.round(); err != nil {
 			return err
+		}
+		if w := d.nextDue; w > 0 {
+			backoff.Reset(w)
 		}
 		if d.cfg.ExitWhenDone && d.Pending() == 0 {
 			return nil
@@ -429,6 +505,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-d.wake:
+		case <-backoff.C:
 		case <-t.C:
 			if d.cfg.JobsFile != "" {
 				if err := d.watch(); err != nil {
@@ -465,6 +542,7 @@ func (d *Driver) round() error {
 	if err := d.healthRound(); err != nil {
 		return err
 	}
+	d.nextDue = d.dueWaiting()
 	d.mu.Lock()
 	exits := d.exits
 	d.exits = nil
@@ -497,7 +575,7 @@ func (d *Driver) round() error {
 	for _, r := range changed {
 		d.release(r.ID)
 		if r.State == Queued {
-			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+			d.enqueue(r)
 		}
 	}
 	if len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) == 0 {
@@ -545,7 +623,7 @@ func (d *Driver) round() error {
 				r.GPUs = append(r.GPUs, g)
 			}
 		}
-		r.Milli, r.MIGInstance, r.State, r.Start, r.PID, r.PIDStart = s.Milli, s.Instance, Running, now, 0, 0
+		r.Milli, r.MIGInstance, r.State, r.Start, r.PID, r.PIDStart, r.NotBefore = s.Milli, s.Instance, Running, now, 0, 0, 0
 		r.Attempt++
 		r.Runs++
 		d.place[r.ID] = dec.Placement
@@ -574,7 +652,7 @@ func (d *Driver) round() error {
 			}
 			d.release(r.ID)
 			if r.State == Queued {
-				d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+				d.enqueue(r)
 			}
 			continue
 		}

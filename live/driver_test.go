@@ -19,7 +19,7 @@ func (c *fakeClock) Now() time.Time { return c.t }
 func newDriver(t *testing.T, dir string, gpus int) *Driver {
 	t.Helper()
 	d, err := Open(Config{GPUs: FakeGPUs(gpus), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
-		LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond, ExitWhenDone: true})
+		LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond, ExitWhenDone: true, Backoff: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

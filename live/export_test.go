@@ -34,7 +34,7 @@ func exportSpecs() []JobSpec {
 func runReal(t *testing.T, dir string, specs []JobSpec) []*Record {
 	t.Helper()
 	d, err := Open(Config{GPUs: FakeGPUs(2), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
-		LogDir: filepath.Join(dir, "logs"), Tick: 10 * time.Millisecond, ExitWhenDone: true})
+		LogDir: filepath.Join(dir, "logs"), Tick: 10 * time.Millisecond, ExitWhenDone: true, Backoff: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

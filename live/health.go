@@ -423,7 +423,7 @@ func (d *Driver) markDown(rec DownGPU) error {
 	for _, r := range changed {
 		d.release(r.ID)
 		if r.State == Queued {
-			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+			d.enqueue(r)
 		}
 	}
 	// One share at a time: a MIG GPU's block is one share per instance.
@@ -457,7 +457,7 @@ func (d *Driver) markUp(g int) error {
 // and started nothing, and every down GPU is down for a critical error
 // (one that stopped answering may come back by itself). 0 otherwise.
 func (d *Driver) stranded() int {
-	if len(d.hs.down) == 0 || len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) > 0 {
+	if len(d.hs.down) == 0 || len(d.waiting) > 0 || len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) > 0 {
 		return 0
 	}
 	for _, g := range d.hs.down {

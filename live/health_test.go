@@ -13,7 +13,7 @@ func openHealthDriver(t *testing.T, dir string, gpus []GPU, h HealthSource, up .
 	t.Helper()
 	d, err := Open(Config{GPUs: gpus, Policy: "fcfs", State: filepath.Join(dir, "state.db"),
 		LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond,
-		ExitWhenDone: true, Health: h, HeartbeatInterval: 10 * time.Millisecond, GPUsUp: up})
+		ExitWhenDone: true, Health: h, HeartbeatInterval: 10 * time.Millisecond, GPUsUp: up, Backoff: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,12 @@ type JobSpec struct {
 	Retries    int               `json:"retries,omitempty"`
 }
 
+// MaxRetries bounds a job's retries. The state record keeps every ended
+// attempt (Record.Attempts), so the bound is also the bound on its size;
+// with the default back-off the 100th retry would come after 2^99 s, so it
+// takes nothing a real job needs.
+const MaxRetries = 100
+
 type jobFile struct {
 	Jobs []JobSpec `json:"jobs"`
 }
@@ -111,8 +117,8 @@ func (s *JobSpec) validate() error {
 		return fmt.Errorf("gpu_milli: give either gpus or gpu_milli, not both")
 	case s.MIGProfile != "" && (s.GPUs > 0 || s.GPUMilli > 0):
 		return fmt.Errorf("mig_profile: give one of gpus, gpu_milli or mig_profile")
-	case s.Retries < 0:
-		return fmt.Errorf("retries: must be >= 0, got %d", s.Retries)
+	case s.Retries < 0 || s.Retries > MaxRetries:
+		return fmt.Errorf("retries: must be in 0..%d, got %d", MaxRetries, s.Retries)
 	}
 	for _, f := range []struct{ name, v string }{{"estimate", s.Estimate}, {"deadline", s.Deadline}} {
 		if f.v == "" {

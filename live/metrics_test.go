@@ -94,7 +94,7 @@ func openWithMetrics(t *testing.T, dir string, gpus int, m *Metrics) *Driver {
 	t.Helper()
 	d, err := Open(Config{GPUs: FakeGPUs(gpus), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
 		LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond,
-		ExitWhenDone: true, Metrics: m})
+		ExitWhenDone: true, Metrics: m, Backoff: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +515,7 @@ func TestMetricsGPUsDown(t *testing.T) {
 		t.Helper()
 		d, err := Open(Config{GPUs: FakeGPUs(2), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
 			LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond,
-			ExitWhenDone: true, Health: h, HeartbeatInterval: 10 * time.Millisecond, GPUsUp: up, Metrics: m})
+			ExitWhenDone: true, Health: h, HeartbeatInterval: 10 * time.Millisecond, GPUsUp: up, Metrics: m, Backoff: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func fakeMIGMachine(t *testing.T) []GPU {
 func TestLiveMIGJobs(t *testing.T) {
 	dir := t.TempDir()
 	d, err := Open(Config{GPUs: fakeMIGMachine(t), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
-		LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond, ExitWhenDone: true})
+		LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond, ExitWhenDone: true, Backoff: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

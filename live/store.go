@@ -45,6 +45,9 @@ type Record struct {
 	Exit        int    `json:"exit"`     // exit code of the last attempt; -1 unknown
 	Reason      string `json:"reason,omitempty"`
 	Runs        int    `json:"runs"` // processes launched, over all attempts (tests check it)
+	// NotBefore is the run time (µs) before which a queued job is not
+	// offered to the policy: its retry back-off (0: none).
+	NotBefore int64 `json:"not_before,omitempty"`
 	// Attempts is the history of the attempts that ended, in order, each
 	// appended by finish. State files written before it existed lack it
 	// (Export then rebuilds the last attempt from the fields above).

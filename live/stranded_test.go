@@ -18,7 +18,7 @@ func TestLiveExitsWhenOnlyDownGPUsCouldServe(t *testing.T) {
 		var log bytes.Buffer
 		d, err := Open(Config{GPUs: FakeGPUs(2), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
 			LogDir: filepath.Join(dir, "logs"), Clock: &fakeClock{time.Unix(1000, 0)}, Tick: 5 * time.Millisecond,
-			ExitWhenDone: true, Health: NewFakeHealth(2), HeartbeatInterval: time.Hour, Log: &log})
+			ExitWhenDone: true, Health: NewFakeHealth(2), HeartbeatInterval: time.Hour, Log: &log, Backoff: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

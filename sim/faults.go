@@ -570,11 +570,9 @@ func (e *Engine) retryOrFail(i int, reason string) {
 	}
 	r.afterFailure = true
 	if b := e.cfg.Retry.BackoffBase; b > 0 {
-		// Clamped to 1e18 µs (about 31,700 years) so that the sum cannot
-		// overflow (times stay below 1e18 µs).
-		d := min(float64(b)*math.Pow(e.cfg.Retry.BackoffFactor, float64(r.retries-1)), 1e18)
 		r.backoff = true
-		e.heap.push(event{at: e.now + hwmodel.Time(d), kind: evRequeue, job: int32(i), attempt: r.attempt})
+		d := hwmodel.RetryBackoff(b, e.cfg.Retry.BackoffFactor, int(r.retries))
+		e.heap.push(event{at: e.now + d, kind: evRequeue, job: int32(i), attempt: r.attempt})
 		return
 	}
 	e.enqueue(i)

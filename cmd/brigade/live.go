@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -20,7 +21,9 @@ Runs the jobs of a YAML job file (docs/live.md) as real processes on this
 machine's GPUs, scheduled by the same policy code as brigade sim. Each job
 runs in its own process group with CUDA_VISIBLE_DEVICES set to the UUIDs of
 the GPUs the policy chose, its output appended to LOGS/<name>.log; exit code
-0 is Succeeded, anything else Failed (retried as the job's retries say).
+0 is Succeeded, anything else Failed (retried as the job's retries say,
+after an exponential back-off: --backoff, then --backoff-factor times
+longer at each further retry, as brigade sim's).
 
 Every job state change is written and fsynced to the state file (bbolt)
 before it is acted on. After a crash or kill -9, the same command resumes:
@@ -85,12 +88,23 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	gpusUp := fs.StringSlice("gpu-up", nil, "GPUs (UUIDs or indices) an operator has repaired: clear the down state --state keeps for them")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9400 (\"\": none)")
 	metricsPublic := fs.Bool("metrics-public", false, "allow a --metrics address that is not loopback (reachable from other machines)")
+	backoff := fs.Duration("backoff", live.DefaultBackoff, "exponential retry back-off, as brigade sim's: a failed job's first retry waits this `long`, each further one --backoff-factor times longer (0: none)")
+	backoffFactor := fs.Float64("backoff-factor", 2, "back-off growth per retry")
 	out := fs.String("out", "brigade-live-out", "`folder` for the results, written when the run ends (replaced atomically, but only when empty or an earlier Brigade results folder, and never one holding the job file, state or logs); \"\" writes none")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
 	if *jobs == "" {
 		return usageError{errors.New("--jobs is required")}
+	}
+	if !(*backoffFactor >= 1) || math.IsInf(*backoffFactor, 0) {
+		return usageError{fmt.Errorf("--backoff-factor must be >= 1, got %g", *backoffFactor)}
+	}
+	if *backoff < 0 {
+		return usageError{fmt.Errorf("--backoff must be >= 0, got %v", *backoff)}
+	}
+	if *backoff == 0 {
+		*backoff = -1 // none; 0 would be the driver's default
 	}
 	if *out != "" {
 		// Before any job runs: the results must not replace the run's own
@@ -130,7 +144,7 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	}
 	d, err := live.Open(live.Config{GPUs: gpus, Policy: *policy, State: *state, LogDir: *logs,
 		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: stderr, Metrics: lm.metrics(),
-		Health: health, HeartbeatInterval: *heartbeat, GPUsUp: *gpusUp})
+		Health: health, HeartbeatInterval: *heartbeat, GPUsUp: *gpusUp, Backoff: *backoff, BackoffFactor: *backoffFactor})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,8 @@ func TestLiveExportReplayFidelity(t *testing.T) {
 	liveOut, simOut, state := filepath.Join(dir, "live-out"), filepath.Join(dir, "sim-out"), filepath.Join(dir, "s.db")
 	var stdout, stderr bytes.Buffer
 	args := []string{"live", "--jobs", jobs, "--gpus-fake", "2", "--policy", "fcfs", "--state", state,
-		"--logs", filepath.Join(dir, "logs"), "--tick", "10ms", "--exit-when-done", "--out", liveOut}
+		"--logs", filepath.Join(dir, "logs"), "--tick", "10ms", "--exit-when-done", "--out", liveOut,
+		"--backoff", "0"} // the replay has no retries, so no back-off before them
 	if code := mainWithArgs(args, &stdout, &stderr); code != exitOK {
 		t.Fatalf("live: exit %d: %s", code, stderr.String())
 	}
@@ -129,7 +130,8 @@ func TestLiveExportReplaySJF(t *testing.T) {
 	liveOut, simOut := filepath.Join(dir, "live-out"), filepath.Join(dir, "sim-out")
 	var stdout, stderr bytes.Buffer
 	if code := mainWithArgs([]string{"live", "--jobs", jobs, "--gpus-fake", "1", "--policy", "sjf", "--state", filepath.Join(dir, "s.db"),
-		"--logs", filepath.Join(dir, "logs"), "--tick", "10ms", "--exit-when-done", "--out", liveOut}, &stdout, &stderr); code != exitOK {
+		"--logs", filepath.Join(dir, "logs"), "--tick", "10ms", "--exit-when-done", "--out", liveOut,
+		"--backoff", "0"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("live: exit %d: %s", code, stderr.String())
 	}
 	if code := mainWithArgs([]string{"sim", "--replay", liveOut, "--out", simOut, "--quiet", "--no-plots"}, &stdout, &stderr); code != exitOK {
