@@ -106,7 +106,10 @@ type Driver struct {
 	adopted  map[int32]bool
 	// waiting are queued jobs in retry back-off (Record.NotBefore ahead):
 	// the policy hears of them when it is over.
-	waiting  []int32
+	waiting []int32
+	// later are queued jobs whose launch met a transient error: the policy
+	// hears of them at the next tick.
+	later    []policies.JobID
 	events   policies.Events
 	reserved []hwmodel.Placement
 	inCall   bool
@@ -267,15 +270,29 @@ func (d *Driver) recover() error {
 		case Queued:
 			d.enqueue(r)
 		case Running:
-			pid, start, alive := r.PID, r.PIDStart, false
-			if pid > 0 {
-				s, ok := procStart(pid)
-				alive = ok && s == start
+			alive := false
+			if r.PID > 0 && r.PIDStart > 0 {
+				s, ok, err := procStart(r.PID)
+				if err != nil {
+					return fmt.Errorf("live: %s: cannot tell whether pid %d still runs: %w", r.Spec.Name, r.PID, err)
+				}
+				alive = ok && s == r.PIDStart
 			} else {
-				pid, start, alive = findMarked(d.marker(r))
-				if alive {
-					r.PID, r.PIDStart = pid, start
-					changed = append(changed, r)
+				// Launched just before a crash, its PID (or start time) not
+				// yet in the store.
+				pg, err := findMarked(d.marker(r))
+				if err != nil {
+					return fmt.Errorf("live: %s: cannot look for its process: %w", r.Spec.Name, err)
+				}
+				if pg > 0 {
+					s, ok, err := procStart(pg)
+					if err != nil {
+						return fmt.Errorf("live: %s: cannot tell whether pid %d still runs: %w", r.Spec.Name, pg, err)
+					}
+					if ok {
+						r.PID, r.PIDStart, alive = pg, s, true
+						changed = append(changed, r)
+					}
 				}
 			}
 			p := d.placementOf(r)
@@ -337,6 +354,38 @@ func (d *Driver) finish(r *Record, code int, reason string) {
 		r.State, r.End = Failed, now
 	}
 	d.cfg.Metrics.moved(r, Running)
+}
+
+// transient reports whether a launch error is a shortage that passes
+// (EMFILE, ENFILE, EAGAIN, ENOMEM, ENOSPC, ...) rather than a fault of the
+// job's spec (a missing workdir, EACCES): the first leaves the job queued
+// with its attempt unspent, the second fails the attempt. A command that
+// does not exist is no launch error: the wrapper starts and reports 127.
+func transient(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EAGAIN, syscall.ENOMEM,
+		syscall.ENOSPC, syscall.EDQUOT, syscall.ENOBUFS, syscall.EINTR, syscall.ETXTBSY} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// unstart undoes the start of r's current attempt, whose command never
+// ran: the job is queued again where it was (same Queued time), with
+// Attempt and Runs as before the start and no attempt recorded.
+func (d *Driver) unstart(r *Record) {
+	r.Attempt--
+	r.Runs--
+	r.State, r.PID, r.PIDStart, r.MIGInstance = Queued, 0, 0, 0
+	r.Start, r.GPUs, r.Milli = 0, nil, 0
+	if n := len(r.Attempts); n > 0 {
+		a := r.Attempts[n-1]
+		r.Start, r.GPUs, r.Milli = a.Start, slices.Clone(a.GPUs), a.Milli
+	}
+	j := d.jobs[r.ID]
+	j.Attempt, j.Start = max(r.Attempt-1, 0), hwmodel.Time(r.Start)
+	d.cfg.Metrics.unstarted(r)
 }
 
 // backoff is the delay before the k-th retry.
@@ -507,6 +556,8 @@ func (d *Driver) Run(ctx context.Context) error {
 		case <-d.wake:
 		case <-backoff.C:
 		case <-t.C:
+			d.events.Queued = append(d.events.Queued, d.later...)
+			d.later = d.later[:0]
 			if d.cfg.JobsFile != "" {
 				if err := d.watch(); err != nil {
 					fmt.Fprintf(d.cfg.Log, "live: %v (ignored until the file changes)\n", err)
@@ -558,7 +609,13 @@ func (d *Driver) round() error {
 	}
 	for id := range d.adopted {
 		r := d.recs[id]
-		if s, ok := procStart(r.PID); !ok || s != r.PIDStart {
+		s, ok, err := procStart(r.PID)
+		if err != nil {
+			// Not knowing is not an end: look again next round.
+			fmt.Fprintf(d.cfg.Log, "live: %s: cannot read pid %d in /proc (%v); still taken as running\n", r.Spec.Name, r.PID, err)
+			continue
+		}
+		if !ok || s != r.PIDStart {
 			if code, ok := d.exitCode(r); ok {
 				d.finish(r, code, "")
 			} else {
@@ -645,6 +702,20 @@ func (d *Driver) round() error {
 	var launched []*Record
 	for _, r := range starts {
 		if err := d.launch(r); err != nil {
+			if transient(err) {
+				// The machine is short of something (descriptors, memory,
+				// processes, disk) for a while: the command never ran, so
+				// the job keeps its attempt and its place, and is offered
+				// to the policy again at the next tick.
+				fmt.Fprintf(d.cfg.Log, "live: %s: launch deferred to a later round: %v\n", r.Spec.Name, err)
+				d.unstart(r)
+				if err := d.st.put(r); err != nil {
+					return err
+				}
+				d.release(r.ID)
+				d.later = append(d.later, policies.JobID(r.ID))
+				continue
+			}
 			fmt.Fprintf(d.cfg.Log, "live: %s: %v\n", r.Spec.Name, err)
 			d.finish(r, -1, err.Error())
 			if err := d.st.put(r); err != nil {
@@ -737,7 +808,9 @@ func (d *Driver) launch(r *Record) error {
 		return err
 	}
 	r.PID = cmd.Process.Pid
-	r.PIDStart, _ = procStart(r.PID)
+	// 0 when /proc cannot be read now: a restart then finds the process
+	// by its marker.
+	r.PIDStart, _, _ = procStart(r.PID)
 	id, attempt := r.ID, r.Attempt
 	go func() {
 		err := cmd.Wait()

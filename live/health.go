@@ -408,7 +408,7 @@ func (d *Driver) markDown(rec DownGPU) error {
 			d.finish(r, code, "")
 		} else {
 			if r.PID > 0 {
-				if s, ok := procStart(r.PID); ok && s == r.PIDStart {
+				if s, ok, _ := procStart(r.PID); ok && s == r.PIDStart {
 					_ = syscall.Kill(-r.PID, syscall.SIGKILL)
 				}
 			}
@@ -457,7 +457,7 @@ func (d *Driver) markUp(g int) error {
 // and started nothing, and every down GPU is down for a critical error
 // (one that stopped answering may come back by itself). 0 otherwise.
 func (d *Driver) stranded() int {
-	if len(d.hs.down) == 0 || len(d.waiting) > 0 || len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) > 0 {
+	if len(d.hs.down) == 0 || len(d.waiting)+len(d.later) > 0 || len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) > 0 {
 		return 0
 	}
 	for _, g := range d.hs.down {

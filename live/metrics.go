@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -164,6 +165,16 @@ func (m *Metrics) moved(r *Record, from State) {
 	}
 }
 
+// unstarted records a start taken back (Driver.unstart): the job is
+// queued again and no attempt ended.
+func (m *Metrics) unstarted(r *Record) {
+	if m == nil {
+		return
+	}
+	m.running.Dec()
+	m.queued.Inc()
+}
+
 // gpuCollector reads the sampler at each scrape.
 type gpuCollector struct {
 	s                      GPUSampler
@@ -235,7 +246,63 @@ func (m *Metrics) Listen(addr string, public bool) (*MetricsServer, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	return &MetricsServer{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}, nil
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 5 * time.Second, MaxHeaderBytes: 8 << 10}
+	// One connection per scrape: an idle keep-alive connection would be a
+	// file descriptor any local user can hold for as long as they like.
+	srv.SetKeepAlivesEnabled(false)
+	return &MetricsServer{ln: newLimitListener(ln, MaxMetricsConns), srv: srv}, nil
+}
+
+// MaxMetricsConns bounds the connections the metrics endpoint holds at
+// once. Others wait in the kernel's accept queue, which costs the driver
+// no file descriptor; with the timeouts of Listen (5 s for the request's
+// headers, 10 s to read it, 30 s to answer), a client cannot hold one
+// for long, and the driver's descriptors stay for its jobs.
+const MaxMetricsConns = 16
+
+// limitListener accepts at most n connections at a time (as
+// golang.org/x/net/netutil.LimitListener, without the dependency).
+type limitListener struct {
+	net.Listener
+	sem  chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+func newLimitListener(ln net.Listener, n int) *limitListener {
+	return &limitListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limitListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
 
 func checkLoopback(host string) error {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -551,4 +552,48 @@ func TestMetricsGPUsDown(t *testing.T) {
 	m3 := NewMetrics(nil)
 	open(m3, nil, "1").Close()
 	gauges("after the operator cleared GPU 1", m3, 2, 0)
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip(err)
+	}
+	return len(ents)
+}
+
+// Connections that local users open to the endpoint and leave open must
+// not use up the driver's file descriptors: the server holds a bounded
+// number, whatever the clients do.
+func TestMetricsBoundsConnections(t *testing.T) {
+	url := serveMetrics(t, NewMetrics(nil))
+	addr := strings.TrimPrefix(url, "http://")
+	base := openFDs(t)
+	const clients = 200
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range clients {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		// A keep-alive request; the client never reads the answer nor
+		// closes.
+		fmt.Fprintf(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	time.Sleep(500 * time.Millisecond)
+	held := openFDs(t) - base - clients
+	if held > 64 {
+		t.Errorf("the server holds %d descriptors for %d idle clients; want a bound (<= 64)", held, clients)
+	}
+	// Scrapes still get through.
+	if got := scrape(t, url+"/metrics"); len(got) == 0 {
+		t.Error("empty scrape")
+	}
 }
