@@ -255,7 +255,7 @@ func TestHandComputed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emptyFrag := []float64{policies.NodeFragmentation(proto, 0, target), policies.NodeFragmentation(proto, 1, target)}
+	emptyFrag := []float64{policies.NodeFragmentation(proto.View(), 0, target), policies.NodeFragmentation(proto.View(), 1, target)}
 	r := run{policy: "firstfit", seed: 1, spec: spec, pods: pods, order: []int{0, 1, 2, 3, 4},
 		target: target, emptyFrag: emptyFrag, load: 1.5}
 	c, err := r.do()

@@ -179,7 +179,7 @@ func prepare(e Experiment) (*prepared, error) {
 	}
 	p.emptyFrag = make([]float64, proto.NumNodes())
 	for i := range p.emptyFrag {
-		p.emptyFrag[i] = policies.NodeFragmentation(proto, i, p.target)
+		p.emptyFrag[i] = policies.NodeFragmentation(proto.View(), i, p.target)
 	}
 	return p, nil
 }
@@ -240,16 +240,17 @@ func (r *run) do() (Curve, error) {
 	next := 0 // the percent whose first record is still to come
 	cur := Curve{Policy: r.policy, Seed: r.seed, Pods: len(r.order)}
 	var buf hwmodel.Placement
+	view := c.View()
 	for _, idx := range r.order {
 		req := r.pods[idx].Req
 		cur.ArrivedMilli += req.TotalMilli()
 		var ok bool
-		if buf, ok = placer.Place(buf[:0], c, req); ok {
+		if buf, ok = placer.Place(buf[:0], view, req); ok {
 			if err := c.Allocate(buf); err != nil {
 				return Curve{}, fmt.Errorf("placer %s chose a placement that does not fit, for pod %s: %w", r.policy, r.pods[idx].Name, err)
 			}
 			for _, sh := range buf {
-				nodeFrag[sh.Node] = policies.NodeFragmentation(c, sh.Node, r.target)
+				nodeFrag[sh.Node] = policies.NodeFragmentation(view, sh.Node, r.target)
 			}
 			cur.Placed++
 		}

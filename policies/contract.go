@@ -126,12 +126,16 @@ func (e *Events) Reset() {
 	e.Unblocked = e.Unblocked[:0]
 }
 
-// View is the read-only window a policy schedules through. The cluster it
-// returns shows the free capacity now, minus whatever the policy has already
-// reserved in this call; a policy must not modify it except through Reserve.
+// View is the read-only window a policy schedules through. Cluster
+// returns a hwmodel.ClusterView: the free capacity now, minus whatever the
+// policy has already reserved in this call. The view has the cluster's
+// queries and none of its mutators (Allocate, Release, Reconfigure,
+// UnblockMIG), so the type, not a convention, makes Reserve the only way a
+// policy takes capacity; capacity is given back, and layouts changed, only
+// by the driver carrying out the policy's decisions.
 type View interface {
 	Now() Time
-	Cluster() *hwmodel.Cluster
+	Cluster() hwmodel.ClusterView
 	Job(id JobID) *Job
 	Tenants() []Tenant
 	Events() *Events

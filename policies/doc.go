@@ -23,9 +23,12 @@
 //     so v.Cluster() shows the capacity as taken to later placements in the
 //     same call. The driver drops the reservations when the call returns,
 //     then applies the decisions in order, rejecting any that no longer fit.
-//     The policy never changes the cluster otherwise. hwmodel.Cluster is the
-//     capacity truth; a policy's own counts are hints for ordering and
-//     backfill only.
+//     v.Cluster() is a hwmodel.ClusterView, which has no mutating method
+//     and returns nothing that aliases the cluster's state, so Reserve is
+//     the only way a policy can change the cluster: the type enforces it.
+//     Placers and the fragmentation measures take a ClusterView too. The
+//     driver's hwmodel.Cluster is the capacity truth; a policy's own counts
+//     are hints for ordering and backfill only.
 //   - The []Decision that Schedule returns belongs to the policy and is
 //     reused by its next call: the driver must consume it (apply the
 //     decisions, copy what it keeps) before calling Schedule again. The

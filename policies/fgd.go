@@ -110,7 +110,7 @@ func (m *fragModel) eval(free []int32, cpu int64, model hwmodel.ModelID) float64
 }
 
 // evalNode is eval on node i's current state.
-func (m *fragModel) evalNode(c *hwmodel.Cluster, i int) float64 {
+func (m *fragModel) evalNode(c hwmodel.ClusterView, i int) float64 {
 	var buf [hwmodel.MaxGPUsPerNode]int32
 	free := buf[:c.NodeGPUs(i)]
 	for g := range free {
@@ -128,7 +128,7 @@ func (m *fragModel) evalNode(c *hwmodel.Cluster, i int) float64 {
 // NodeFragmentation up to floating-point rounding.
 type FragMeter struct {
 	m    fragModel
-	c    *hwmodel.Cluster
+	c    hwmodel.ClusterView
 	gen  []uint64 // per node: generation+1 the value is for; 0 none
 	frag []float64
 }
@@ -138,7 +138,7 @@ func NewFragMeter(t TargetWorkload) *FragMeter {
 	return &FragMeter{m: compileTarget(t)}
 }
 
-func (f *FragMeter) follow(c *hwmodel.Cluster) {
+func (f *FragMeter) follow(c hwmodel.ClusterView) {
 	if f.c == c && len(f.gen) == c.NumNodes() {
 		return
 	}
@@ -148,7 +148,7 @@ func (f *FragMeter) follow(c *hwmodel.Cluster) {
 }
 
 // Node is node i's fragmentation in milli-GPU.
-func (f *FragMeter) Node(c *hwmodel.Cluster, i int) float64 {
+func (f *FragMeter) Node(c hwmodel.ClusterView, i int) float64 {
 	f.follow(c)
 	if g := c.Generation(i) + 1; f.gen[i] != g {
 		f.frag[i], f.gen[i] = f.m.evalNode(c, i), g
@@ -158,7 +158,7 @@ func (f *FragMeter) Node(c *hwmodel.Cluster, i int) float64 {
 
 // Cluster is the cluster's fragmentation in milli-GPU, the sum over nodes
 // in index order.
-func (f *FragMeter) Cluster(c *hwmodel.Cluster) float64 {
+func (f *FragMeter) Cluster(c hwmodel.ClusterView) float64 {
 	var sum float64
 	for i := 0; i < c.NumNodes(); i++ {
 		sum += f.Node(c, i)
@@ -189,7 +189,7 @@ func newFGD(cfg PlacerConfig) (Placer, error) {
 }
 
 // begin prepares the caches for placing r on c.
-func (f *fgdState) begin(c *hwmodel.Cluster, r hwmodel.Request) {
+func (f *fgdState) begin(c hwmodel.ClusterView, r hwmodel.Request) {
 	if f.meter.c != c || f.nodes != c.NumNodes() {
 		f.meter.follow(c)
 		f.nodes = c.NumNodes()
@@ -215,7 +215,7 @@ func (f *fgdState) begin(c *hwmodel.Cluster, r hwmodel.Request) {
 
 // score is node i's FGD score for r and, for a sharing request, its GPU.
 // The cache is laid out by shape, so the node loop reads it in order.
-func (f *fgdState) score(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64, int) {
+func (f *fgdState) score(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int64, int) {
 	if f.row == nil {
 		return f.compute(c, i, r)
 	}
@@ -234,7 +234,7 @@ func fgdScore(delta float64) int64 {
 	return int64(1.0 / (1.0 + math.Exp(-(delta / 1000))) * maxScore)
 }
 
-func (f *fgdState) compute(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64, int) {
+func (f *fgdState) compute(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int64, int) {
 	m := &f.meter.m
 	before := f.meter.Node(c, i)
 	model := c.NodeModel(i) // not c.Node(i): that copies a MIG node's layouts

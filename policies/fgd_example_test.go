@@ -37,14 +37,14 @@ func ExampleNewPlacerWith() {
 	// GPU's 400 milli from blocking a whole-GPU job; anywhere else it
 	// would split an idle GPU that a whole-GPU job could have used.
 	job := hwmodel.Request{GPUs: 1, GPUMilli: 300, CPUMilli: 500, MemoryMiB: 1024}
-	p, ok := placer.Place(nil, cluster, job)
+	p, ok := placer.Place(nil, cluster.View(), job)
 	if !ok {
 		fmt.Println("no room")
 		return
 	}
-	before := policies.ClusterFragmentation(cluster, target)
+	before := policies.ClusterFragmentation(cluster.View(), target)
 	_ = cluster.Allocate(p)
-	after := policies.ClusterFragmentation(cluster, target)
+	after := policies.ClusterFragmentation(cluster.View(), target)
 	fmt.Printf("node %s, GPU %d\n", cluster.Node(p[0].Node).Name, bits.TrailingZeros64(p[0].GPUs))
 	fmt.Printf("fragmentation %.0f -> %.0f milli-GPU\n", before, after)
 	// Output:

@@ -69,7 +69,7 @@ func (t *fragTally) add(p float64, r *hwmodel.Request, total, cpu int64, m hwmod
 
 // NodeFragmentation is the expected fragmented GPU capacity of node i, in
 // milli-GPU, for the target workload t.
-func NodeFragmentation(c *hwmodel.Cluster, node int, t TargetWorkload) float64 {
+func NodeFragmentation(c hwmodel.ClusterView, node int, t TargetWorkload) float64 {
 	n := struct {
 		GPUs  int
 		Model hwmodel.ModelID
@@ -104,7 +104,7 @@ func NodeFragmentation(c *hwmodel.Cluster, node int, t TargetWorkload) float64 {
 // ClusterFragmentation is the sum of NodeFragmentation over all nodes, in
 // milli-GPU. Divided by the cluster's idle GPU milli it is the paper's
 // fragmentation ratio. It costs a pass over every node and every class.
-func ClusterFragmentation(c *hwmodel.Cluster, t TargetWorkload) float64 {
+func ClusterFragmentation(c hwmodel.ClusterView, t TargetWorkload) float64 {
 	var sum float64
 	for i := 0; i < c.NumNodes(); i++ {
 		sum += NodeFragmentation(c, i, t)

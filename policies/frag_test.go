@@ -97,10 +97,10 @@ func TestNodeFragmentation(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, c)
 			}
-			if got := NodeFragmentation(c, 0, tc.t); math.Abs(got-tc.want) > 1e-9 {
+			if got := NodeFragmentation(c.View(), 0, tc.t); math.Abs(got-tc.want) > 1e-9 {
 				t.Errorf("NodeFragmentation = %v, want %v", got, tc.want)
 			}
-			if got := ClusterFragmentation(c, tc.t); math.Abs(got-tc.want) > 1e-9 {
+			if got := ClusterFragmentation(c.View(), tc.t); math.Abs(got-tc.want) > 1e-9 {
 				t.Errorf("ClusterFragmentation = %v, want %v", got, tc.want)
 			}
 		})
@@ -117,7 +117,7 @@ func TestClusterFragmentationSumsNodes(t *testing.T) {
 	// n0: whole fits (GPU 1), 300 fragmented; 500 fits, 300 fragmented.
 	// n1: whole does not fit, 900; 500 fits, 0. n2 idle: 0.
 	want := 0.5*300 + 0.5*300 + 0.5*900
-	if got := ClusterFragmentation(c, tw); math.Abs(got-want) > 1e-9 {
+	if got := ClusterFragmentation(c.View(), tw); math.Abs(got-want) > 1e-9 {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }

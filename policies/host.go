@@ -75,9 +75,10 @@ func (h *Host) SetNow(t Time) { h.now = t }
 // Now implements View.
 func (h *Host) Now() Time { return h.now }
 
-// Cluster implements View: the capacity book, with this call's
-// reservations taken while a call runs.
-func (h *Host) Cluster() *hwmodel.Cluster { return h.cluster }
+// Cluster implements View: a read-only view of the capacity book, with
+// this call's reservations taken while a call runs. The Host keeps the
+// *hwmodel.Cluster itself; the policy reaches it only through Reserve.
+func (h *Host) Cluster() hwmodel.ClusterView { return h.cluster.View() }
 
 // Job implements View; nil for an unknown id. The driver writes through
 // the same pointer.

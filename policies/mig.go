@@ -157,7 +157,7 @@ func validMIGRequest(r *hwmodel.Request) bool {
 
 // placeMIG places a MIG request by the rule above (the smallest matching
 // free instance, then lowest node, GPU, instance).
-func placeMIG(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func placeMIG(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	if c.NumMIGGPUs() == 0 {
 		return dst, false
 	}
@@ -259,7 +259,7 @@ func (m *migPlanner) absorb(ev *Events) {
 	}
 }
 
-func (m *migPlanner) busy(c *hwmodel.Cluster, i, g int) bool {
+func (m *migPlanner) busy(c hwmodel.ClusterView, i, g int) bool {
 	if c.MIGBlocked(i, g) != 0 || slices.Contains(m.planned, GPURef{i, g}) {
 		return true
 	}
@@ -268,7 +268,7 @@ func (m *migPlanner) busy(c *hwmodel.Cluster, i, g int) bool {
 }
 
 // collect lists the blocked instances of GPUs in flight, once per call.
-func (m *migPlanner) collect(c *hwmodel.Cluster) {
+func (m *migPlanner) collect(c hwmodel.ClusterView) {
 	if m.built {
 		return
 	}
@@ -292,7 +292,7 @@ func (m *migPlanner) collect(c *hwmodel.Cluster) {
 // claim takes the smallest unclaimed pending instance that fits r (lowest
 // position in the list on ties), of exactly exact compute slices when
 // exact > 0; false if none.
-func (m *migPlanner) claim(c *hwmodel.Cluster, r *hwmodel.Request, exact int) bool {
+func (m *migPlanner) claim(c hwmodel.ClusterView, r *hwmodel.Request, exact int) bool {
 	best := -1
 	for k := range m.pending {
 		p := &m.pending[k]
@@ -405,7 +405,7 @@ func bitIndexOf(m uint64) int {
 // choose finds the GPU to reconfigure for r and leaves its new layout in
 // m.best; need is the index in it of r's instance (every index before it
 // is a kept busy instance).
-func (m *migPlanner) choose(c *hwmodel.Cluster, r *hwmodel.Request, convert bool) (bi, bg int, bconv bool, bneed int, ok bool) {
+func (m *migPlanner) choose(c hwmodel.ClusterView, r *hwmodel.Request, convert bool) (bi, bg int, bconv bool, bneed int, ok bool) {
 	type score struct {
 		conv          bool
 		free, dropped int

@@ -90,7 +90,7 @@ func TestMIGPlacementEveryPlacer(t *testing.T) {
 				}
 				c := newC()
 				got := ""
-				if pl, ok := p.Place(nil, c, tc.r); ok {
+				if pl, ok := p.Place(nil, c.View(), tc.r); ok {
 					if len(pl) != 1 || pl[0].Instance == 0 {
 						t.Fatalf("placement %+v is not one MIG share", pl)
 					}
@@ -113,11 +113,11 @@ func TestMIGPlacementEveryPlacer(t *testing.T) {
 	c := newC()
 	ff := new(FirstFit)
 	r := migReq(hwmodel.MIGRequest{MinSlices: 1})
-	pl, _ := ff.Place(nil, c, r)
+	pl, _ := ff.Place(nil, c.View(), r)
 	if err := c.Allocate(pl); err != nil {
 		t.Fatal(err)
 	}
-	if pl2, _ := ff.Place(nil, c, r); pl2[0].Instance-1 != 3 {
+	if pl2, _ := ff.Place(nil, c.View(), r); pl2[0].Instance-1 != 3 {
 		t.Errorf("second 1-slice job on instance %d, want 3 (the other 1g)", pl2[0].Instance-1)
 	}
 	// GPU 1 keeps the busy 1g@2 and gets a new (blocked) 2g@4; its free
@@ -127,7 +127,7 @@ func TestMIGPlacementEveryPlacer(t *testing.T) {
 	}
 	// Left: H200 3g.71gb instances and the A100's 4g.40gb and 3g.40gb:
 	// the A100's 3g is the smallest.
-	if pl3, _ := ff.Place(nil, c, r); fmt.Sprintf("%d/%d", pl3[0].Node, pl3[0].Instance-1) != "1/1" {
+	if pl3, _ := ff.Place(nil, c.View(), r); fmt.Sprintf("%d/%d", pl3[0].Node, pl3[0].Instance-1) != "1/1" {
 		t.Errorf("with GPU 1's new instance blocked, placed on %+v, want n1 GPU 0 instance 1", pl3)
 	}
 }

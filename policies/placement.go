@@ -10,7 +10,9 @@ import (
 )
 
 // Placer chooses where a request runs on a cluster's free capacity, or
-// reports that it cannot run now. It never changes the cluster.
+// reports that it cannot run now. It sees the cluster through a
+// hwmodel.ClusterView, so it cannot change it; a caller that owns the
+// *hwmodel.Cluster passes c.View() and allocates the placement itself.
 //
 // Place appends the placement's shares to dst and returns the extended
 // slice (the strconv.Append style), so the caller decides where the result
@@ -27,7 +29,7 @@ import (
 // A Placer keeps scratch space between calls and is therefore not safe for
 // concurrent use; give each goroutine (or each Policy) its own.
 type Placer interface {
-	Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool)
+	Place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool)
 }
 
 // Placement rules shared by every placer:
@@ -68,7 +70,7 @@ type Placer interface {
 type FirstFit struct{ s placeScratch }
 
 // Place implements Placer.
-func (f *FirstFit) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func (f *FirstFit) Place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	return f.s.place(dst, c, r)
 }
 
@@ -180,7 +182,7 @@ func validRequest(r hwmodel.Request) bool {
 }
 
 // place is first fit.
-func (s *placeScratch) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func (s *placeScratch) place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	if !validRequest(r) {
 		return dst, false
 	}
@@ -203,13 +205,13 @@ func (s *placeScratch) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmode
 }
 
 // nodeFits reports whether node i has the CPU and memory for r.
-func nodeFits(c *hwmodel.Cluster, i int, cpu, mem int64) bool {
+func nodeFits(c hwmodel.ClusterView, i int, cpu, mem int64) bool {
 	return c.FreeCPU(i) >= cpu && c.FreeMemory(i) >= mem
 }
 
 // idleMask selects the k lowest-numbered idle GPUs of node i; the caller
 // has checked that the node has k idle GPUs.
-func idleMask(c *hwmodel.Cluster, i, k int) uint64 {
+func idleMask(c hwmodel.ClusterView, i, k int) uint64 {
 	var m uint64
 	n := c.NodeGPUs(i)
 	for g := 0; g < n && k > 0; g++ {
@@ -221,7 +223,7 @@ func idleMask(c *hwmodel.Cluster, i, k int) uint64 {
 	return m
 }
 
-func placeCPUOnly(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func placeCPUOnly(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	for i := 0; i < c.NumNodes(); i++ {
 		if nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
 			return append(dst, hwmodel.Share{Node: i, CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB}), true
@@ -230,7 +232,7 @@ func placeCPUOnly(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) 
 	return dst, false
 }
 
-func placeWhole(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func placeWhole(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	if !c.HasNodeWithIdleGPUs(r.Models, r.GPUs) {
 		return dst, false
 	}
@@ -246,7 +248,7 @@ func placeWhole(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (h
 	return dst, false
 }
 
-func placeFractional(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func placeFractional(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	need := r.GPUMilli
 	if int64(c.TotalGPUs())*hwmodel.MilliPerGPU-c.AllocatedMilli() < int64(need) {
 		return dst, false
@@ -269,7 +271,7 @@ func placeFractional(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Reques
 }
 
 // placeGang places a whole-GPU request too big for any accepted node.
-func (s *placeScratch) placeGang(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
+func (s *placeScratch) placeGang(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
 	g := r.GPUs
 	found := false
 	var bCount, bWaste, bFirst int
@@ -319,7 +321,7 @@ func (s *placeScratch) placeGang(dst hwmodel.Placement, c *hwmodel.Cluster, r hw
 // collect fills s.order with the nodes of model id that have idle GPUs,
 // most idle first, ties by node index (a stable counting sort: idle counts
 // are at most MaxGPUsPerNode).
-func (s *placeScratch) collect(c *hwmodel.Cluster, id hwmodel.ModelID) {
+func (s *placeScratch) collect(c hwmodel.ClusterView, id hwmodel.ModelID) {
 	s.cand = s.cand[:0]
 	var cnt [hwmodel.MaxGPUsPerNode + 2]int
 	for i := 0; i < c.NumNodes(); i++ {
@@ -344,7 +346,7 @@ func (s *placeScratch) collect(c *hwmodel.Cluster, id hwmodel.ModelID) {
 // selectGang chooses nodes from s.order into s.cur. It reports the idle
 // GPUs the gang leaves on its nodes, the lowest node index it uses, and
 // whether it succeeded.
-func (s *placeScratch) selectGang(c *hwmodel.Cluster, r hwmodel.Request, best bool) (waste, first int, ok bool) {
+func (s *placeScratch) selectGang(c hwmodel.ClusterView, r hwmodel.Request, best bool) (waste, first int, ok bool) {
 	g := int64(r.GPUs)
 	fits := func(n gangNode, t int32) bool {
 		return nodeFits(c, int(n.node), r.CPUMilli*int64(t)/g, r.MemoryMiB*int64(t)/g)

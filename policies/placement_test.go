@@ -210,7 +210,7 @@ func TestPlacers(t *testing.T) {
 					tc.setup(t, c)
 				}
 				before := c.AllocatedMilli()
-				got, ok := pl.p.Place(nil, c, tc.req)
+				got, ok := pl.p.Place(nil, c.View(), tc.req)
 				if c.AllocatedMilli() != before {
 					t.Fatalf("%s changed the cluster", pl.name)
 				}
@@ -237,7 +237,7 @@ func TestPlacers(t *testing.T) {
 func TestPlaceAppendsToDst(t *testing.T) {
 	c := newCluster(t, node(0, 8, 8000, 8192))
 	dst := hwmodel.Placement{{Node: 99}}
-	got, ok := new(FirstFit).Place(dst, c, whole(1))
+	got, ok := new(FirstFit).Place(dst, c.View(), whole(1))
 	if !ok || len(got) != 2 || got[0].Node != 99 || got[1].Node != 0 {
 		t.Fatalf("got %+v %v", got, ok)
 	}

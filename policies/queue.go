@@ -147,7 +147,7 @@ func (q *treeQueue) take(it qitem, _ *Job, _ int64) { q.t.Delete(it) }
 
 // clusterTotals is a cluster's static capacity, for dominant shares.
 type clusterTotals struct {
-	c        *hwmodel.Cluster
+	c        hwmodel.ClusterView
 	n        int
 	gpuMilli float64
 	cpu      float64
@@ -155,7 +155,7 @@ type clusterTotals struct {
 	present  hwmodel.ModelSet // GPU models the cluster has
 }
 
-func (t *clusterTotals) update(c *hwmodel.Cluster) {
+func (t *clusterTotals) update(c hwmodel.ClusterView) {
 	if t.c == c && t.n == c.NumNodes() {
 		return
 	}

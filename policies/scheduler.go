@@ -296,7 +296,7 @@ type failMemo struct {
 
 func (m *failMemo) reset() { m.n, m.next = 0, 0 }
 
-func singleNode(c *hwmodel.Cluster, r hwmodel.Request) bool {
+func singleNode(c hwmodel.ClusterView, r hwmodel.Request) bool {
 	return r.GPUs == 0 || r.GPUs <= c.MaxNodeGPUs(r.Models)
 }
 
@@ -337,7 +337,7 @@ func (m *failMemo) add(r hwmodel.Request) {
 }
 
 // place asks the placer for room in the current slab.
-func (s *scheduler) place(c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func (s *scheduler) place(c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	single := validRequest(r) && singleNode(c, r)
 	if single && s.failed.doomed(r) {
 		return nil, false
@@ -349,7 +349,7 @@ func (s *scheduler) place(c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placem
 	return p, ok
 }
 
-func (s *scheduler) placeInSlab(c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func (s *scheduler) placeInSlab(c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	need := 1
 	if r.GPUs > 1 {
 		need = min(r.GPUs, max(c.NumNodes(), 1))
@@ -396,7 +396,7 @@ func placementMilli(p hwmodel.Placement) int64 {
 }
 
 // placementModel is the GPU model a placement uses (gangs use one), or -1.
-func placementModel(c *hwmodel.Cluster, p hwmodel.Placement) int16 {
+func placementModel(c hwmodel.ClusterView, p hwmodel.Placement) int16 {
 	for _, sh := range p {
 		if sh.GPUs != 0 {
 			return int16(c.NodeModel(sh.Node))
@@ -501,7 +501,7 @@ func (t *clusterTotals) onlyOn(a, b hwmodel.ModelSet) bool {
 
 // backfillOne starts j if it fits now and cannot delay the reservation:
 // it ends by the shadow time, or it uses only the reservation's extra.
-func (s *scheduler) backfillOne(v View, c *hwmodel.Cluster, now Time, it qitem, j *Job) {
+func (s *scheduler) backfillOne(v View, c hwmodel.ClusterView, now Time, it qitem, j *Job) {
 	r := &s.res
 	if r.free || now+s.duration(j) <= r.shadow {
 		if p, ok := s.place(c, j.Req); ok {

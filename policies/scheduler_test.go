@@ -606,7 +606,7 @@ func TestEASYBackfillPerModel(t *testing.T) {
 func TestOnlyOn(t *testing.T) {
 	v100, a100, h100 := model(t, "V100-16GB"), model(t, "A100-80GB"), model(t, "H100-80GB")
 	var tot clusterTotals
-	tot.update(newCluster(t, node(v100, 8, 1, 1), node(a100, 8, 1, 1), node(0, 0, 1, 1)))
+	tot.update(newCluster(t, node(v100, 8, 1, 1), node(a100, 8, 1, 1), node(0, 0, 1, 1)).View())
 	for _, tc := range []struct {
 		a, b hwmodel.ModelSet
 		want bool

@@ -76,8 +76,8 @@ type scored struct {
 	feas  []int32    // kindRandom: feasible nodes of the current request
 	cands []int8     // kindRandom: candidate GPUs of the chosen node
 
-	rankOf *hwmodel.Cluster // the cluster rank was drawn for
-	rank   []int32          // per node: its place in the tie order
+	rankOf hwmodel.ClusterView // the cluster rank was drawn for
+	rank   []int32             // per node: its place in the tie order
 }
 
 func newScored(kind scoreKind, cfg PlacerConfig) *scored {
@@ -91,7 +91,7 @@ func newScored(kind scoreKind, cfg PlacerConfig) *scored {
 // ties returns the tie order of c's nodes: PlacerConfig.TieRank if it
 // has one entry per node, else a permutation drawn from the seed, the same
 // for every cluster of the same size.
-func (p *scored) ties(c *hwmodel.Cluster) []int32 {
+func (p *scored) ties(c hwmodel.ClusterView) []int32 {
 	if p.rankOf == c && len(p.rank) == c.NumNodes() {
 		return p.rank
 	}
@@ -121,17 +121,17 @@ func (p *scored) ties(c *hwmodel.Cluster) []int32 {
 type BestFit struct{ p scored }
 
 // Place implements Placer.
-func (b *BestFit) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func (b *BestFit) Place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	b.p.kind = kindBestFit
 	return b.p.place(dst, c, r)
 }
 
 // Place implements Placer.
-func (p *scored) Place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func (p *scored) Place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	return p.place(dst, c, r)
 }
 
-func (p *scored) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Request) (hwmodel.Placement, bool) {
+func (p *scored) place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
 	if !validRequest(r) {
 		return dst, false
 	}
@@ -201,7 +201,7 @@ func (p *scored) place(dst hwmodel.Placement, c *hwmodel.Cluster, r hwmodel.Requ
 // GPU test comes first: late in a fill most nodes fail it. (r is passed by
 // pointer in the node loops: copying a Request for each node costs more
 // than the tests.)
-func feasible(c *hwmodel.Cluster, i int, r *hwmodel.Request) bool {
+func feasible(c hwmodel.ClusterView, i int, r *hwmodel.Request) bool {
 	if r.GPUs > 0 {
 		idle := c.FreeWholeGPUs(i)
 		switch {
@@ -223,7 +223,7 @@ func feasible(c *hwmodel.Cluster, i int, r *hwmodel.Request) bool {
 
 // tightestGPU is the GPU of node i with the least free share >= milli,
 // ties by lowest index, or -1.
-func tightestGPU(c *hwmodel.Cluster, i int, milli int32) int {
+func tightestGPU(c hwmodel.ClusterView, i int, milli int32) int {
 	pick, left := -1, int32(math.MaxInt32)
 	for g := 0; g < c.NodeGPUs(i); g++ {
 		if f := c.FreeMilli(i, g); f >= milli && f < left {
@@ -235,7 +235,7 @@ func tightestGPU(c *hwmodel.Cluster, i int, milli int32) int {
 
 // shareGPU chooses the GPU of node i for a sharing request, for the
 // policies whose score does not choose it.
-func (p *scored) shareGPU(c *hwmodel.Cluster, i int, milli int32) int {
+func (p *scored) shareGPU(c hwmodel.ClusterView, i int, milli int32) int {
 	if p.kind != kindRandom {
 		return tightestGPU(c, i, milli)
 	}
@@ -250,7 +250,7 @@ func (p *scored) shareGPU(c *hwmodel.Cluster, i int, milli int32) int {
 
 // score is node i's integer score for r (higher is better) and, for a
 // sharing request whose GPU the policy chooses, the GPU (else -1).
-func (p *scored) score(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64, int) {
+func (p *scored) score(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int64, int) {
 	switch p.kind {
 	case kindBestFit:
 		s := (float64(c.FreeCPU(i))-float64(r.CPUMilli))/maxSpecCPU*0.5 +
@@ -281,7 +281,7 @@ func (p *scored) score(c *hwmodel.Cluster, i int, r *hwmodel.Request) (int64, in
 //   - Otherwise take the r.GPUs GPUs with the least sufficient free share
 //     (ascending free, stable): if any is idle, max(50 − idle GPUs taken,
 //     33); else max(100 − ⌊Σ ⌊free·100/1000⌋ / 10⌋, 50).
-func packingScore(c *hwmodel.Cluster, i int, r *hwmodel.Request) int64 {
+func packingScore(c hwmodel.ClusterView, i int, r *hwmodel.Request) int64 {
 	if r.GPUs == 0 {
 		return 0
 	}
@@ -311,7 +311,7 @@ func packingScore(c *hwmodel.Cluster, i int, r *hwmodel.Request) int64 {
 //	nothing: base + 25; only other kinds: base.
 //
 // A CPU-only request scores 0 everywhere.
-func clusteringScore(c *hwmodel.Cluster, i int, r *hwmodel.Request) int64 {
+func clusteringScore(c hwmodel.ClusterView, i int, r *hwmodel.Request) int64 {
 	if r.GPUs == 0 {
 		return 0
 	}

@@ -165,7 +165,7 @@ func TestPaperPlacements(t *testing.T) {
 				tc.setup(t, c)
 			}
 			p := mustPlacer(t, tc.policy, 1, tc.tgt)
-			got, ok := p.Place(nil, c, tc.req)
+			got, ok := p.Place(nil, c.View(), tc.req)
 			if !ok || !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v (%v), want %+v", got, ok, tc.want)
 			}
@@ -190,11 +190,11 @@ func TestScoredTiesFollowSeededOrder(t *testing.T) {
 		}
 		picks := map[int]bool{}
 		for seed := uint64(0); seed < 8; seed++ {
-			first, ok := mustPlacer(t, name, seed, TargetWorkload{}).Place(nil, c, whole(1)) // identical nodes tie
+			first, ok := mustPlacer(t, name, seed, TargetWorkload{}).Place(nil, c.View(), whole(1)) // identical nodes tie
 			if !ok {
 				t.Fatal("no placement")
 			}
-			rank := newScored(kindBestFit, PlacerConfig{Seed: seed}).ties(c)
+			rank := newScored(kindBestFit, PlacerConfig{Seed: seed}).ties(c.View())
 			if rank[first[0].Node] != 0 {
 				t.Fatalf("%s seed %d: picked node %d, ranked %d in the seed's tie order", name, seed, first[0].Node, rank[first[0].Node])
 			}
@@ -211,7 +211,7 @@ func TestScoredTiesFollowSeededOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := p.Place(nil, c, whole(1)); got[0].Node != 5 {
+		if got, _ := p.Place(nil, c.View(), whole(1)); got[0].Node != 5 {
 			t.Fatalf("%s with TieRank: picked node %d, want 5", name, got[0].Node)
 		}
 	}
@@ -228,7 +228,7 @@ func TestRandomPlacementIsSeeded(t *testing.T) {
 		p := mustPlacer(t, "random", seed, TargetWorkload{})
 		var out []hwmodel.Share
 		for k := 0; k < 30; k++ {
-			got, ok := p.Place(nil, c, frac(300))
+			got, ok := p.Place(nil, c.View(), frac(300))
 			if !ok {
 				t.Fatal("no placement")
 			}
@@ -274,13 +274,13 @@ func TestPaperPlacementsRespectConstraints(t *testing.T) {
 		} {
 			c := newCluster(t, append([]hwmodel.Node(nil), nodes...)...)
 			busy(t, c, 3, 0b1, 1000, 0)
-			got, ok := mustPlacer(t, name, 3, TargetWorkload{}).Place(nil, c, r)
+			got, ok := mustPlacer(t, name, 3, TargetWorkload{}).Place(nil, c.View(), r)
 			if !ok || len(got) != 1 || got[0].Node != 3 || got[0].GPUs&1 != 0 {
 				t.Errorf("%s %+v: got %+v %v, want node 3 without GPU 0", name, r, got, ok)
 			}
 		}
 		c := newCluster(t, append([]hwmodel.Node(nil), nodes...)...)
-		if got, ok := mustPlacer(t, name, 3, TargetWorkload{}).Place(nil, c, hwmodel.Request{GPUs: 4, GPUMilli: 1000, Models: hwmodel.Of(t4), CPUMilli: 100000}); ok {
+		if got, ok := mustPlacer(t, name, 3, TargetWorkload{}).Place(nil, c.View(), hwmodel.Request{GPUs: 4, GPUMilli: 1000, Models: hwmodel.Of(t4), CPUMilli: 100000}); ok {
 			t.Errorf("%s: placed a request no node has CPU for: %+v", name, got)
 		}
 	}
@@ -333,20 +333,20 @@ func TestPaperPlacementsProperties(t *testing.T) {
 	for iter := 0; iter < 3000; iter++ {
 		c := randomCluster(t, rng)
 		r := randomRequest(t, rng)
-		_, firstOK := new(FirstFit).Place(nil, c, r)
+		_, firstOK := new(FirstFit).Place(nil, c.View(), r)
 		for _, name := range paperPlacements {
 			p := mustPlacer(t, name, uint64(iter), tgt)
-			got, ok := p.Place(nil, c, r)
+			got, ok := p.Place(nil, c.View(), r)
 			if !ok {
 				if len(got) != 0 {
 					t.Fatalf("%s: failed placement returned %+v", name, got)
 				}
-				if firstOK && singleNode(c, r) {
+				if firstOK && singleNode(c.View(), r) {
 					t.Fatalf("%s refused %+v, which first fit places", name, r)
 				}
 				continue
 			}
-			if singleNode(c, r) && !firstOK {
+			if singleNode(c.View(), r) && !firstOK {
 				t.Fatalf("%s placed %+v, which first fit refuses", name, r)
 			}
 			if err := c.Fits(got); err != nil {
@@ -376,25 +376,25 @@ func TestFGDPicksTheLeastGrowth(t *testing.T) {
 	for iter := 0; iter < 2000; iter++ {
 		c := randomCluster(t, rng)
 		r := randomRequest(t, rng)
-		if r.GPUs > 0 && !singleNode(c, r) {
+		if r.GPUs > 0 && !singleNode(c.View(), r) {
 			continue
 		}
-		got, ok := mustPlacer(t, "fgd", 0, tgt).Place(nil, c, r)
+		got, ok := mustPlacer(t, "fgd", 0, tgt).Place(nil, c.View(), r)
 		if !ok {
 			continue
 		}
 		bestScore := int64(-1)
 		var chosen int64 = -2
 		for i := 0; i < c.NumNodes(); i++ {
-			if !feasible(c, i, &r) {
+			if !feasible(c.View(), i, &r) {
 				continue
 			}
-			before := NodeFragmentation(c, i, tgt)
+			before := NodeFragmentation(c.View(), i, tgt)
 			try := func(p hwmodel.Placement) {
 				if err := c.Allocate(p); err != nil {
 					t.Fatal(err)
 				}
-				s := fgdScore(before - NodeFragmentation(c, i, tgt))
+				s := fgdScore(before - NodeFragmentation(c.View(), i, tgt))
 				c.Release(p)
 				bestScore = max(bestScore, s)
 				if reflect.DeepEqual(p, got) {
@@ -411,7 +411,7 @@ func TestFGDPicksTheLeastGrowth(t *testing.T) {
 					}
 				}
 			default:
-				try(wholeOn(i, idleMask(c, i, r.GPUs), r))
+				try(wholeOn(i, idleMask(c.View(), i, r.GPUs), r))
 			}
 		}
 		if chosen != bestScore {
@@ -447,8 +447,8 @@ func TestFGDCacheMatchesFreshPlacer(t *testing.T) {
 			continue
 		}
 		r := shapes[rng.IntN(len(shapes))]
-		got, ok := long.Place(nil, c, r)
-		want, wantOK := mustPlacer(t, "fgd", 9, tgt).Place(nil, c, r)
+		got, ok := long.Place(nil, c.View(), r)
+		want, wantOK := mustPlacer(t, "fgd", 9, tgt).Place(nil, c.View(), r)
 		if ok != wantOK || !reflect.DeepEqual(got, want) {
 			t.Fatalf("step %d %+v: cached %+v %v, fresh %+v %v", step, r, got, ok, want, wantOK)
 		}
@@ -462,8 +462,8 @@ func TestFGDCacheMatchesFreshPlacer(t *testing.T) {
 	// Past maxShapes distinct shapes, requests are scored without a cache.
 	for k := 0; k < maxShapes+100; k++ {
 		r := hwmodel.Request{GPUs: 1, GPUMilli: 300, CPUMilli: int64(k), MemoryMiB: 1}
-		got, _ := long.Place(nil, c, r)
-		want, _ := mustPlacer(t, "fgd", 9, tgt).Place(nil, c, r)
+		got, _ := long.Place(nil, c.View(), r)
+		want, _ := mustPlacer(t, "fgd", 9, tgt).Place(nil, c.View(), r)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("shape %d: cached %+v, fresh %+v", k, got, want)
 		}
@@ -475,8 +475,8 @@ func TestFGDCacheMatchesFreshPlacer(t *testing.T) {
 	}
 	// A different cluster resets the caches.
 	c2 := newCluster(t, nodes...)
-	got, _ := long.Place(nil, c2, whole(1))
-	want, _ := mustPlacer(t, "fgd", 9, tgt).Place(nil, c2, whole(1))
+	got, _ := long.Place(nil, c2.View(), whole(1))
+	want, _ := mustPlacer(t, "fgd", 9, tgt).Place(nil, c2.View(), whole(1))
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("new cluster: cached %+v, fresh %+v", got, want)
 	}
@@ -490,7 +490,7 @@ func TestFragMeterMatchesNodeFragmentation(t *testing.T) {
 	for iter := 0; iter < 500; iter++ {
 		c := randomCluster(t, rng)
 		for round := 0; round < 3; round++ {
-			got, want := m.Cluster(c), ClusterFragmentation(c, tgt)
+			got, want := m.Cluster(c.View()), ClusterFragmentation(c.View(), tgt)
 			if got != want { // the same sums in the same order
 				t.Fatalf("iteration %d: meter %v, ClusterFragmentation %v", iter, got, want)
 			}
@@ -507,7 +507,7 @@ func BenchmarkFragMeter(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = c.Allocate(hwmodel.Placement{{Node: i % c.NumNodes(), CPUMilli: 1}})
-		_ = m.Cluster(c)
+		_ = m.Cluster(c.View())
 	}
 }
 
@@ -574,7 +574,7 @@ func BenchmarkFill(b *testing.B) {
 				dst := make(hwmodel.Placement, 0, 64)
 				b.StartTimer()
 				for _, r := range reqs {
-					got, ok := p.Place(dst[:0], c, r)
+					got, ok := p.Place(dst[:0], c.View(), r)
 					tried++
 					if ok {
 						if err := c.Allocate(got); err != nil {

@@ -299,7 +299,7 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 				MIGSlices: int64(o.MIGSlices), MIGBusySlices: int64(o.MIGBusySlices),
 				MIGFreeSlices: int64(o.MIGFreeSlices), MIGFragSlices: int64(o.MIGFragSlices)}
 			if meter != nil {
-				state.FragmentedMilli = int64(math.Round(meter.Cluster(c)))
+				state.FragmentedMilli = int64(math.Round(meter.Cluster(c.View())))
 			}
 			state.DownMilli = o.DownMilli
 			p.Timeline.ObserveTenants(now, state, o.TenantMilli)
