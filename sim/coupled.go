@@ -55,8 +55,10 @@ type Access struct {
 // Now is the instant of the Step.
 func (a *Access) Now() hwmodel.Time { return a.e.now }
 
-// Cluster is the shared capacity book, read-only for the coupled model.
-func (a *Access) Cluster() *hwmodel.Cluster { return a.e.cluster }
+// Cluster is the shared capacity book, which the coupled model reads
+// through a read-only view; it takes capacity only through Access's own
+// methods.
+func (a *Access) Cluster() hwmodel.ClusterView { return a.e.cluster.View() }
 
 // Acquire places n whole GPUs of an accepted model on one node, on the
 // node with the fewest idle GPUs that has enough (best fit, to keep large
