@@ -1,8 +1,10 @@
 // duckdb-check.mjs DIR: a real DuckDB (@duckdb/node-api, pinned in
 // package.json / package-lock.json) reads every Parquet file of a brigade
 // results folder and checks that they agree with the CSV twins and
-// summary.json: row counts, per-policy sums, and the schema version in the
-// Parquet metadata against run.json. Any mismatch exits 1 with a message.
+// summary.json: row counts, per-policy sums, failure reasons (words of the
+// vocabulary, on failed jobs only, the same in jobs.csv), and the schema
+// version in the Parquet metadata against run.json. Any mismatch exits 1
+// with a message.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -143,6 +145,27 @@ const bad = await rows(`SELECT t.policy, t.bucket_start_s, sum(t.allocated_gpus)
   GROUP BY t.policy, t.bucket_start_s
   HAVING abs(sum(t.allocated_gpus) - any_value(s.allocated_gpus)) > 1e-9 * greatest(1, any_value(s.allocated_gpus))`);
 for (const b of bad) fail(`${b.policy} bucket ${b.bucket_start_s}: tenants hold ${b.tenants} GPUs, timeseries.parquet ${b.bucket}`);
+
+// Failure reasons (docs/results.md#failure-reasons): a failed job, and
+// only a failed job, has a reason of the vocabulary; jobs.parquet and
+// jobs.csv agree on them; every attempt ended in a word of the vocabulary,
+// with an integer exit_code (-1: unknown or not applicable).
+const jobReasons = ['retries_exhausted', 'deadline', 'dependency_failed', 'unsatisfiable'];
+const attemptEnds = ['succeeded', 'failed', 'preempted', 'hardware_failure', 'running'];
+const inList = (xs) => xs.map((x) => `'${x}'`).join(', ');
+const reasonCounts = (from) => `SELECT policy, coalesce(reason, '') AS reason, count(*)::BIGINT AS n
+  FROM ${from} GROUP BY ALL ORDER BY ALL`;
+const pr = await rows(reasonCounts(`read_parquet(${q('jobs.parquet')})`));
+const cr = await rows(reasonCounts(`read_csv(${q('jobs.csv')}, header = true, all_varchar = true)`));
+const show = (rs) => rs.map((r) => `${r.policy}/${r.reason || '-'}: ${r.n}`).join(', ');
+console.log(`jobs by reason: ${show(pr)}`);
+if (show(pr) !== show(cr)) fail(`reasons: jobs.parquet ${show(pr)}; jobs.csv ${show(cr)}`);
+const badReasons = await rows(`SELECT policy, id, state, reason FROM read_parquet(${q('jobs.parquet')})
+  WHERE (state = 'failed') != (reason <> '') OR (reason <> '' AND reason NOT IN (${inList(jobReasons)})) LIMIT 5`);
+for (const b of badReasons) fail(`${b.policy} job ${b.id}: state ${b.state} with reason '${b.reason}'`);
+const badEnds = await rows(`SELECT policy, id, attempt, ended, typeof(exit_code) AS t FROM read_parquet(${q('attempts.parquet')})
+  WHERE ended NOT IN (${inList(attemptEnds)}) OR typeof(exit_code) <> 'INTEGER' LIMIT 5`);
+for (const b of badEnds) fail(`${b.policy} job ${b.id} attempt ${b.attempt}: ended '${b.ended}', exit_code ${b.t}`);
 
 if (failures.length > 0) {
   console.error(`duckdb-check: FAILED, ${failures.length} mismatches:`);

@@ -43,6 +43,15 @@
 //   - makespan is from the earliest Submit of any job to the latest End of
 //     any finished job; rates, means over time and utilisation divide by it.
 //
+// # Failure reasons
+//
+// Why a job failed (JobRecord.Reason) and how each attempt ended
+// (AttemptRecord.Ended) are words of one fixed vocabulary, the constants
+// of reasons.go, which every driver writes: runner.Records maps the
+// simulator's outcomes to it and live mode's export uses the same
+// constants, so a live run and its replay compare job by job.
+// JobRecord.ReasonDetail keeps each driver's own words.
+//
 // # Percentiles
 //
 // Every percentile is gonum's stat.Quantile with stat.Empirical on the sorted

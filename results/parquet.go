@@ -16,7 +16,7 @@ import (
 // SchemaVersionKey and in run.json. Bump it when a column is renamed,
 // removed or changes type or unit (adding a column at the end is compatible
 // but still bumps it, so readers can tell).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // SchemaVersionKey is the Parquet key-value metadata key holding
 // SchemaVersion.
@@ -26,7 +26,9 @@ const SchemaVersionKey = "brigade.schema_version"
 // seconds (float64, from integer microseconds); BoundedSlowdown is null for
 // a job that never ran. The engine keeps per-job outcomes only, so a job
 // retried after a failure or preemption is one row whose Attempts counts
-// its attempts, and Wait and Run are summed over them.
+// its attempts, and Wait and Run are summed over them. Reason is one of
+// the job reasons of reasons.go ("" for a job that succeeded), and
+// ReasonDetail the driver's words for it.
 type JobRow struct {
 	Policy           string   `parquet:"policy,dict"`
 	ID               int32    `parquet:"id"`
@@ -51,20 +53,25 @@ type JobRow struct {
 	HardwareFailures int32    `parquet:"hardware_failures"`
 	LostS            float64  `parquet:"lost_s"`
 	CheckpointS      float64  `parquet:"checkpoint_s"`
+	Reason           string   `parquet:"reason,dict"`
+	ReasonDetail     string   `parquet:"reason_detail"`
 }
 
 // AttemptRow is one row of attempts.parquet: one attempt of one job of one
 // policy's run (JobRecord.AttemptLog). A job that never ran has no row.
+// Ended is one of the attempt ends of reasons.go; ExitCode is the
+// process's exit code, NoExitCode (-1) when unknown or not applicable.
 type AttemptRow struct {
-	Policy  string  `parquet:"policy,dict"`
-	ID      int32   `parquet:"id"`
-	Attempt int32   `parquet:"attempt"`
-	StartS  float64 `parquet:"start_s"`
-	EndS    float64 `parquet:"end_s"`
-	WaitS   float64 `parquet:"wait_s"`
-	RunS    float64 `parquet:"run_s"`
-	Nodes   string  `parquet:"nodes"`
-	Ended   string  `parquet:"ended,dict"`
+	Policy   string  `parquet:"policy,dict"`
+	ID       int32   `parquet:"id"`
+	Attempt  int32   `parquet:"attempt"`
+	StartS   float64 `parquet:"start_s"`
+	EndS     float64 `parquet:"end_s"`
+	WaitS    float64 `parquet:"wait_s"`
+	RunS     float64 `parquet:"run_s"`
+	Nodes    string  `parquet:"nodes"`
+	Ended    string  `parquet:"ended,dict"`
+	ExitCode int32   `parquet:"exit_code"`
 }
 
 // AttemptRows converts every run's attempt logs to attempts.parquet rows:
@@ -83,7 +90,7 @@ func AttemptRows(runs []PolicyJobs) []AttemptRow {
 				rows = append(rows, AttemptRow{
 					Policy: r.Policy, ID: j.ID, Attempt: int32(k + 1),
 					StartS: Seconds(a.Start), EndS: Seconds(a.End), WaitS: Seconds(a.Wait), RunS: Seconds(run),
-					Nodes: a.Nodes, Ended: a.Ended,
+					Nodes: a.Nodes, Ended: a.Ended, ExitCode: int32(a.ExitCode),
 				})
 			}
 		}
@@ -180,6 +187,7 @@ func JobRows(runs []PolicyJobs) []JobRow {
 				BoundedSlowdown: slow, GPUs: int32(j.GPUs), GPUMilli: j.GPUMilli, Nodes: j.Nodes,
 				Attempts: int32(j.Attempts), State: string(j.State), MIGProfile: j.MIGProfile,
 				HardwareFailures: int32(j.HardwareFailures), LostS: Seconds(j.Lost), CheckpointS: Seconds(j.Checkpoint),
+				Reason: j.Reason, ReasonDetail: j.ReasonDetail,
 			})
 		}
 	}

@@ -48,6 +48,14 @@ type JobRecord struct {
 	HardwareFailures int
 	Lost             hwmodel.Time
 	Checkpoint       hwmodel.Time
+	// Reason says why a failed job failed, in the vocabulary of
+	// reasons.go: ReasonRetriesExhausted, ReasonDeadline,
+	// ReasonDependencyFailed or ReasonUnsatisfiable; "" for a job that
+	// succeeded. ReasonDetail is the driver's own words for it, e.g.
+	// "attempt 2 failed, no retries left" or "dependency train-3 failed"
+	// ("" when it succeeded).
+	Reason       string
+	ReasonDetail string
 	// AttemptLog lists the job's attempts in order (sim.Outcome's
 	// AttemptLog); nil or empty when the job never ran.
 	AttemptLog []AttemptRecord
@@ -55,11 +63,17 @@ type JobRecord struct {
 
 // AttemptRecord is one attempt of a job: when it started and ended, how
 // long the job was queued just before it, its node names joined by "+",
-// and how it ended (sim.AttemptEnd: succeeded, failed, preempted,
-// hardware_failure, or running if the run stopped first, End then -1).
+// how it ended (Ended: AttemptSucceeded, AttemptFailed, AttemptPreempted,
+// AttemptHardwareFailure, or AttemptRunning if the run stopped first, End
+// then -1) and its process's exit code.
 type AttemptRecord struct {
 	Start, End hwmodel.Time
 	Wait       hwmodel.Time
 	Nodes      string
 	Ended      string
+	// ExitCode is the exit code of the attempt's process, or NoExitCode
+	// (-1) when it is unknown or does not apply (still running, status
+	// lost, and every simulated attempt). The zero value means exit code 0:
+	// a writer that does not know must set NoExitCode.
+	ExitCode int
 }

@@ -40,7 +40,7 @@ var JobsCSVHeader = []string{
 	"policy", "id", "name", "dag", "tenant", "priority",
 	"submit_s", "ready_s", "start_s", "end_s", "wait_s", "run_s", "jct_s",
 	"bounded_slowdown", "gpus", "gpu_milli", "nodes", "attempts", "state", "mig_profile",
-	"hardware_failures", "lost_s", "checkpoint_s",
+	"hardware_failures", "lost_s", "checkpoint_s", "reason", "reason_detail",
 }
 
 // WriteJobsCSV writes every run's job records to path, atomically: one header
@@ -48,7 +48,8 @@ var JobsCSVHeader = []string{
 // in the order of each run's slice. Times are seconds with exactly six
 // decimals, formatted from the integer microseconds (no float rounding);
 // jct_s is End − Submit; bounded_slowdown has six decimals and is empty for a
-// job that never ran (Attempts == 0).
+// job that never ran (Attempts == 0); reason and reason_detail are empty for
+// a job that succeeded.
 func WriteJobsCSV(path string, runs []PolicyJobs) error {
 	return AtomicWriteFile(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
@@ -87,6 +88,8 @@ func WriteJobsCSV(path string, runs []PolicyJobs) error {
 					strconv.Itoa(j.HardwareFailures),
 					FormatSeconds(j.Lost),
 					FormatSeconds(j.Checkpoint),
+					j.Reason,
+					j.ReasonDetail,
 				)
 				if err := cw.Write(row); err != nil {
 					return err

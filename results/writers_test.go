@@ -178,6 +178,8 @@ func TestJobsCSVGolden(t *testing.T) {
 	jobs[0].Name, jobs[0].DAG, jobs[0].Nodes, jobs[0].Priority = "train, \"big\"", "pipeline-1", "n0+n1", 3
 	jobs[2].GPUMilli = 500 // a shared GPU
 	jobs[2].Submit += 1    // sub-second times print exactly: 10.000001
+	jobs[3].Reason, jobs[3].ReasonDetail = ReasonRetriesExhausted, "attempt 1 failed, no retries left"
+	jobs[4].Reason, jobs[4].ReasonDetail = ReasonDependencyFailed, "dependency \"x, y\" failed"
 	runs := []PolicyJobs{
 		{Policy: "fcfs", Jobs: jobs},
 		{Policy: "sjf", Jobs: jobs[:2], SlowdownBound: 200 * hwmodel.Second},

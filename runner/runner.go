@@ -326,7 +326,48 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 	return p, nil
 }
 
-// Records converts the engine's outcomes into result records.
+// FailReason maps the engine's reason for a failed job to the results
+// vocabulary (results.ReasonRetriesExhausted and the others); "" for
+// sim.FailNone. It panics on a value the engine does not define.
+func FailReason(r sim.FailReason) string {
+	switch r {
+	case sim.FailNone:
+		return ""
+	case sim.FailRetriesExhausted:
+		return results.ReasonRetriesExhausted
+	case sim.FailDeadline:
+		return results.ReasonDeadline
+	case sim.FailDependency:
+		return results.ReasonDependencyFailed
+	case sim.FailUnsatisfiable:
+		return results.ReasonUnsatisfiable
+	}
+	panic(fmt.Sprintf("runner: no results reason for %v", r))
+}
+
+// AttemptEnd maps how the engine ended an attempt to the results
+// vocabulary (results.AttemptSucceeded and the others). It panics on a
+// value the engine does not define.
+func AttemptEnd(e sim.AttemptEnd) string {
+	switch e {
+	case sim.AttemptSucceeded:
+		return results.AttemptSucceeded
+	case sim.AttemptFailed:
+		return results.AttemptFailed
+	case sim.AttemptPreempted:
+		return results.AttemptPreempted
+	case sim.AttemptHardware:
+		return results.AttemptHardwareFailure
+	case sim.AttemptRunning:
+		return results.AttemptRunning
+	}
+	panic(fmt.Sprintf("runner: no results attempt end for %q", string(e)))
+}
+
+// Records converts the engine's outcomes into result records: the
+// engine's FailReason and attempt ends in the results vocabulary
+// (FailReason, AttemptEnd), its Reason as the detail, and no exit codes
+// (results.NoExitCode: the simulator runs no process).
 func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []results.JobRecord {
 	out := make([]results.JobRecord, len(res.Jobs))
 	var names strings.Builder
@@ -346,7 +387,8 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 		if len(o.AttemptLog) > 0 {
 			log = make([]results.AttemptRecord, len(o.AttemptLog))
 			for k, a := range o.AttemptLog {
-				log[k] = results.AttemptRecord{Start: a.Start, End: a.End, Wait: a.Wait, Nodes: nodes(a.Placement), Ended: string(a.Ended)}
+				log[k] = results.AttemptRecord{Start: a.Start, End: a.End, Wait: a.Wait, Nodes: nodes(a.Placement),
+					Ended: AttemptEnd(a.Ended), ExitCode: results.NoExitCode}
 			}
 		}
 		state := results.Succeeded
@@ -361,7 +403,8 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
 			Submit: o.Submit, Ready: o.Ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
 			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: nodes(o.Placement), Attempts: o.Attempts, State: state,
-			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime, AttemptLog: log,
+			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
+			Reason: FailReason(o.FailReason), ReasonDetail: o.Reason, AttemptLog: log,
 		}
 	}
 	return out

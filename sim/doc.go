@@ -94,9 +94,10 @@
 // min(Max, max(1, floor((Submit+Deadline−now) / avg_run))) further
 // attempts (DeadlineAttempts), avg_run being the job's runtime estimate
 // (policies.Job.Estimate, as the policy sees it); at every failure within
-// the grant it fails for good with Reason "deadline" when
-// RestartTime + (estimate − saved progress) exceeds the time left; a job
-// without a deadline gets Max. Retry.BackoffBase > 0 re-queues the k-th
+// the grant it fails for good (FailDeadline, Reason "deadline") when
+// RestartTime + (estimate − saved progress) exceeds the time left, and a
+// failure beyond the grant fails it as any retry policy that runs out does
+// (FailRetriesExhausted); a job without a deadline gets Max. Retry.BackoffBase > 0 re-queues the k-th
 // retry BackoffBase·BackoffFactor^(k−1) after the failure, by an event
 // (the job is Pending meanwhile; the back-off counts in neither
 // Outcome.Wait nor Outcome.Run). Config.RestartTime is added to every

@@ -65,9 +65,12 @@ type Outcome struct {
 	HardwareFailures int
 	LostTime         hwmodel.Time
 	CheckpointTime   hwmodel.Time
-	// Reason says why a job failed ("attempt failed, no retries left",
-	// "dependency x failed", "unsatisfiable: ...").
-	Reason string
+	// FailReason says why a job failed, in a fixed vocabulary (FailNone
+	// for a job that did not fail); Reason says it in words ("attempt 2
+	// failed, no retries left", "dependency x failed", "unsatisfiable:
+	// ...").
+	FailReason FailReason
+	Reason     string
 	// AttemptLog lists the job's attempts in order (len == Attempts).
 	AttemptLog []Attempt
 }
@@ -99,6 +102,38 @@ const (
 // ReasonUnsatisfiable starts the Reason of a job failed at submission
 // because no node of the cluster could ever hold its request.
 const ReasonUnsatisfiable = "unsatisfiable: "
+
+// FailReason is why a job failed. runner.Records maps it to the
+// vocabulary of the results files (results.ReasonRetriesExhausted and
+// the others), which live mode shares; the words are defined there only.
+type FailReason uint8
+
+const (
+	// FailNone: the job succeeded (or is not terminal).
+	FailNone FailReason = iota
+	// FailRetriesExhausted: its last attempt failed (a failure the trace
+	// records or a hardware failure) and the retry policy allowed no
+	// further attempt, the attempts granted by the deadline-aware rule
+	// included.
+	FailRetriesExhausted
+	// FailDeadline: the deadline-aware retry rule gave up because no
+	// further attempt could finish in time (Reason is ReasonDeadline).
+	FailDeadline
+	// FailDependency: a job it depends on failed; it never ran.
+	FailDependency
+	// FailUnsatisfiable: no node of the cluster could ever hold its
+	// request (Reason starts with ReasonUnsatisfiable); it never ran.
+	FailUnsatisfiable
+)
+
+var failReasonNames = [...]string{"FailNone", "FailRetriesExhausted", "FailDeadline", "FailDependency", "FailUnsatisfiable"}
+
+func (r FailReason) String() string {
+	if int(r) < len(failReasonNames) {
+		return failReasonNames[r]
+	}
+	return fmt.Sprintf("FailReason(%d)", uint8(r))
+}
 
 // Observation is the cluster state after a batch of simultaneous events.
 type Observation struct {
@@ -495,16 +530,16 @@ func (e *Engine) arrive(i int) {
 	r.arrived = true
 	e.inSystem++
 	if err := e.cluster.Satisfiable(e.jobs[i].Req); err != nil {
-		e.failForGood(i, ReasonUnsatisfiable+err.Error())
+		e.failForGood(i, FailUnsatisfiable, ReasonUnsatisfiable+err.Error())
 		return
 	}
 	if reason := e.migServable(e.jobs[i].Req); reason != "" {
-		e.failForGood(i, ReasonUnsatisfiable+reason)
+		e.failForGood(i, FailUnsatisfiable, ReasonUnsatisfiable+reason)
 		return
 	}
 	for _, d := range e.w.Jobs[i].Deps {
 		if e.runs[d].state == Failed {
-			e.failForGood(i, "dependency "+e.jobs[d].Name+" failed")
+			e.failForGood(i, FailDependency, "dependency "+e.jobs[d].Name+" failed")
 			return
 		}
 	}
@@ -573,7 +608,7 @@ func (e *Engine) finish(ev event) error {
 	e.out[i].CheckpointTime += hwmodel.Time(r.ckpts) * e.checkpointOf(i).Cost
 	r.saved = j.Duration
 	e.stopRunning(i, AttemptSucceeded)
-	e.setTerminal(i, Succeeded, "")
+	e.setTerminal(i, Succeeded, FailNone, "")
 	for _, d := range e.dependants[i] {
 		dr := &e.runs[d]
 		dr.depsLeft--
@@ -604,12 +639,12 @@ func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	e.pendingChange = true
 }
 
-func (e *Engine) setTerminal(i int, s JobState, reason string) {
+func (e *Engine) setTerminal(i int, s JobState, why FailReason, reason string) {
 	r := &e.runs[i]
 	r.state = s
 	o := &e.out[i]
 	o.State = s
-	o.Reason = reason
+	o.FailReason, o.Reason = why, reason
 	o.End = e.now
 	if !r.started {
 		o.Start = e.now
@@ -619,18 +654,19 @@ func (e *Engine) setTerminal(i int, s JobState, reason string) {
 	e.terminal++
 }
 
-// failForGood fails job i and, transitively, every job that depends on it.
-func (e *Engine) failForGood(i int, reason string) {
+// failForGood fails job i for why (reason in words) and, transitively,
+// every job that depends on it, for FailDependency.
+func (e *Engine) failForGood(i int, why FailReason, reason string) {
 	// Only pending jobs get here (a queued job's dependencies have all
 	// succeeded), so the policy never holds a job that this fails.
 	if !e.runs[i].arrived {
 		// A dependant that has not arrived yet fails when it arrives.
 		return
 	}
-	e.setTerminal(i, Failed, reason)
+	e.setTerminal(i, Failed, why, reason)
 	for _, d := range e.dependants[i] {
 		if !e.runs[d].state.Terminal() && e.runs[d].arrived {
-			e.failForGood(int(d), "dependency "+e.jobs[i].Name+" failed")
+			e.failForGood(int(d), FailDependency, "dependency "+e.jobs[i].Name+" failed")
 		}
 	}
 }

@@ -51,7 +51,8 @@ type RetryPolicy struct {
 }
 
 // ReasonDeadline is the Reason of a job that the deadline-aware retry
-// policy failed because no further attempt could finish in time.
+// policy failed because no further attempt could finish in time (its
+// FailReason is FailDeadline).
 const ReasonDeadline = "deadline"
 
 // FaultRecord is what became of one injected fault.
@@ -557,7 +558,7 @@ func (e *Engine) retryOrFail(i int, reason string) {
 			limit = int(r.granted)
 			need := e.cfg.RestartTime + max(0, e.jobs[i].Estimate-r.saved)
 			if int(r.retries) <= limit && need > remaining {
-				e.failForGood(i, ReasonDeadline)
+				e.failForGood(i, FailDeadline, ReasonDeadline)
 				return
 			}
 		}
@@ -565,7 +566,7 @@ func (e *Engine) retryOrFail(i int, reason string) {
 		limit = j.MaxRetries
 	}
 	if int(r.retries) > limit {
-		e.failForGood(i, reason)
+		e.failForGood(i, FailRetriesExhausted, reason)
 		return
 	}
 	r.afterFailure = true

@@ -10,7 +10,8 @@ import (
 // check re-verifies the books when Config.CheckInvariants is set: the
 // cluster's capacity red line, that every job is in exactly one state and
 // the state counters agree with a recount, that no task runs before its
-// dependencies succeeded, and that terminal jobs stay terminal.
+// dependencies succeeded, that terminal jobs stay terminal, and that a job
+// has a FailReason exactly when it failed.
 func (e *Engine) check() error {
 	if !e.cfg.CheckInvariants {
 		return nil
@@ -47,6 +48,9 @@ func (e *Engine) check() error {
 			terminal++
 			if e.out[i].State != r.state {
 				return fail("job %s is %s but its outcome says %s", e.jobs[i].Name, r.state, e.out[i].State)
+			}
+			if (r.state == Failed) != (e.out[i].FailReason != FailNone) {
+				return fail("job %s is %s with fail reason %s", e.jobs[i].Name, r.state, e.out[i].FailReason)
 			}
 		default:
 			return fail("job %s in unknown state %d", e.jobs[i].Name, r.state)

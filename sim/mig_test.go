@@ -230,8 +230,8 @@ func TestMIGSatisfiability(t *testing.T) {
 				if (o.State == sim.Failed) != c.failed[i] {
 					t.Errorf("job %d ended %s (%s), want failed=%v", i, o.State, o.Reason, c.failed[i])
 				}
-				if o.State == sim.Failed && !strings.HasPrefix(o.Reason, sim.ReasonUnsatisfiable) {
-					t.Errorf("job %d failed for %q", i, o.Reason)
+				if o.State == sim.Failed && (!strings.HasPrefix(o.Reason, sim.ReasonUnsatisfiable) || o.FailReason != sim.FailUnsatisfiable) {
+					t.Errorf("job %d failed for %v, %q", i, o.FailReason, o.Reason)
 				}
 			}
 			if res.MIGReconfigurations != c.reconfigs {

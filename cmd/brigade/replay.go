@@ -107,6 +107,7 @@ func readJobsCSV(r io.Reader, path string) ([]results.JobRow, error) {
 			GPUs: int32(num("gpus")), GPUMilli: int32(num("gpu_milli")), Nodes: get("nodes"),
 			Attempts: int32(num("attempts")), State: get("state"), MIGProfile: get("mig_profile"),
 			HardwareFailures: int32(optNum("hardware_failures")), LostS: optNum("lost_s"), CheckpointS: optNum("checkpoint_s"),
+			Reason: get("reason"), ReasonDetail: get("reason_detail"),
 		}
 		if bad != nil {
 			return nil, bad

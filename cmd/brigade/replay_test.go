@@ -269,3 +269,47 @@ func TestPolicySpecHelpAndErrors(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// jobs.csv's reason columns are read by name; a jobs.csv written before
+// they existed (schema version 2) reads with empty reasons.
+func TestReadJobsCSVReasons(t *testing.T) {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(results.JobsCSVHeader)
+	row := make([]string, len(results.JobsCSVHeader))
+	for i, h := range results.JobsCSVHeader {
+		switch h {
+		case "policy", "name", "tenant", "state", "reason", "reason_detail":
+			row[i] = map[string]string{"policy": "fcfs", "name": "train", "tenant": "t", "state": "failed",
+				"reason": "dependency_failed", "reason_detail": "dependency \"a, b\" failed"}[h]
+		case "bounded_slowdown", "dag", "nodes", "mig_profile":
+		default:
+			row[i] = "0"
+		}
+	}
+	w.Write(row)
+	w.Flush()
+	rows, err := readJobsCSV(strings.NewReader(b.String()), "jobs.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Reason != "dependency_failed" || rows[0].ReasonDetail != "dependency \"a, b\" failed" || rows[0].State != "failed" {
+		t.Errorf("rows = %+v", rows)
+	}
+	n := len(results.JobsCSVHeader) - 2 // without reason, reason_detail
+	if results.JobsCSVHeader[n] != "reason" {
+		t.Fatalf("JobsCSVHeader ends %q", results.JobsCSVHeader[n:])
+	}
+	var old strings.Builder
+	w = csv.NewWriter(&old)
+	w.Write(results.JobsCSVHeader[:n])
+	w.Write(row[:n])
+	w.Flush()
+	rows, err = readJobsCSV(strings.NewReader(old.String()), "jobs.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Reason != "" || rows[0].ReasonDetail != "" || rows[0].Name != "train" {
+		t.Errorf("schema 2 rows = %+v", rows)
+	}
+}

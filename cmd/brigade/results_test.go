@@ -128,6 +128,8 @@ type jobRow struct {
 	GPUMilli int32   `parquet:"gpu_milli"`
 	Attempts int32   `parquet:"attempts"`
 	State    string  `parquet:"state"`
+	Reason   string  `parquet:"reason"`
+	Detail   string  `parquet:"reason_detail"`
 }
 
 type attemptRow struct {
@@ -139,6 +141,7 @@ type attemptRow struct {
 	Wait    float64 `parquet:"wait_s"`
 	Run     float64 `parquet:"run_s"`
 	Ended   string  `parquet:"ended"`
+	Exit    int32   `parquet:"exit_code"`
 }
 
 func near6(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(1, math.Abs(b)) }
@@ -259,12 +262,21 @@ func TestSimResultsGolden(t *testing.T) {
 			x = &attemptRow{}
 			perJob[key{a.Policy, a.ID}] = x
 		}
-		if a.Attempt != x.Attempt+1 || math.Abs(a.Run-(a.End-a.Start)) > 1e-6 {
+		if a.Attempt != x.Attempt+1 || math.Abs(a.Run-(a.End-a.Start)) > 1e-6 || a.Exit != -1 || !slices.Contains(results.AttemptEnds(), a.Ended) {
 			t.Fatalf("attempts.parquet row %d: %+v (attempt %d expected, run = end − start)", k, a, x.Attempt+1)
 		}
 		x.Attempt, x.Wait, x.Run, x.End, x.Ended = a.Attempt, x.Wait+a.Wait, x.Run+a.Run, a.End, a.Ended
 	}
+	reasons := map[string]int{}
 	for _, r := range rows {
+		// A failed job, and only a failed job, has a reason of the
+		// vocabulary and its detail; the default trace's failures all
+		// run out of retries.
+		if (r.State == "failed") != (r.Reason != "") || (r.Reason == "") != (r.Detail == "") ||
+			(r.Reason != "" && !slices.Contains(results.JobReasons(), r.Reason)) {
+			t.Fatalf("%s job %d: state %s, reason %q, detail %q", r.Policy, r.ID, r.State, r.Reason, r.Detail)
+		}
+		reasons[r.Reason]++
 		x := perJob[key{r.Policy, r.ID}]
 		if x == nil {
 			x = &attemptRow{}
@@ -272,6 +284,9 @@ func TestSimResultsGolden(t *testing.T) {
 		if x.Attempt != r.Attempts || (r.Attempts > 0 && (!near6(x.Wait, r.Wait) || !near6(x.Run, r.Run) || x.End != r.End || x.Ended != r.State)) {
 			t.Fatalf("%s job %d: attempts.parquet sums to %+v, jobs.parquet has %+v", r.Policy, r.ID, *x, r)
 		}
+	}
+	if len(reasons) != 1 || reasons[""] != len(rows) {
+		t.Errorf("reasons %v: the default run fails no job", reasons)
 	}
 	near := func(what string, got, want float64) {
 		t.Helper()
@@ -462,5 +477,75 @@ func TestSimAttemptsParquetWithFaults(t *testing.T) {
 	if sumHW == 0 || len(attempts) <= len(jobs) || len(attempts) != sumAttempts || hwRows != sumHW {
 		t.Errorf("%d jobs with %d attempts and %d hardware failures; attempts.parquet has %d rows, %d ended by hardware",
 			len(jobs), sumAttempts, sumHW, len(attempts), hwRows)
+	}
+}
+
+// TestSimReasonsWithFaults: with no retries, every job a node failure hits
+// fails with reason retries_exhausted and the words of its hardware
+// failure, in jobs.parquet and jobs.csv alike; no other job fails, and no
+// simulated attempt has an exit code.
+func TestSimReasonsWithFaults(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--out", dir, "--policy", "fcfs", "--retry", "none",
+		"--fail", "p100x8-000@3h+30m", "--fail", "p100x8-001@5h+1h")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	type job struct {
+		ID     int32  `parquet:"id"`
+		State  string `parquet:"state"`
+		HW     int32  `parquet:"hardware_failures"`
+		Reason string `parquet:"reason"`
+		Detail string `parquet:"reason_detail"`
+	}
+	type attempt struct {
+		Ended string `parquet:"ended"`
+		Exit  int32  `parquet:"exit_code"`
+	}
+	jobs, err := parquet.ReadFile[job](filepath.Join(dir, "jobs.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts, err := parquet.ReadFile[attempt](filepath.Join(dir, "attempts.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(filepath.Join(dir, "jobs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	recs, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	if len(recs)-1 != len(jobs) {
+		t.Fatalf("jobs.csv has %d rows, jobs.parquet %d", len(recs)-1, len(jobs))
+	}
+	failed := 0
+	for i, j := range jobs {
+		if j.State == "failed" {
+			failed++
+			if j.HW != 1 || j.Reason != "retries_exhausted" || !strings.Contains(j.Detail, "lost to a hardware failure, no retries left") {
+				t.Errorf("job %d: %+v, want one hardware failure, retries_exhausted and its words", j.ID, j)
+			}
+		} else if j.HW != 0 || j.Reason != "" || j.Detail != "" {
+			t.Errorf("job %d: %+v", j.ID, j)
+		}
+		if r := recs[1+i]; r[col["reason"]] != j.Reason || r[col["reason_detail"]] != j.Detail {
+			t.Errorf("job %d: jobs.csv says %q, %q; jobs.parquet %q, %q", j.ID, r[col["reason"]], r[col["reason_detail"]], j.Reason, j.Detail)
+		}
+	}
+	if failed == 0 {
+		t.Error("no job failed: the faults hit nothing")
+	}
+	for k, a := range attempts {
+		if a.Exit != -1 {
+			t.Fatalf("attempt row %d: %+v, want exit_code -1", k, a)
+		}
 	}
 }
