@@ -9,10 +9,14 @@
 // Driver implements policies.View over one node built from the discovered
 // GPUs, calls the policy at each scheduling point (a submission, an exit, a
 // tick), launches each started job in its own process group with
-// CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs, and keeps every job's state
-// in a bbolt file, each transition committed before it is acted on, so that
-// a restart after kill -9 re-adopts live processes (pid plus /proc start
-// time) and neither loses nor doubles a job. Time comes from an injected
+// CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs, under a shell wrapper that
+// records in an exit file whether the command started and how it ended,
+// and keeps every job's state in a bbolt file, each transition committed
+// before it is acted on, so that a restart after kill -9 re-adopts live
+// processes (pid plus /proc start time, or the marker in their
+// environment) and neither loses nor doubles a job (settle in driver.go).
+// Failed attempts are retried after brigade sim's exponential back-off
+// (Config.Backoff). Time comes from an injected
 // Clock, converted to hwmodel.Time (µs since the state file's creation) at
 // the edge. MIG jobs run on the MIG instances that exist (mig.go): the
 // layouts NVML reports become the cluster's static MIG layouts.
@@ -22,8 +26,9 @@
 // brigade sim's format (results' writers and Summarize: jobs, attempts,
 // time series, tenants, summary.json) plus events.csv, estimates.csv,
 // cluster.yaml and run.json, written into a temporary folder renamed into
-// place, so that brigade sim --replay and brigade fidelity read a live run
-// as they read a simulated one. ExportState does it from a state file
+// place (replacing only what CheckOut allows), so that brigade sim
+// --replay and brigade fidelity read a live run as they read a simulated
+// one. ExportState does it from a state file
 // (the policy and GPUs are recorded in its meta bucket) after a crash.
 //
 // Health (health.go) watches the GPUs through a HealthSource: NVMLHealth
@@ -47,10 +52,29 @@
 // time through a GPUSampler (NVML's read-only GetUtilizationRates and
 // GetMemoryInfo behind the cgo tag; FakeSampler in tests). Listen refuses
 // a non-loopback address unless told otherwise and binds before the
-// driver starts; MetricsServer.Serve answers only GET /metrics.
+// driver starts; MetricsServer.Serve answers only GET /metrics, over at
+// most MaxMetricsConns connections at once, without keep-alive.
 //
 // Invariants:
 //
+//   - An attempt has ended only when its whole process group is gone: when
+//     its wrapper exits (or, re-adopted, is found gone) the driver SIGKILLs
+//     what is left of the group and waits for it before it records the end
+//     and releases the GPUs. So no attempt runs beside the next attempt of
+//     its job, nor beside the job given its GPUs.
+//   - A job whose command never ran is never failed and spends no attempt:
+//     a start undone by a crash before the launch, or by a launch error
+//     that passes (EMFILE, EAGAIN, ENOMEM, ...), queues it again as it was.
+//   - A job that may have finished is never rerun: a process group that
+//     ended while the driver was down without recording its exit status
+//     fails the job (ReasonExitLost), whatever retries it has left.
+//   - Only a process confirmed gone has ended: /proc that cannot be read
+//     is "unknown", never "dead".
+//   - Live mode removes nothing of the user's: a results folder replaces
+//     only a missing or empty folder or an earlier Brigade results folder
+//     (results.CheckReplaceable), never one holding the job file, the
+//     state file or the logs (CheckOut). A damaged state file is an error
+//     naming it, not a crash.
 //   - Live mode never changes GPU settings. It never enables or disables
 //     MIG, never creates or destroys GPU or compute instances, and never
 //     resets a GPU. Discover and NVMLHealth call read-only NVML queries only

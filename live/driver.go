@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -83,6 +85,7 @@ type exitMsg struct {
 	id      int32
 	attempt int
 	code    int
+	signal  int
 }
 
 // Driver runs a policy over real processes on one node.
@@ -104,6 +107,10 @@ type Driver struct {
 	// order of the cluster's layout (nil for GPUs without MIG).
 	migUUIDs [][]string
 	adopted  map[int32]bool
+	// stopping are re-adopted jobs whose wrapper ended while processes of
+	// their group lived on: the driver has SIGKILLed the group and waits.
+	stopping map[int32]bool
+	boot     string // bootID() of this boot
 	// waiting are queued jobs in retry back-off (Record.NotBefore ahead):
 	// the policy hears of them when it is over.
 	waiting []int32
@@ -190,12 +197,19 @@ func Open(cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Absolute: the exit file's path is handed to jobs that run in their
+	// own workdir.
+	cfg.LogDir = logs
+	if err := os.MkdirAll(filepath.Join(logs, ".exit"), 0o755); err != nil {
+		return nil, err
+	}
 	st, err := openStore(cfg.State)
 	if err != nil {
 		return nil, err
 	}
 	d := &Driver{cfg: cfg, st: st, cluster: cl, policy: pol, migUUIDs: migUUIDs, names: map[string]int32{}, tenantOf: map[string]int{},
-		place: map[int32]hwmodel.Placement{}, adopted: map[int32]bool{}, wake: make(chan struct{}, 1), dead: make(chan struct{})}
+		place: map[int32]hwmodel.Placement{}, adopted: map[int32]bool{}, stopping: map[int32]bool{}, boot: bootID(),
+		wake: make(chan struct{}, 1), dead: make(chan struct{})}
 	cfg.Metrics.SetGPUs(len(cfg.GPUs), 0)
 	var e [8]byte
 	binary.BigEndian.PutUint64(e[:], uint64(cfg.Clock.Now().UnixMicro()))
@@ -254,14 +268,17 @@ func (d *Driver) addJob(r *Record) {
 }
 
 // recover rebuilds the in-memory books from the store: queued jobs are
-// queued again (same Submit, so same place), running jobs whose process is
-// still the same live process are adopted, others end as failed (exit -1)
-// and are retried as their spec says.
+// queued again (same Submit, so same place); a running job whose wrapper
+// is still the same live process is re-adopted; any other running job is
+// settled as its process group and exit file say (settle): ended with its
+// exit status, queued again unspent if its command never ran, or failed.
+// Members of its group that outlived the wrapper are stopped first.
 func (d *Driver) recover() error {
 	recs, err := d.st.all()
 	if err != nil {
 		return err
 	}
+	var marked map[string]int // one /proc scan, when a PID is missing
 	var changed []*Record
 	for _, r := range recs {
 		d.addJob(r)
@@ -270,47 +287,12 @@ func (d *Driver) recover() error {
 		case Queued:
 			d.enqueue(r)
 		case Running:
-			alive := false
-			if r.PID > 0 && r.PIDStart > 0 {
-				s, ok, err := procStart(r.PID)
-				if err != nil {
-					return fmt.Errorf("live: %s: cannot tell whether pid %d still runs: %w", r.Spec.Name, r.PID, err)
-				}
-				alive = ok && s == r.PIDStart
-			} else {
-				// Launched just before a crash, its PID (or start time) not
-				// yet in the store.
-				pg, err := findMarked(d.marker(r))
-				if err != nil {
-					return fmt.Errorf("live: %s: cannot look for its process: %w", r.Spec.Name, err)
-				}
-				if pg > 0 {
-					s, ok, err := procStart(pg)
-					if err != nil {
-						return fmt.Errorf("live: %s: cannot tell whether pid %d still runs: %w", r.Spec.Name, pg, err)
-					}
-					if ok {
-						r.PID, r.PIDStart, alive = pg, s, true
-						changed = append(changed, r)
-					}
-				}
-			}
-			p := d.placementOf(r)
-			if alive && d.cluster.Allocate(p) == nil {
-				d.place[r.ID] = p
-				d.adopted[r.ID] = true
-				d.tenants[d.jobs[r.ID].Tenant].AllocatedMilliGPU += p.Milli()
-				d.events.Started = append(d.events.Started, policies.JobID(r.ID))
-				fmt.Fprintf(d.cfg.Log, "live: re-adopted %s (pid %d)\n", r.Spec.Name, r.PID)
-				continue
-			}
-			if code, ok := d.exitCode(r); ok {
-				d.finish(r, code, "")
-			} else {
-				d.finish(r, -1, "process gone after a restart")
+			adopted, err := d.recoverRunning(r, &marked)
+			if err != nil {
+				return fmt.Errorf("live: %s: %w", r.Spec.Name, err)
 			}
 			changed = append(changed, r)
-			if r.State == Queued {
+			if !adopted && r.State == Queued {
 				d.enqueue(r)
 			}
 		}
@@ -320,6 +302,157 @@ func (d *Driver) recover() error {
 	}
 	d.dropExitFiles(changed)
 	return nil
+}
+
+// recoverRunning re-adopts or settles a job the store holds as running.
+func (d *Driver) recoverRunning(r *Record, marked *map[string]int) (bool, error) {
+	if r.Boot != "" && r.Boot != d.boot {
+		// The machine restarted: the process is gone, and its pid may
+		// now be another's.
+		_, err := d.settle(r, ending{})
+		return false, err
+	}
+	if r.PID == 0 || r.PIDStart == 0 {
+		// Launched just before a crash, its PID (or start time) not yet
+		// in the store: look for its marker.
+		if *marked == nil {
+			m, err := scanMarked("BRIGADE_LIVE_JOB=" + d.nonce + ".")
+			if err != nil {
+				return false, fmt.Errorf("cannot look for its process: %w", err)
+			}
+			*marked = m
+		}
+		if pg := (*marked)[d.marker(r)]; pg > 0 {
+			r.PID = pg
+			s, ok, err := procStart(pg)
+			if err != nil {
+				return false, fmt.Errorf("cannot tell whether pid %d runs: %w", pg, err)
+			}
+			if ok {
+				r.PIDStart = s
+			}
+		}
+	}
+	if r.PID == 0 {
+		_, err := d.settle(r, ending{})
+		return false, err
+	}
+	s, ok, err := procStart(r.PID)
+	if err != nil {
+		return false, fmt.Errorf("cannot tell whether pid %d runs: %w", r.PID, err)
+	}
+	if ok && s == r.PIDStart {
+		p := d.placementOf(r)
+		if d.cluster.Allocate(p) == nil {
+			d.place[r.ID] = p
+			d.adopted[r.ID] = true
+			d.tenants[d.jobs[r.ID].Tenant].AllocatedMilliGPU += p.Milli()
+			d.events.Started = append(d.events.Started, policies.JobID(r.ID))
+			fmt.Fprintf(d.cfg.Log, "live: re-adopted %s (pid %d)\n", r.Spec.Name, r.PID)
+			return true, nil
+		}
+		// Its GPUs are no longer there to hold: it cannot go on.
+		fmt.Fprintf(d.cfg.Log, "live: %s (pid %d) runs on GPUs this machine no longer offers; stopping it\n", r.Spec.Name, r.PID)
+	}
+	// The wrapper is gone (or must go): whatever of its group lives is
+	// stopped before the attempt ends, so that its GPUs are free.
+	n, err := groupMembers(r.PID, r.PIDStart)
+	if err != nil {
+		return false, fmt.Errorf("cannot read process group %d: %w", r.PID, err)
+	}
+	killed := n > 0
+	if killed {
+		empty, err := stopGroup(r.PID, r.PIDStart, stopWait)
+		if err != nil {
+			return false, fmt.Errorf("cannot stop process group %d: %w", r.PID, err)
+		}
+		if !empty {
+			return false, fmt.Errorf("process group %d still runs %v after SIGKILL", r.PID, stopWait)
+		}
+		fmt.Fprintf(d.cfg.Log, "live: %s: stopped what was left of its process group %d\n", r.Spec.Name, r.PID)
+	}
+	_, err = d.settle(r, ending{killed: killed})
+	return false, err
+}
+
+// stopWait bounds how long the driver waits for a process group it has
+// SIGKILLed to be gone.
+const stopWait = 10 * time.Second
+
+// ending is what the driver saw of the end of an attempt's wrapper.
+type ending struct {
+	reaped bool // the driver was its parent and reaped it: code and signal hold
+	code   int  // its exit status (-1 when killed by a signal)
+	signal int  // the signal that killed it, 0 if none
+	killed bool // the driver stopped group members that outlived it
+}
+
+// settle ends r's current attempt, whose process group is gone, as its
+// exit file and e say, and reports whether the command ever ran:
+//
+//   - no exit file: the wrapper never started the command (the driver was
+//     killed before the launch, or the wrapper before its first line, or
+//     the file could not be created): the start is undone (unstart), the
+//     attempt not spent;
+//   - an exit status in the file: the attempt ended with it;
+//   - "started" only: the status was lost. If the driver reaped the
+//     wrapper, the status it got counts (a wrapper killed by a signal is a
+//     failed attempt); if the driver had to stop the group, or the machine
+//     restarted, the command was stopped before its end: a failed attempt,
+//     retried as its spec says. Otherwise the whole group ended while the
+//     driver was down and nobody knows how: it may have succeeded, so it
+//     is not rerun; it fails with reason "exit status lost".
+//
+// Records of older versions (no ExitFile) keep their rules: the old file
+// format, else failed with exit -1, or unspent if no PID was recorded.
+func (d *Driver) settle(r *Record, e ending) (ran bool, err error) {
+	if r.ExitFile == "" {
+		switch code, ok := d.oldExitCode(r); {
+		case ok:
+			d.finish(r, code, "")
+		case e.reaped:
+			d.finish(r, e.code, signalReason(e.signal))
+		case r.PID == 0:
+			d.unstart(r)
+			return false, nil
+		default:
+			d.finish(r, -1, "process gone after a restart")
+		}
+		return true, nil
+	}
+	st, code, err := readExit(r.ExitFile)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case st == notStarted:
+		d.unstart(r)
+		return false, nil
+	case st == exited:
+		d.finish(r, code, "")
+	case e.reaped:
+		d.finish(r, e.code, signalReason(e.signal))
+	case e.killed:
+		d.finish(r, -1, "stopped: its command still ran after its wrapper had ended")
+	case r.Boot != d.boot:
+		d.finish(r, -1, "the machine restarted while it ran")
+	default:
+		d.end(r, -1, ReasonExitLost, false)
+	}
+	return true, nil
+}
+
+// ReasonExitLost is the reason of an attempt whose process group ended
+// while the driver was down without recording an exit status (its
+// wrapper was killed, or its exit file could not be written): the job
+// fails without a retry, since it may have succeeded.
+const ReasonExitLost = "exit status lost: its process group ended while the driver was down, recording no exit status; not rerun, as it may have succeeded"
+
+func signalReason(sig int) string {
+	if sig == 0 {
+		return ""
+	}
+	return fmt.Sprintf("its wrapper was killed by signal %d (%v)", sig, syscall.Signal(sig))
 }
 
 func (d *Driver) placementOf(r *Record) hwmodel.Placement {
@@ -338,7 +471,10 @@ func (d *Driver) placementOf(r *Record) hwmodel.Placement {
 
 // finish moves a record out of Running after an exit (code -1: unknown),
 // to Succeeded, Failed, or back to Queued when retries remain.
-func (d *Driver) finish(r *Record, code int, reason string) {
+func (d *Driver) finish(r *Record, code int, reason string) { d.end(r, code, reason, true) }
+
+// end is finish; retry false fails the job whatever retries it has left.
+func (d *Driver) end(r *Record, code int, reason string, retry bool) {
 	now := int64(d.now())
 	r.Attempts = append(r.Attempts, AttemptRecord{Queued: r.Queued, Start: r.Start, End: now,
 		GPUs: slices.Clone(r.GPUs), Milli: r.Milli, Exit: code, Reason: reason})
@@ -346,7 +482,7 @@ func (d *Driver) finish(r *Record, code int, reason string) {
 	switch {
 	case code == 0:
 		r.State, r.End = Succeeded, now
-	case r.Attempt <= r.Spec.Retries:
+	case retry && r.Attempt <= r.Spec.Retries:
 		r.State, r.Queued = Queued, now
 		d.jobs[r.ID].Queued = hwmodel.Time(now)
 		r.NotBefore = now + int64(d.backoff(r.Attempt))
@@ -488,7 +624,7 @@ func (d *Driver) watch() error {
 func (d *Driver) Now() hwmodel.Time { return d.now() }
 
 // Cluster implements policies.View.
-func (d *Driver) Cluster() *hwmodel.Cluster { return d.cluster }
+func (d *Driver) Cluster() hwmodel.ClusterView { return d.cluster.View() }
 
 // Job implements policies.View.
 func (d *Driver) Job(id policies.JobID) *policies.Job {
@@ -588,6 +724,36 @@ func (d *Driver) release(id int32) {
 	d.events.Ended = append(d.events.Ended, policies.JobID(id))
 }
 
+// pollAdopted checks a re-adopted job (the driver is not its wrapper's
+// parent) and settles it when its attempt has ended: when its wrapper is
+// gone and no process of its group lives any more (the driver stops those
+// that outlived the wrapper, and waits for them before it settles). ran
+// is settle's.
+func (d *Driver) pollAdopted(r *Record) (ended, ran bool, err error) {
+	s, ok, err := procStart(r.PID)
+	if err != nil {
+		return false, false, fmt.Errorf("cannot read pid %d in /proc: %w", r.PID, err)
+	}
+	if ok && s == r.PIDStart {
+		return false, false, nil
+	}
+	n, err := groupMembers(r.PID, r.PIDStart)
+	if err != nil {
+		return false, false, fmt.Errorf("cannot read process group %d in /proc: %w", r.PID, err)
+	}
+	if n > 0 {
+		d.stopping[r.ID] = true
+		if empty, err := stopGroup(r.PID, r.PIDStart, 100*time.Millisecond); err != nil || !empty {
+			return false, false, err // not yet: next round
+		}
+	}
+	if ran, err = d.settle(r, ending{killed: d.stopping[r.ID]}); err != nil {
+		return false, false, err
+	}
+	delete(d.stopping, r.ID)
+	return true, ran, nil
+}
+
 // round is one scheduling point: record exits, schedule, launch.
 func (d *Driver) round() error {
 	if err := d.healthRound(); err != nil {
@@ -599,28 +765,34 @@ func (d *Driver) round() error {
 	d.exits = nil
 	d.mu.Unlock()
 	var changed []*Record
+	unspent := map[int32]bool{}
 	for _, e := range exits {
 		r := d.recs[e.id]
 		if r.State != Running || r.Attempt != e.attempt {
 			continue
 		}
-		d.finish(r, e.code, "")
-		changed = append(changed, r)
-	}
-	for id := range d.adopted {
-		r := d.recs[id]
-		s, ok, err := procStart(r.PID)
+		ran, err := d.settle(r, ending{reaped: true, code: e.code, signal: e.signal})
 		if err != nil {
-			// Not knowing is not an end: look again next round.
-			fmt.Fprintf(d.cfg.Log, "live: %s: cannot read pid %d in /proc (%v); still taken as running\n", r.Spec.Name, r.PID, err)
+			// The exit file cannot be read now: try again next round.
+			fmt.Fprintf(d.cfg.Log, "live: %s: reading its exit status: %v (retried)\n", r.Spec.Name, err)
+			d.mu.Lock()
+			d.exits = append(d.exits, e)
+			d.mu.Unlock()
 			continue
 		}
-		if !ok || s != r.PIDStart {
-			if code, ok := d.exitCode(r); ok {
-				d.finish(r, code, "")
-			} else {
-				d.finish(r, -1, "re-adopted process ended; exit status unknown")
-			}
+		unspent[r.ID] = !ran
+		changed = append(changed, r)
+	}
+	for _, id := range slices.Sorted(maps.Keys(d.adopted)) {
+		r := d.recs[id]
+		ended, ran, err := d.pollAdopted(r)
+		if err != nil {
+			// Not knowing is not an end: look again next round.
+			fmt.Fprintf(d.cfg.Log, "live: %s: %v; still taken as running\n", r.Spec.Name, err)
+			continue
+		}
+		if ended {
+			unspent[r.ID] = !ran
 			changed = append(changed, r)
 		}
 	}
@@ -628,10 +800,19 @@ func (d *Driver) round() error {
 	if err := d.st.put(changed...); err != nil {
 		return err
 	}
+	if crashHook != nil && len(changed) > 0 {
+		crashHook("ended")
+	}
 	d.dropExitFiles(changed)
 	for _, r := range changed {
 		d.release(r.ID)
-		if r.State == Queued {
+		switch {
+		case r.State != Queued:
+		case unspent[r.ID]:
+			// Its command never ran (the wrapper could not record its
+			// start): offered again at the next tick, not at once.
+			d.later = append(d.later, policies.JobID(r.ID))
+		default:
 			d.enqueue(r)
 		}
 	}
@@ -683,6 +864,7 @@ func (d *Driver) round() error {
 		r.Milli, r.MIGInstance, r.State, r.Start, r.PID, r.PIDStart, r.NotBefore = s.Milli, s.Instance, Running, now, 0, 0, 0
 		r.Attempt++
 		r.Runs++
+		r.ExitFile, r.Boot = d.exitPath(r), d.boot
 		d.place[r.ID] = dec.Placement
 		j := d.jobs[r.ID]
 		j.Start, j.Attempt = hwmodel.Time(now), r.Attempt-1
@@ -698,6 +880,9 @@ func (d *Driver) round() error {
 	// Written (fsynced) before any process starts.
 	if err := d.st.put(starts...); err != nil {
 		return err
+	}
+	if crashHook != nil && len(starts) > 0 {
+		crashHook("starts")
 	}
 	var launched []*Record
 	for _, r := range starts {
@@ -728,26 +913,85 @@ func (d *Driver) round() error {
 			continue
 		}
 		launched = append(launched, r)
+		if crashHook != nil {
+			crashHook("launched")
+		}
 	}
 	return d.st.put(launched...)
 }
 
-// exitWrapper runs a job's command ("$@") and writes its exit status to
-// $BRIGADE_EXIT_FILE (atomically, by rename) before exiting with it, so
-// that a driver restarted after a crash, which is not the job's parent,
-// can still read how a re-adopted job ended.
-const exitWrapper = `"$@"; c=$?; printf '%d\n' "$c" > "$BRIGADE_EXIT_FILE.tmp" && mv -f "$BRIGADE_EXIT_FILE.tmp" "$BRIGADE_EXIT_FILE"; exit $c`
+// exitWrapper runs a job's command ("$@") between two writes to
+// $BRIGADE_EXIT_FILE (an absolute path): "started" before the command, so
+// that a file exists if and only if the command may have run (the wrapper
+// does not run it when the write fails), then its exit status appended
+// after it, before exiting with that status. A restarted driver, which is
+// not the job's parent, reads how the job ended there. Shell builtins
+// only (printf, redirections): nothing depends on the job's PATH. The
+// status is appended to a file that already holds a few bytes, so it needs
+// no new disk block: a disk filled by the job does not lose it.
+const exitWrapper = `printf 'started\n' > "$BRIGADE_EXIT_FILE" || exit 125
+"$@"
+c=$?
+printf '%d\n' "$c" >> "$BRIGADE_EXIT_FILE"
+exit $c`
 
-// exitPath is where the wrapper of r's current attempt writes its exit
-// status (the nonce keeps files of another state file apart).
+// exitPath is where the wrapper of r's current attempt writes (the nonce
+// keeps files of another state file apart).
 func (d *Driver) exitPath(r *Record) string {
 	return filepath.Join(d.cfg.LogDir, ".exit", fmt.Sprintf("%s.%d.%d", d.nonce, r.ID, r.Attempt))
 }
 
-// exitCode reads the exit status r's current attempt's wrapper wrote.
-func (d *Driver) exitCode(r *Record) (int, bool) {
-	b, err := os.ReadFile(d.exitPath(r))
+// exitState is what an exit file says.
+type exitState int
+
+const (
+	notStarted  exitState = iota // no file: the command never ran
+	startedOnly                  // the command started; no status recorded
+	exited                       // the command ended with the recorded status
+)
+
+// readExit reads an exit file written by exitWrapper. Something else at
+// the path (a link, a device) counts as started without a status, and is
+// never followed nor read beyond a few bytes. An error (other than the
+// file's absence) says nothing about the attempt: read again later.
+func readExit(path string) (exitState, int, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return notStarted, 0, nil
+	case errors.Is(err, syscall.ELOOP):
+		return startedOnly, 0, nil
+	case err != nil:
+		return 0, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
+		return 0, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return startedOnly, 0, nil
+	}
+	b := make([]byte, 64)
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, 0, err
+	}
+	lines := strings.Split(string(b[:n]), "\n")
+	// "started\n<code>\n": the status counts only when its line is whole.
+	if len(lines) >= 3 && lines[0] == "started" {
+		if code, err := strconv.Atoi(lines[1]); err == nil {
+			return exited, code, nil
+		}
+	}
+	return startedOnly, 0, nil
+}
+
+// oldExitCode reads the exit file of an attempt launched by an older
+// version, whose wrapper wrote only "<code>\n", renamed into place.
+func (d *Driver) oldExitCode(r *Record) (int, bool) {
+	b, err := os.ReadFile(d.exitPath(r))
+	if err != nil || len(b) > 32 {
 		return 0, false
 	}
 	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -758,7 +1002,12 @@ func (d *Driver) exitCode(r *Record) (int, bool) {
 // holds (never before: a crash in between would lose the status).
 func (d *Driver) dropExitFiles(recs []*Record) {
 	for _, r := range recs {
-		if r.State != Running {
+		if r.State == Running {
+			continue
+		}
+		if r.ExitFile != "" {
+			os.Remove(r.ExitFile)
+		} else {
 			os.Remove(d.exitPath(r))
 		}
 	}
@@ -772,7 +1021,7 @@ func (d *Driver) launch(r *Record) error {
 		argv = append(argv, r.Spec.Command)
 		argv = append(argv, r.Spec.Args...)
 	}
-	if err := os.MkdirAll(filepath.Dir(d.exitPath(r)), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(r.ExitFile), 0o755); err != nil {
 		return err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -795,7 +1044,7 @@ func (d *Driver) launch(r *Record) error {
 		}
 	}
 	env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(uuids, ","), d.marker(r),
-		"BRIGADE_JOB_NAME="+r.Spec.Name, "BRIGADE_ATTEMPT="+strconv.Itoa(r.Attempt), "BRIGADE_EXIT_FILE="+d.exitPath(r))
+		"BRIGADE_JOB_NAME="+r.Spec.Name, "BRIGADE_ATTEMPT="+strconv.Itoa(r.Attempt), "BRIGADE_EXIT_FILE="+r.ExitFile)
 	cmd.Env = env
 	f, err := os.OpenFile(filepath.Join(d.cfg.LogDir, r.Spec.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -807,29 +1056,55 @@ func (d *Driver) launch(r *Record) error {
 		f.Close()
 		return err
 	}
-	r.PID = cmd.Process.Pid
+	pid := cmd.Process.Pid
+	r.PID = pid
 	// 0 when /proc cannot be read now: a restart then finds the process
 	// by its marker.
-	r.PIDStart, _, _ = procStart(r.PID)
-	id, attempt := r.ID, r.Attempt
+	r.PIDStart, _, _ = procStart(pid)
+	id, attempt, start := r.ID, r.Attempt, r.PIDStart
 	go func() {
+		// The wrapper's end is its attempt's end only once nothing of its
+		// process group lives: a daemon it left, or its command when the
+		// wrapper alone was killed, would go on using the GPUs.
+		waited := waitExited(pid) == nil
+		select {
+		case <-d.dead:
+			_ = cmd.Wait() // abandoned: whoever opens the store next settles it
+			f.Close()
+			return
+		default:
+		}
+		if waited {
+			// The unreaped wrapper keeps the group's id from reuse.
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
 		err := cmd.Wait()
 		f.Close()
-		code := 0
+		code, sig := 0, 0
 		if err != nil {
 			code = -1
 			var ee *exec.ExitError
-			if errors.As(err, &ee) && ee.ExitCode() >= 0 {
-				code = ee.ExitCode()
+			if errors.As(err, &ee) {
+				if ee.ExitCode() >= 0 {
+					code = ee.ExitCode()
+				}
+				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					sig = int(ws.Signal())
+				}
 			}
 		}
-		select {
-		case <-d.dead:
-			return // abandoned: whoever opens the store next reads the file
-		default:
+		for {
+			if empty, err := stopGroup(pid, start, stopWait); empty && err == nil {
+				break
+			}
+			select {
+			case <-d.dead:
+				return
+			case <-time.After(time.Second):
+			}
 		}
 		d.mu.Lock()
-		d.exits = append(d.exits, exitMsg{id, attempt, code})
+		d.exits = append(d.exits, exitMsg{id, attempt, code, sig})
 		d.mu.Unlock()
 		select {
 		case d.wake <- struct{}{}:
@@ -838,3 +1113,9 @@ func (d *Driver) launch(r *Record) error {
 	}()
 	return nil
 }
+
+// crashHook, set by tests, is called at the points where a kill -9 is the
+// most delicate: "starts" (a round's starts committed, none launched),
+// "launched" (one launched, its PID not yet committed) and "ended" (a
+// round's ends committed, their exit files not yet removed).
+var crashHook func(point string)

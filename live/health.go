@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -407,9 +406,10 @@ func (d *Driver) markDown(rec DownGPU) error {
 		if code, ok := exited[[2]int{int(r.ID), r.Attempt}]; ok {
 			d.finish(r, code, "")
 		} else {
+			// Its whole group goes before its GPUs are released.
 			if r.PID > 0 {
-				if s, ok, _ := procStart(r.PID); ok && s == r.PIDStart {
-					_ = syscall.Kill(-r.PID, syscall.SIGKILL)
+				if empty, err := stopGroup(r.PID, r.PIDStart, stopWait); !empty {
+					fmt.Fprintf(d.cfg.Log, "live: %s: process group %d still runs after SIGKILL (%v)\n", r.Spec.Name, r.PID, err)
 				}
 			}
 			d.finish(r, -1, fmt.Sprintf("GPU %d %s down: %s", g, rec.UUID, rec.Reason))

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // procInfo is what the driver reads of a process in /proc/<pid>/stat.
@@ -81,49 +82,118 @@ func pids() ([]int, error) {
 	return out, nil
 }
 
-// findMarked scans /proc for live processes whose environment holds marker
-// (the driver sets BRIGADE_LIVE_JOB in every child, and children inherit
-// it). It finds an attempt launched just before a crash, before its PID
-// reached the store, and returns the process group of the earliest such
-// process (the job's wrapper, or what is left of its group), 0 when none
-// lives. Processes of other users (EACCES) cannot be the driver's; any
-// other failure to read is an error.
-func findMarked(marker string) (int, error) {
+// scanMarked scans /proc once for live processes whose environment holds a
+// BRIGADE_LIVE_JOB marker starting with prefix (the driver sets one in
+// every child, and children inherit it) and returns, for each marker, the
+// process group of its earliest process (the job's wrapper, or what is
+// left of its group). It finds attempts launched just before a crash,
+// before their PID reached the store. Processes of other users (EACCES)
+// cannot be the driver's; any other failure to read is an error.
+func scanMarked(prefix string) (map[string]int, error) {
 	all, err := pids()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	want := []byte(marker)
-	best, bestStart := 0, uint64(0)
+	want := []byte(prefix)
+	type hit struct {
+		pgrp  int
+		start uint64
+	}
+	best := map[string]hit{}
 	for _, pid := range all {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if noProcess(err) || errors.Is(err, fs.ErrPermission) {
 			continue
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		if !bytes.Contains(b, want) || !slicesContainsKV(b, want) {
+		if !bytes.Contains(b, want) {
 			continue
 		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if !bytes.HasPrefix(kv, want) {
+				continue
+			}
+			p, exists, err := readStat(pid)
+			if err != nil {
+				return nil, err
+			}
+			if h, ok := best[string(kv)]; exists && p.alive() && (!ok || p.start < h.start) {
+				best[string(kv)] = hit{p.pgrp, p.start}
+			}
+		}
+	}
+	out := make(map[string]int, len(best))
+	for k, h := range best {
+		out[k] = h.pgrp
+	}
+	return out, nil
+}
+
+// groupMembers counts the live processes (zombies are not) of process
+// group pgid, whose leader started at leaderStart (0: unknown). A group
+// outlives its leader while members remain, and its id cannot be reused
+// meanwhile: so if a live process now holds pid pgid with another start
+// time, the group we knew is gone.
+func groupMembers(pgid int, leaderStart uint64) (int, error) {
+	if pgid <= 0 {
+		return 0, nil
+	}
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return 0, nil
+	}
+	lead, exists, err := readStat(pgid)
+	if err != nil {
+		return 0, err
+	}
+	if exists && lead.alive() && leaderStart != 0 && lead.start != leaderStart {
+		return 0, nil
+	}
+	all, err := pids()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, pid := range all {
 		p, exists, err := readStat(pid)
 		if err != nil {
 			return 0, err
 		}
-		if exists && p.alive() && (best == 0 || p.start < bestStart) {
-			best, bestStart = p.pgrp, p.start
+		if exists && p.alive() && p.pgrp == pgid {
+			n++
 		}
 	}
-	return best, nil
+	return n, nil
 }
 
-// slicesContainsKV reports whether the NUL-separated environment env holds
-// kv exactly.
-func slicesContainsKV(env, kv []byte) bool {
-	for _, e := range bytes.Split(env, []byte{0}) {
-		if bytes.Equal(e, kv) {
-			return true
+// stopGroup SIGKILLs process group pgid, whose leader started at
+// leaderStart, until none of its processes lives, waiting up to wait; it
+// reports whether none does. It signals the group only right after
+// groupMembers found members in it: while they live the id cannot be
+// another group's.
+func stopGroup(pgid int, leaderStart uint64, wait time.Duration) (bool, error) {
+	deadline := time.Now().Add(wait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		n, err := groupMembers(pgid, leaderStart)
+		if err != nil || n == 0 {
+			return n == 0, err
 		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		time.Sleep(pause)
 	}
-	return false
+}
+
+// bootID names this boot of the machine ("" when unknown): a process
+// recorded under another boot id was stopped by the reboot, and its pid
+// may now be another process's.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

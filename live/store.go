@@ -45,6 +45,11 @@ type Record struct {
 	Exit        int    `json:"exit"`     // exit code of the last attempt; -1 unknown
 	Reason      string `json:"reason,omitempty"`
 	Runs        int    `json:"runs"` // processes launched, over all attempts (tests check it)
+	// ExitFile is the absolute path of the current/last attempt's exit
+	// file (exitWrapper), Boot the boot id under which it was launched;
+	// records of older versions have neither.
+	ExitFile string `json:"exit_file,omitempty"`
+	Boot     string `json:"boot,omitempty"`
 	// NotBefore is the run time (µs) before which a queued job is not
 	// offered to the policy: its retry back-off (0: none).
 	NotBefore int64 `json:"not_before,omitempty"`

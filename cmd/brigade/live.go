@@ -29,7 +29,11 @@ Every job state change is written and fsynced to the state file (bbolt)
 before it is acted on. After a crash or kill -9, the same command resumes:
 finished jobs are not rerun, queued jobs keep their place, running jobs are
 re-adopted when their process is still alive (pid and start time match),
-otherwise failed and retried.
+otherwise settled by the exit file their wrapper writes: ended with their
+exit status, queued again unspent if the command never ran, failed without
+a retry if their status was lost (they may have succeeded). An attempt ends
+when its whole process group is gone: what outlives the wrapper is killed
+before the GPUs are handed on.
 
 New jobs: append entries to the --jobs file while it runs; the file is
 re-read every --tick and entries with new names are submitted (names are
