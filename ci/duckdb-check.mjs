@@ -2,8 +2,9 @@
 // package.json / package-lock.json) reads every Parquet file of a brigade
 // results folder and checks that they agree with the CSV twins and
 // summary.json: row counts, per-policy sums, failure reasons (words of the
-// vocabulary, on failed jobs only, the same in jobs.csv), and the schema
-// version in the Parquet metadata against run.json. Any mismatch exits 1
+// vocabulary, on failed jobs only, the same in jobs.csv), the request and
+// dependency columns (types, sums, deps naming jobs of the run), and the
+// schema version in the Parquet metadata against run.json. Any mismatch exits 1
 // with a message.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -166,6 +167,35 @@ for (const b of badReasons) fail(`${b.policy} job ${b.id}: state ${b.state} with
 const badEnds = await rows(`SELECT policy, id, attempt, ended, typeof(exit_code) AS t FROM read_parquet(${q('attempts.parquet')})
   WHERE ended NOT IN (${inList(attemptEnds)}) OR typeof(exit_code) <> 'INTEGER' LIMIT 5`);
 for (const b of badEnds) fail(`${b.policy} job ${b.id} attempt ${b.attempt}: ended '${b.ended}', exit_code ${b.t}`);
+
+// The request and dependency columns (schema version 4): cpu_milli and
+// memory_mib are BIGINT and deps VARCHAR in jobs.parquet; their per-policy
+// sums and deps agree with jobs.csv; every name in deps (joined by ';') is
+// a job of the same policy.
+const types = await rows(`SELECT column_name AS c, column_type AS t FROM (DESCRIBE SELECT * FROM read_parquet(${q('jobs.parquet')}))
+  WHERE column_name IN ('cpu_milli', 'memory_mib', 'deps') ORDER BY column_name`);
+const wantTypes = 'cpu_milli BIGINT, deps VARCHAR, memory_mib BIGINT';
+if (types.map((r) => `${r.c} ${r.t}`).join(', ') !== wantTypes) {
+  fail(`jobs.parquet request columns: ${types.map((r) => `${r.c} ${r.t}`).join(', ')}, want ${wantTypes}`);
+}
+const reqSums = (from) => `SELECT policy, sum(cpu_milli::BIGINT)::BIGINT AS cpu, sum(memory_mib::BIGINT)::BIGINT AS mem,
+    count(*) FILTER (WHERE coalesce(deps, '') <> '')::BIGINT AS with_deps,
+    coalesce(string_agg(deps, '|' ORDER BY id::INTEGER) FILTER (WHERE coalesce(deps, '') <> ''), '') AS deps
+  FROM ${from} GROUP BY policy ORDER BY policy`;
+const pq = await rows(reqSums(`read_parquet(${q('jobs.parquet')})`));
+const cq = await rows(reqSums(`read_csv(${q('jobs.csv')}, header = true, all_varchar = true)`));
+for (const p of pq) {
+  const c = cq.find((r) => r.policy === p.policy);
+  console.log(`${p.policy}: Σcpu_milli ${p.cpu}, Σmemory_mib ${p.mem}, ${p.with_deps} jobs with deps`);
+  if (!c) continue;
+  for (const k of ['cpu', 'mem', 'with_deps', 'deps']) {
+    if (p[k] !== c[k]) fail(`${p.policy} ${k}: jobs.parquet ${p[k]}, jobs.csv ${c[k]}`);
+  }
+}
+const badDeps = await rows(`WITH j AS (SELECT * FROM read_parquet(${q('jobs.parquet')})),
+    d AS (SELECT policy, id, name, unnest(string_split(deps, ';')) AS dep FROM j WHERE deps <> '')
+  SELECT d.policy, d.name, d.dep FROM d ANTI JOIN j ON j.policy = d.policy AND j.name = d.dep LIMIT 5`);
+for (const b of badDeps) fail(`${b.policy} job ${b.name}: deps names ${b.dep}, no job of the policy`);
 
 if (failures.length > 0) {
   console.error(`duckdb-check: FAILED, ${failures.length} mismatches:`);

@@ -16,7 +16,7 @@ import (
 // SchemaVersionKey and in run.json. Bump it when a column is renamed,
 // removed or changes type or unit (adding a column at the end is compatible
 // but still bumps it, so readers can tell).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // SchemaVersionKey is the Parquet key-value metadata key holding
 // SchemaVersion.
@@ -28,7 +28,9 @@ const SchemaVersionKey = "brigade.schema_version"
 // retried after a failure or preemption is one row whose Attempts counts
 // its attempts, and Wait and Run are summed over them. Reason is one of
 // the job reasons of reasons.go ("" for a job that succeeded), and
-// ReasonDetail the driver's words for it.
+// ReasonDetail the driver's words for it. CPUMilli and MemoryMiB are the
+// job's request; Deps names the jobs it waits for, joined by ';'
+// (JoinDeps; SplitDeps reads it back), "" for none.
 type JobRow struct {
 	Policy           string   `parquet:"policy,dict"`
 	ID               int32    `parquet:"id"`
@@ -55,6 +57,9 @@ type JobRow struct {
 	CheckpointS      float64  `parquet:"checkpoint_s"`
 	Reason           string   `parquet:"reason,dict"`
 	ReasonDetail     string   `parquet:"reason_detail"`
+	CPUMilli         int64    `parquet:"cpu_milli"`
+	MemoryMiB        int64    `parquet:"memory_mib"`
+	Deps             string   `parquet:"deps"`
 }
 
 // AttemptRow is one row of attempts.parquet: one attempt of one job of one
@@ -188,6 +193,7 @@ func JobRows(runs []PolicyJobs) []JobRow {
 				Attempts: int32(j.Attempts), State: string(j.State), MIGProfile: j.MIGProfile,
 				HardwareFailures: int32(j.HardwareFailures), LostS: Seconds(j.Lost), CheckpointS: Seconds(j.Checkpoint),
 				Reason: j.Reason, ReasonDetail: j.ReasonDetail,
+				CPUMilli: j.CPUMilli, MemoryMiB: j.MemoryMiB, Deps: JoinDeps(j.Deps),
 			})
 		}
 	}

@@ -56,6 +56,16 @@ type JobRecord struct {
 	// ("" when it succeeded).
 	Reason       string
 	ReasonDetail string
+	// CPUMilli and MemoryMiB are the job's request of CPU (thousandths of
+	// a core) and memory (MiB) for the whole job, as the workload gives
+	// them (hwmodel.Request); 0 when it asks for none.
+	CPUMilli  int64
+	MemoryMiB int64
+	// Deps names the jobs this one waits for (it starts only after they
+	// all succeeded), in the workload's order; nil for none. Names hold no
+	// ';' (the trace formats forbid it), so the results files join them
+	// with ';'.
+	Deps []string
 	// AttemptLog lists the job's attempts in order (sim.Outcome's
 	// AttemptLog); nil or empty when the job never ran.
 	AttemptLog []AttemptRecord

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/brigadesim/brigade/hwmodel"
 )
@@ -41,6 +42,28 @@ var JobsCSVHeader = []string{
 	"submit_s", "ready_s", "start_s", "end_s", "wait_s", "run_s", "jct_s",
 	"bounded_slowdown", "gpus", "gpu_milli", "nodes", "attempts", "state", "mig_profile",
 	"hardware_failures", "lost_s", "checkpoint_s", "reason", "reason_detail",
+	"cpu_milli", "memory_mib", "deps",
+}
+
+// DepsSeparator joins the names of a job's dependencies in the deps column
+// of jobs.csv and jobs.parquet (as in a Brigade CSV trace's deps).
+const DepsSeparator = ";"
+
+// JoinDeps is the deps column of a job: its dependencies' names joined by
+// DepsSeparator, "" for none.
+func JoinDeps(deps []string) string { return strings.Join(deps, DepsSeparator) }
+
+// SplitDeps is the inverse of JoinDeps: nil for "", and each name trimmed
+// of surrounding spaces.
+func SplitDeps(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	out := strings.Split(s, DepsSeparator)
+	for i := range out {
+		out[i] = strings.TrimSpace(out[i])
+	}
+	return out
 }
 
 // WriteJobsCSV writes every run's job records to path, atomically: one header
@@ -49,7 +72,7 @@ var JobsCSVHeader = []string{
 // decimals, formatted from the integer microseconds (no float rounding);
 // jct_s is End − Submit; bounded_slowdown has six decimals and is empty for a
 // job that never ran (Attempts == 0); reason and reason_detail are empty for
-// a job that succeeded.
+// a job that succeeded; deps is JoinDeps(Deps).
 func WriteJobsCSV(path string, runs []PolicyJobs) error {
 	return AtomicWriteFile(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
@@ -90,6 +113,9 @@ func WriteJobsCSV(path string, runs []PolicyJobs) error {
 					FormatSeconds(j.Checkpoint),
 					j.Reason,
 					j.ReasonDetail,
+					strconv.FormatInt(j.CPUMilli, 10),
+					strconv.FormatInt(j.MemoryMiB, 10),
+					JoinDeps(j.Deps),
 				)
 				if err := cw.Write(row); err != nil {
 					return err

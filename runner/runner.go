@@ -367,7 +367,8 @@ func AttemptEnd(e sim.AttemptEnd) string {
 // Records converts the engine's outcomes into result records: the
 // engine's FailReason and attempt ends in the results vocabulary
 // (FailReason, AttemptEnd), its Reason as the detail, and no exit codes
-// (results.NoExitCode: the simulator runs no process).
+// (results.NoExitCode: the simulator runs no process), and each job's
+// CPU and memory request and its dependencies by name from the workload.
 func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []results.JobRecord {
 	out := make([]results.JobRecord, len(res.Jobs))
 	var names strings.Builder
@@ -399,12 +400,20 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 		if o.MIGProfile != "" {
 			milli = o.Placement[0].Milli // the instance's share of its GPU
 		}
+		var deps []string
+		if len(j.Deps) > 0 {
+			deps = make([]string, len(j.Deps))
+			for k, d := range j.Deps {
+				deps[k] = w.Jobs[d].Name
+			}
+		}
 		out[i] = results.JobRecord{
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
 			Submit: o.Submit, Ready: o.Ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
 			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: nodes(o.Placement), Attempts: o.Attempts, State: state,
 			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
 			Reason: FailReason(o.FailReason), ReasonDetail: o.Reason, AttemptLog: log,
+			CPUMilli: j.Req.CPUMilli, MemoryMiB: j.Req.MemoryMiB, Deps: deps,
 		}
 	}
 	return out

@@ -89,17 +89,19 @@ func TestReplayHandMadeFolder(t *testing.T) {
 		t.Errorf("want the never-run job warned about and the recorded cluster used, got %q", stderr)
 	}
 	got := readJobs(t, out)
-	want := map[string][2]float64{"fcfs/a": {0, 10}, "fcfs/b": {10, 15}, "fcfs/c": {15, 27}}
+	// c (no attempts.parquet) fails once and is retried: both attempts run
+	// its successful attempt's 12 s (run_s − lost_s).
+	want := map[string][3]float64{"fcfs/a": {0, 10, 1}, "fcfs/b": {10, 15, 1}, "fcfs/c": {15, 39, 2}}
 	if len(got) != len(want) {
 		t.Fatalf("replayed %d jobs, want %d: %v", len(got), len(want), got)
 	}
 	for k, w := range want {
-		if g := got[k]; g.StartS != w[0] || g.EndS != w[1] || g.State != "succeeded" || g.Attempts != 1 {
-			t.Errorf("%s: start %g end %g state %s attempts %d, want %g %g succeeded 1", k, g.StartS, g.EndS, g.State, g.Attempts, w[0], w[1])
+		if g := got[k]; g.StartS != w[0] || g.EndS != w[1] || g.State != "succeeded" || g.Attempts != int32(w[2]) {
+			t.Errorf("%s: start %g end %g state %s attempts %d, want %g %g succeeded %g", k, g.StartS, g.EndS, g.State, g.Attempts, w[0], w[1], w[2])
 		}
 	}
 	// The fidelity of the replay against the live run: same order, c's
-	// JCT 8 s short (its failed attempt is not replayed).
+	// JCT 4 s long (its failed attempt took 8 s live, 12 s replayed).
 	rows, err := fidelity(live, out)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +110,7 @@ func TestReplayHandMadeFolder(t *testing.T) {
 	if r.Policy != "fcfs" || r.Jobs != 3 || !r.SameOrder || r.KendallTau != 1 || r.SamePosition != 1 {
 		t.Errorf("order: %+v", r)
 	}
-	if r.StartErrP50 != 0 || r.StartErrP95 != 0 || r.JCTErrP50 != 0 || !near(r.JCTErrP95, 7.2) || r.JCTRelP50 != 0 {
+	if r.StartErrP50 != 0 || r.StartErrP95 != 0 || r.JCTErrP50 != 0 || !near(r.JCTErrP95, 3.6) || r.JCTRelP50 != 0 {
 		t.Errorf("errors: %+v", r)
 	}
 }
@@ -173,7 +175,7 @@ func TestReplayErrors(t *testing.T) {
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
 // --startup-delay adds to every replayed attempt: the hand-made live run's
-// three jobs, each 4 s longer, run one after the other.
+// three jobs, each attempt 4 s longer, run one after the other (c's two).
 func TestReplayWithStartupDelay(t *testing.T) {
 	live := liveFolder(t)
 	out := filepath.Join(t.TempDir(), "replay")
@@ -181,7 +183,7 @@ func TestReplayWithStartupDelay(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	got := readJobs(t, out)
-	for k, w := range map[string][2]float64{"fcfs/a": {0, 14}, "fcfs/b": {14, 23}, "fcfs/c": {23, 39}} {
+	for k, w := range map[string][2]float64{"fcfs/a": {0, 14}, "fcfs/b": {14, 23}, "fcfs/c": {23, 55}} {
 		if g := got[k]; g.StartS != w[0] || g.EndS != w[1] {
 			t.Errorf("%s: start %g end %g, want %g %g", k, g.StartS, g.EndS, w[0], w[1])
 		}
@@ -296,7 +298,7 @@ func TestReadJobsCSVReasons(t *testing.T) {
 	if len(rows) != 1 || rows[0].Reason != "dependency_failed" || rows[0].ReasonDetail != "dependency \"a, b\" failed" || rows[0].State != "failed" {
 		t.Errorf("rows = %+v", rows)
 	}
-	n := len(results.JobsCSVHeader) - 2 // without reason, reason_detail
+	n := len(results.JobsCSVHeader) - 5 // without reason, reason_detail and schema 4's columns
 	if results.JobsCSVHeader[n] != "reason" {
 		t.Fatalf("JobsCSVHeader ends %q", results.JobsCSVHeader[n:])
 	}

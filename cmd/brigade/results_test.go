@@ -71,6 +71,8 @@ func fileSchema(t *testing.T, f *parquet.File) []string {
 			typ = "string"
 		case k == parquet.Int32:
 			typ = "int32"
+		case k == parquet.Int64:
+			typ = "int64"
 		case k == parquet.Double:
 			typ = "double"
 		default:
