@@ -97,10 +97,14 @@ type Driver struct {
 	epoch   int64
 	nonce   string
 
+	// host is the driver half of the policy contract, shared with the
+	// simulator: the View, reservations, the Events batch, decisions
+	// applied in order, the tenant books. Job i of the host is recs[i].
+	host     policies.Host
+	applyFn  func(policies.Decision) string
+	starts   []*Record // the current round's accepted starts, to launch
 	recs     []*Record
-	jobs     []*policies.Job
 	names    map[string]int32
-	tenants  []policies.Tenant
 	tenantOf map[string]int
 	place    map[int32]hwmodel.Placement
 	// migUUIDs[g][k] is the MIG device UUID of instance k of GPU g, in the
@@ -117,9 +121,6 @@ type Driver struct {
 	// later are queued jobs whose launch met a transient error: the policy
 	// hears of them at the next tick.
 	later    []policies.JobID
-	events   policies.Events
-	reserved []hwmodel.Placement
-	inCall   bool
 	hs       healthState
 	nextDue  time.Duration // until the next back-off ends (0: none)
 
@@ -210,6 +211,11 @@ func Open(cfg Config) (*Driver, error) {
 	d := &Driver{cfg: cfg, st: st, cluster: cl, policy: pol, migUUIDs: migUUIDs, names: map[string]int32{}, tenantOf: map[string]int{},
 		place: map[int32]hwmodel.Placement{}, adopted: map[int32]bool{}, stopping: map[int32]bool{}, boot: bootID(),
 		wake: make(chan struct{}, 1), dead: make(chan struct{})}
+	if err := d.host.Init(cl, nil, nil); err != nil {
+		st.db.Close()
+		return nil, err
+	}
+	d.applyFn = d.apply
 	cfg.Metrics.SetGPUs(len(cfg.GPUs), 0)
 	var e [8]byte
 	binary.BigEndian.PutUint64(e[:], uint64(cfg.Clock.Now().UnixMicro()))
@@ -252,17 +258,17 @@ func (d *Driver) marker(r *Record) string {
 func (d *Driver) addJob(r *Record) {
 	t, ok := d.tenantOf[r.Spec.Tenant]
 	if !ok {
-		t = len(d.tenants)
-		d.tenantOf[r.Spec.Tenant] = t
 		name := r.Spec.Tenant
 		if name == "" {
 			name = "default"
 		}
-		d.tenants = append(d.tenants, policies.Tenant{Name: name, Weight: 1})
+		t = d.host.AddTenant(name, 1)
+		d.tenantOf[r.Spec.Tenant] = t
 	}
 	d.recs = append(d.recs, r)
 	d.names[r.Spec.Name] = r.ID
-	d.jobs = append(d.jobs, &policies.Job{ID: policies.JobID(r.ID), Name: r.Spec.Name, Tenant: t, Priority: r.Spec.Priority,
+	// Records are dense from 0 in ID order, so the host's next ID is r's.
+	d.host.AddJob(policies.Job{Name: r.Spec.Name, Tenant: t, Priority: r.Spec.Priority,
 		Submit: hwmodel.Time(r.Submit), Queued: hwmodel.Time(r.Queued), Start: hwmodel.Time(r.Start),
 		Estimate: r.Spec.estimate(), Attempt: max(r.Attempt-1, 0), Req: r.Spec.request()})
 }
@@ -343,11 +349,9 @@ func (d *Driver) recoverRunning(r *Record, marked *map[string]int) (bool, error)
 	}
 	if ok && s == r.PIDStart {
 		p := d.placementOf(r)
-		if d.cluster.Allocate(p) == nil {
+		if d.host.Start(policies.JobID(r.ID), p) == nil {
 			d.place[r.ID] = p
 			d.adopted[r.ID] = true
-			d.tenants[d.jobs[r.ID].Tenant].AllocatedMilliGPU += p.Milli()
-			d.events.Started = append(d.events.Started, policies.JobID(r.ID))
 			fmt.Fprintf(d.cfg.Log, "live: re-adopted %s (pid %d)\n", r.Spec.Name, r.PID)
 			return true, nil
 		}
@@ -484,7 +488,7 @@ func (d *Driver) end(r *Record, code int, reason string, retry bool) {
 		r.State, r.End = Succeeded, now
 	case retry && r.Attempt <= r.Spec.Retries:
 		r.State, r.Queued = Queued, now
-		d.jobs[r.ID].Queued = hwmodel.Time(now)
+		d.job(r).Queued = hwmodel.Time(now)
 		r.NotBefore = now + int64(d.backoff(r.Attempt))
 	default:
 		r.State, r.End = Failed, now
@@ -519,7 +523,7 @@ func (d *Driver) unstart(r *Record) {
 		a := r.Attempts[n-1]
 		r.Start, r.GPUs, r.Milli = a.Start, slices.Clone(a.GPUs), a.Milli
 	}
-	j := d.jobs[r.ID]
+	j := d.job(r)
 	j.Attempt, j.Start = max(r.Attempt-1, 0), hwmodel.Time(r.Start)
 	d.cfg.Metrics.unstarted(r)
 }
@@ -539,7 +543,7 @@ func (d *Driver) enqueue(r *Record) {
 		d.waiting = append(d.waiting, r.ID)
 		return
 	}
-	d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+	d.host.Queue(policies.JobID(r.ID))
 }
 
 // dueWaiting queues the jobs whose back-off is over, in ID order, and
@@ -554,7 +558,7 @@ func (d *Driver) dueWaiting() time.Duration {
 		switch {
 		case r.State != Queued:
 		case r.NotBefore <= now:
-			d.events.Queued = append(d.events.Queued, policies.JobID(id))
+			d.host.Queue(policies.JobID(id))
 		default:
 			keep = append(keep, id)
 			if next == 0 || r.NotBefore < next {
@@ -593,7 +597,7 @@ func (d *Driver) Submit(specs []JobSpec) (int, error) {
 		d.addJob(r)
 		d.cfg.Metrics.moved(r, "")
 		if r.State == Queued {
-			d.events.Queued = append(d.events.Queued, policies.JobID(r.ID))
+			d.host.Queue(policies.JobID(r.ID))
 		} else {
 			fmt.Fprintf(d.cfg.Log, "live: %s failed: %s\n", r.Spec.Name, r.Reason)
 		}
@@ -618,39 +622,8 @@ func (d *Driver) watch() error {
 	return err
 }
 
-// View implementation.
-
-// Now implements policies.View.
-func (d *Driver) Now() hwmodel.Time { return d.now() }
-
-// Cluster implements policies.View.
-func (d *Driver) Cluster() hwmodel.ClusterView { return d.cluster.View() }
-
-// Job implements policies.View.
-func (d *Driver) Job(id policies.JobID) *policies.Job {
-	if id < 0 || int(id) >= len(d.jobs) {
-		return nil
-	}
-	return d.jobs[id]
-}
-
-// Tenants implements policies.View.
-func (d *Driver) Tenants() []policies.Tenant { return d.tenants }
-
-// Events implements policies.View.
-func (d *Driver) Events() *policies.Events { return &d.events }
-
-// Reserve implements policies.View.
-func (d *Driver) Reserve(p hwmodel.Placement) error {
-	if !d.inCall {
-		return errors.New("live: Reserve outside Schedule")
-	}
-	if err := d.cluster.Allocate(p); err != nil {
-		return err
-	}
-	d.reserved = append(d.reserved, p)
-	return nil
-}
+// job is the policy's view of r, which the driver writes through.
+func (d *Driver) job(r *Record) *policies.Job { return d.host.Job(policies.JobID(r.ID)) }
 
 // Pending reports how many jobs are queued or running.
 func (d *Driver) Pending() int {
@@ -692,7 +665,9 @@ func (d *Driver) Run(ctx context.Context) error {
 		case <-d.wake:
 		case <-backoff.C:
 		case <-t.C:
-			d.events.Queued = append(d.events.Queued, d.later...)
+			for _, id := range d.later {
+				d.host.Queue(id)
+			}
 			d.later = d.later[:0]
 			if d.cfg.JobsFile != "" {
 				if err := d.watch(); err != nil {
@@ -715,13 +690,10 @@ func (d *Driver) Close() error {
 
 func (d *Driver) release(id int32) {
 	if p, ok := d.place[id]; ok {
-		d.cluster.Release(p)
+		d.host.Stop(policies.JobID(id), p)
 		delete(d.place, id)
-		j := d.jobs[id]
-		d.tenants[j.Tenant].AllocatedMilliGPU -= p.Milli()
 	}
 	delete(d.adopted, id)
-	d.events.Ended = append(d.events.Ended, policies.JobID(id))
 }
 
 // pollAdopted checks a re-adopted job (the driver is not its wrapper's
@@ -816,63 +788,14 @@ func (d *Driver) round() error {
 			d.enqueue(r)
 		}
 	}
-	if len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) == 0 {
+	if !d.host.HasEvents() {
 		return nil
 	}
 	t0 := time.Now()
-	d.inCall = true
-	decs := d.policy.Schedule(d)
-	d.inCall = false
-	for k := len(d.reserved) - 1; k >= 0; k-- {
-		d.cluster.Release(d.reserved[k])
-	}
-	clear(d.reserved)
-	d.reserved = d.reserved[:0]
-	d.events.Reset()
-	var starts []*Record
-	now := int64(d.now())
-	for _, dec := range decs {
-		reason := ""
-		switch {
-		case dec.Kind != policies.Start:
-			reason = "live mode applies only Start decisions"
-		case dec.Job < 0 || int(dec.Job) >= len(d.recs) || d.recs[dec.Job].State != Queued:
-			reason = "job is not queued"
-		case len(dec.Placement) != 1 || dec.Placement[0].Node != 0:
-			reason = "placement is not one share on the local node"
-		default:
-			reason = d.checkMIG(d.jobs[dec.Job].Req, dec.Placement[0])
-		}
-		if reason == "" {
-			if err := d.cluster.Allocate(dec.Placement); err != nil {
-				reason = err.Error()
-			}
-		}
-		if reason != "" {
-			d.events.Rejected = append(d.events.Rejected, policies.Rejection{Decision: dec, Reason: reason})
-			fmt.Fprintf(d.cfg.Log, "live: rejected %s of job %d: %s\n", dec.Kind, dec.Job, reason)
-			continue
-		}
-		r := d.recs[dec.Job]
-		s := dec.Placement[0]
-		r.GPUs = r.GPUs[:0]
-		for g := 0; g < len(d.cfg.GPUs); g++ {
-			if s.GPUs&(1<<g) != 0 {
-				r.GPUs = append(r.GPUs, g)
-			}
-		}
-		r.Milli, r.MIGInstance, r.State, r.Start, r.PID, r.PIDStart, r.NotBefore = s.Milli, s.Instance, Running, now, 0, 0, 0
-		r.Attempt++
-		r.Runs++
-		r.ExitFile, r.Boot = d.exitPath(r), d.boot
-		d.place[r.ID] = dec.Placement
-		j := d.jobs[r.ID]
-		j.Start, j.Attempt = hwmodel.Time(now), r.Attempt-1
-		d.tenants[j.Tenant].AllocatedMilliGPU += dec.Placement.Milli()
-		d.events.Started = append(d.events.Started, dec.Job)
-		d.cfg.Metrics.moved(r, Queued)
-		starts = append(starts, r)
-	}
+	d.host.SetNow(d.now())
+	d.starts = d.starts[:0]
+	decs := d.host.Schedule(d.policy, d.applyFn)
+	starts := d.starts
 	if len(decs) > 0 {
 		d.Latencies = append(d.Latencies, time.Since(t0))
 		d.Decisions += len(decs)
@@ -918,6 +841,53 @@ func (d *Driver) round() error {
 		}
 	}
 	return d.st.put(launched...)
+}
+
+// apply carries out one decision of the policy (through the host, which
+// books it), or says why not. A Start is committed to the store and
+// launched after the round's decisions are all applied (round).
+func (d *Driver) apply(dec policies.Decision) string {
+	reason := ""
+	switch {
+	case dec.Kind != policies.Start:
+		reason = "live mode applies only Start decisions"
+	case dec.Job < 0 || int(dec.Job) >= len(d.recs) || d.recs[dec.Job].State != Queued:
+		reason = "job is not queued"
+	case len(dec.Placement) != 1 || dec.Placement[0].Node != 0:
+		reason = "placement is not one share on the local node"
+	case d.recs[dec.Job].Spec.MIGProfile != "":
+		reason = d.checkMIG(d.host.Job(dec.Job).Req, dec.Placement[0])
+	default:
+		reason = d.host.CheckPlacement(dec.Job, dec.Placement)
+	}
+	if reason == "" {
+		if err := d.host.Start(dec.Job, dec.Placement); err != nil {
+			reason = err.Error()
+		}
+	}
+	if reason != "" {
+		fmt.Fprintf(d.cfg.Log, "live: rejected %s of job %d: %s\n", dec.Kind, dec.Job, reason)
+		return reason
+	}
+	now := int64(d.host.Now())
+	r := d.recs[dec.Job]
+	s := dec.Placement[0]
+	r.GPUs = r.GPUs[:0]
+	for g := 0; g < len(d.cfg.GPUs); g++ {
+		if s.GPUs&(1<<g) != 0 {
+			r.GPUs = append(r.GPUs, g)
+		}
+	}
+	r.Milli, r.MIGInstance, r.State, r.Start, r.PID, r.PIDStart, r.NotBefore = s.Milli, s.Instance, Running, now, 0, 0, 0
+	r.Attempt++
+	r.Runs++
+	r.ExitFile, r.Boot = d.exitPath(r), d.boot
+	d.place[r.ID] = dec.Placement
+	j := d.job(r)
+	j.Start, j.Attempt = hwmodel.Time(now), r.Attempt-1
+	d.cfg.Metrics.moved(r, Queued)
+	d.starts = append(d.starts, r)
+	return ""
 }
 
 // exitWrapper runs a job's command ("$@") between two writes to

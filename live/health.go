@@ -447,7 +447,9 @@ func (d *Driver) markUp(g int) error {
 	for _, sh := range d.gpuBlock(g) {
 		d.cluster.Release(hwmodel.Placement{sh})
 	}
-	d.events.Unblocked = append(d.events.Unblocked, policies.GPURef{Node: 0, GPU: g})
+	// Not a reconfiguration, but the policy must hear that capacity
+	// came back: an Unblocked GPU makes it look again.
+	d.host.Unblocked(policies.GPURef{Node: 0, GPU: g})
 	fmt.Fprintf(d.cfg.Log, "live: GPU %d %s back up after %d answered heartbeats (was down: %s)\n", g, rec.UUID, RecoverBeats, rec.Reason)
 	return nil
 }
@@ -457,7 +459,7 @@ func (d *Driver) markUp(g int) error {
 // and started nothing, and every down GPU is down for a critical error
 // (one that stopped answering may come back by itself). 0 otherwise.
 func (d *Driver) stranded() int {
-	if len(d.hs.down) == 0 || len(d.waiting)+len(d.later) > 0 || len(d.events.Queued)+len(d.events.Ended)+len(d.events.Rejected)+len(d.events.Started)+len(d.events.Unblocked) > 0 {
+	if len(d.hs.down) == 0 || len(d.waiting)+len(d.later) > 0 || d.host.HasEvents() {
 		return 0
 	}
 	for _, g := range d.hs.down {
