@@ -65,6 +65,20 @@ type Config struct {
 	// BackoffFactor 0 is 2.
 	Backoff       time.Duration
 	BackoffFactor float64
+	// Machine is the node's CPU and memory that jobs' cpu_milli and
+	// memory_mib requests are booked against (0: this machine's, as
+	// DetectMachine reads them), and the tenants' weights for fair share.
+	Machine Machine
+}
+
+// Machine is what the live node offers besides its GPUs, and how its
+// tenants weigh.
+type Machine struct {
+	CPUMilli  int64 `json:"cpu_milli"`
+	MemoryMiB int64 `json:"memory_mib"`
+	// TenantWeights weigh tenants in fair share (brigade sim's
+	// --tenant-weights); a tenant not listed weighs 1.
+	TenantWeights map[string]float64 `json:"tenant_weights,omitempty"`
 }
 
 // DefaultBackoff is the first retry's back-off when Config.Backoff is 0.
@@ -102,6 +116,9 @@ type Driver struct {
 	// applied in order, the tenant books. Job i of the host is recs[i].
 	host     policies.Host
 	applyFn  func(policies.Decision) string
+	// launchFn starts an attempt's process: launch, or a test's fake that
+	// keeps the same protocol (the exit file, then an exitMsg).
+	launchFn func(*Record) error
 	starts   []*Record // the current round's accepted starts, to launch
 	recs     []*Record
 	names    map[string]int32
@@ -170,7 +187,27 @@ func Open(cfg Config) (*Driver, error) {
 		m, _ := hwmodel.LookupModel("H100-80GB")
 		model = m.ID
 	}
-	node := hwmodel.Node{Name: "local", Model: model, GPUs: len(cfg.GPUs), CPUMilli: 1 << 40, MemoryMiB: 1 << 40}
+	if cfg.Machine.CPUMilli == 0 || cfg.Machine.MemoryMiB == 0 {
+		m, err := DetectMachine()
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Machine.CPUMilli == 0 {
+			cfg.Machine.CPUMilli = m.CPUMilli
+		}
+		if cfg.Machine.MemoryMiB == 0 {
+			cfg.Machine.MemoryMiB = m.MemoryMiB
+		}
+	}
+	if cfg.Machine.CPUMilli < 0 || cfg.Machine.MemoryMiB < 0 {
+		return nil, fmt.Errorf("live: the machine's CPU and memory must be > 0, got %d milli-CPU and %d MiB", cfg.Machine.CPUMilli, cfg.Machine.MemoryMiB)
+	}
+	for t, w := range cfg.Machine.TenantWeights {
+		if !(w > 0) || math.IsInf(w, 0) {
+			return nil, fmt.Errorf("live: tenant %q: weight must be > 0 and finite, got %v", t, w)
+		}
+	}
+	node := hwmodel.Node{Name: "local", Model: model, GPUs: len(cfg.GPUs), CPUMilli: cfg.Machine.CPUMilli, MemoryMiB: cfg.Machine.MemoryMiB}
 	migUUIDs, noInstances, err := migLayouts(&node, cfg.GPUs)
 	if err != nil {
 		return nil, err
@@ -216,6 +253,7 @@ func Open(cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d.applyFn = d.apply
+	d.launchFn = d.launch
 	cfg.Metrics.SetGPUs(len(cfg.GPUs), 0)
 	var e [8]byte
 	binary.BigEndian.PutUint64(e[:], uint64(cfg.Clock.Now().UnixMicro()))
@@ -229,7 +267,7 @@ func Open(cfg Config) (*Driver, error) {
 		d.nonce = string(nv)
 	}
 	if err == nil {
-		err = st.putRunMeta(cfg.Policy, cfg.GPUs, logs)
+		err = st.putRunMeta(cfg.Policy, cfg.GPUs, logs, cfg.Machine)
 	}
 	if err == nil {
 		err = d.recover()
@@ -262,7 +300,11 @@ func (d *Driver) addJob(r *Record) {
 		if name == "" {
 			name = "default"
 		}
-		t = d.host.AddTenant(name, 1)
+		w, ok := d.cfg.Machine.TenantWeights[name]
+		if !ok {
+			w = 1
+		}
+		t = d.host.AddTenant(name, w)
 		d.tenantOf[r.Spec.Tenant] = t
 	}
 	d.recs = append(d.recs, r)
@@ -464,13 +506,14 @@ func (d *Driver) placementOf(r *Record) hwmodel.Placement {
 	for _, g := range r.GPUs {
 		mask |= 1 << g
 	}
+	cpu, mem := r.Spec.CPUMilli, r.Spec.MemoryMiB
 	if mask == 0 {
-		return hwmodel.Placement{{Node: 0}}
+		return hwmodel.Placement{{Node: 0, CPUMilli: cpu, MemoryMiB: mem}}
 	}
 	if r.MIGInstance > 0 && len(r.GPUs) == 1 {
-		return hwmodel.Placement{d.cluster.MIGShare(0, r.GPUs[0], r.MIGInstance-1, 0, 0)}
+		return hwmodel.Placement{d.cluster.MIGShare(0, r.GPUs[0], r.MIGInstance-1, cpu, mem)}
 	}
-	return hwmodel.Placement{{Node: 0, GPUs: mask, Milli: r.Milli}}
+	return hwmodel.Placement{{Node: 0, GPUs: mask, Milli: r.Milli, CPUMilli: cpu, MemoryMiB: mem}}
 }
 
 // finish moves a record out of Running after an exit (code -1: unknown),
@@ -809,7 +852,7 @@ func (d *Driver) round() error {
 	}
 	var launched []*Record
 	for _, r := range starts {
-		if err := d.launch(r); err != nil {
+		if err := d.launchFn(r); err != nil {
 			if transient(err) {
 				// The machine is short of something (descriptors, memory,
 				// processes, disk) for a while: the command never ran, so

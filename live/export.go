@@ -276,7 +276,11 @@ func ExportState(state string, opt ExportOptions, dir string) error {
 // putRunMeta records the run's policy, GPUs and log folder (absolute) in
 // the state file, for ExportState (the latest run's, when a restart
 // changes them): the log folder is one of the paths an export keeps.
-func (s *store) putRunMeta(policy string, gpus []GPU, logDir string) error {
+func (s *store) putRunMeta(policy string, gpus []GPU, logDir string, m Machine) error {
+	mb, err := json.Marshal(m)
+	if err == nil {
+		err = s.setMeta("machine", mb)
+	}
 	b, err := json.Marshal(gpus)
 	if err == nil {
 		err = s.setMeta("policy", []byte(policy))

@@ -14,20 +14,25 @@ import (
 
 // JobSpec is one entry of a live job file (docs/live.md).
 type JobSpec struct {
-	Name       string            `json:"name"`
-	Command    string            `json:"command"`
-	Args       []string          `json:"args,omitempty"`
-	Shell      bool              `json:"shell,omitempty"`
-	Env        map[string]string `json:"env,omitempty"`
-	Workdir    string            `json:"workdir,omitempty"`
-	GPUs       int               `json:"gpus,omitempty"`
-	GPUMilli   int32             `json:"gpu_milli,omitempty"`
-	MIGProfile string            `json:"mig_profile,omitempty"`
-	Tenant     string            `json:"tenant,omitempty"`
-	Priority   int               `json:"priority,omitempty"`
-	Estimate   string            `json:"estimate,omitempty"`
-	Deadline   string            `json:"deadline,omitempty"`
-	Retries    int               `json:"retries,omitempty"`
+	Name     string            `json:"name"`
+	Command  string            `json:"command"`
+	Args     []string          `json:"args,omitempty"`
+	Shell    bool              `json:"shell,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	Workdir  string            `json:"workdir,omitempty"`
+	GPUs     int               `json:"gpus,omitempty"`
+	GPUMilli int32             `json:"gpu_milli,omitempty"`
+	// CPUMilli and MemoryMiB are the job's CPU (thousandths of a core)
+	// and memory, booked against the machine's (the trace format's
+	// names).
+	CPUMilli   int64  `json:"cpu_milli,omitempty"`
+	MemoryMiB  int64  `json:"memory_mib,omitempty"`
+	MIGProfile string `json:"mig_profile,omitempty"`
+	Tenant     string `json:"tenant,omitempty"`
+	Priority   int    `json:"priority,omitempty"`
+	Estimate   string `json:"estimate,omitempty"`
+	Deadline   string `json:"deadline,omitempty"`
+	Retries    int    `json:"retries,omitempty"`
 }
 
 // MaxRetries bounds a job's retries. The state record keeps every ended
@@ -117,6 +122,10 @@ func (s *JobSpec) validate() error {
 		return fmt.Errorf("gpu_milli: give either gpus or gpu_milli, not both")
 	case s.MIGProfile != "" && (s.GPUs > 0 || s.GPUMilli > 0):
 		return fmt.Errorf("mig_profile: give one of gpus, gpu_milli or mig_profile")
+	case s.CPUMilli < 0:
+		return fmt.Errorf("cpu_milli: must be >= 0, got %d", s.CPUMilli)
+	case s.MemoryMiB < 0:
+		return fmt.Errorf("memory_mib: must be >= 0, got %d", s.MemoryMiB)
 	case s.Retries < 0 || s.Retries > MaxRetries:
 		return fmt.Errorf("retries: must be in 0..%d, got %d", MaxRetries, s.Retries)
 	}
@@ -142,15 +151,16 @@ func (s *JobSpec) validate() error {
 
 // request is the hwmodel.Request the spec asks for.
 func (s *JobSpec) request() hwmodel.Request {
+	r := hwmodel.Request{CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB}
 	switch {
 	case s.MIGProfile != "":
-		return hwmodel.Request{GPUs: 1, MIG: hwmodel.MIGRequest{Profile: s.MIGProfile}}
+		r.GPUs, r.MIG = 1, hwmodel.MIGRequest{Profile: s.MIGProfile}
 	case s.GPUMilli > 0:
-		return hwmodel.Request{GPUs: 1, GPUMilli: s.GPUMilli}
+		r.GPUs, r.GPUMilli = 1, s.GPUMilli
 	case s.GPUs > 0:
-		return hwmodel.Request{GPUs: s.GPUs, GPUMilli: hwmodel.MilliPerGPU}
+		r.GPUs, r.GPUMilli = s.GPUs, hwmodel.MilliPerGPU
 	}
-	return hwmodel.Request{}
+	return r
 }
 
 // estimate is the spec's estimate, defaulting to one hour.
