@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,15 @@ func (f *fakeProcs) launch(r *Record) error {
 	f.running = append(f.running, fakeRun{id: r.ID, attempt: r.Attempt, end: f.clock.t.Add(f.length(r)), code: f.code(r)})
 	f.starts = append(f.starts, policies.JobID(r.ID))
 	return nil
+}
+
+// stop plays a preempted job that stops on its SIGTERM at once.
+func (f *fakeProcs) stop(r *Record) {
+	for i := range f.running {
+		if f.running[i].id == r.ID {
+			f.running[i].end, f.running[i].code = f.clock.t, 143
+		}
+	}
 }
 
 // deliver ends the attempts whose time is up, in ID order.
@@ -112,6 +122,7 @@ func runScenario(t *testing.T, sc policytest.Scenario, p policies.Policy) policy
 			return 0
 		}}
 	d.launchFn = procs.launch
+	d.stopFn = procs.stop
 	specs := make([]JobSpec, len(sc.Jobs))
 	for i, j := range sc.Jobs {
 		s := JobSpec{Name: j.Name, Command: "true", CPUMilli: j.Req.CPUMilli, MemoryMiB: j.Req.MemoryMiB,
@@ -154,6 +165,11 @@ func runScenario(t *testing.T, sc policytest.Scenario, p policies.Policy) policy
 		if d.host.HasEvents() {
 			continue // the policy has news: another round at this instant
 		}
+		if _, ok := procs.next(); ok {
+			if end, _ := procs.next(); !end.After(clock.t) {
+				continue // a preempted attempt ended at this instant
+			}
+		}
 		if next == len(specs) && d.Pending() == 0 {
 			break
 		}
@@ -171,7 +187,14 @@ func runScenario(t *testing.T, sc policytest.Scenario, p policies.Policy) policy
 		clock.t = at
 	}
 	var out policytest.Outcome
+	preemptions := 0
 	for _, r := range d.recs {
+		preemptions += r.Preemptions
+		for _, a := range r.Attempts {
+			if a.Preempted != (a.Reason == ReasonPreempted) {
+				t.Errorf("%s: attempt %+v: preempted flag and reason disagree", r.Spec.Name, a)
+			}
+		}
 		switch r.State {
 		case Succeeded:
 			out.Succeeded++
@@ -180,6 +203,9 @@ func runScenario(t *testing.T, sc policytest.Scenario, p policies.Policy) policy
 		}
 	}
 	out.Starts = procs.starts
+	if strings.HasSuffix(p.Name(), "+preemptor") && preemptions == 0 {
+		t.Error("the preempting policy ran and no attempt was preempted: live rejected its Preempts")
+	}
 	return out
 }
 

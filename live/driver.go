@@ -65,6 +65,9 @@ type Config struct {
 	// BackoffFactor 0 is 2.
 	Backoff       time.Duration
 	BackoffFactor float64
+	// Grace is how long a preempted attempt has between SIGTERM and
+	// SIGKILL, to checkpoint ($BRIGADE_CHECKPOINT_DIR); 0 is DefaultGrace.
+	Grace time.Duration
 	// Machine is the node's CPU and memory that jobs' cpu_milli and
 	// memory_mib requests are booked against (0: this machine's, as
 	// DetectMachine reads them), and the tenants' weights for fair share.
@@ -80,6 +83,9 @@ type Machine struct {
 	// --tenant-weights); a tenant not listed weighs 1.
 	TenantWeights map[string]float64 `json:"tenant_weights,omitempty"`
 }
+
+// DefaultGrace is Config.Grace when it is 0.
+const DefaultGrace = 10 * time.Second
 
 // DefaultBackoff is the first retry's back-off when Config.Backoff is 0.
 const DefaultBackoff = time.Second
@@ -119,6 +125,9 @@ type Driver struct {
 	// launchFn starts an attempt's process: launch, or a test's fake that
 	// keeps the same protocol (the exit file, then an exitMsg).
 	launchFn func(*Record) error
+	// stopFn asks a preempted attempt to end: terminate, or a test's fake.
+	stopFn    func(*Record)
+	preempted []*Record // the current round's accepted preemptions
 	starts   []*Record // the current round's accepted starts, to launch
 	recs     []*Record
 	names    map[string]int32
@@ -166,6 +175,9 @@ func Open(cfg Config) (*Driver, error) {
 	}
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = DefaultHeartbeat
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
 	}
 	if cfg.Backoff == 0 {
 		cfg.Backoff = DefaultBackoff
@@ -254,6 +266,7 @@ func Open(cfg Config) (*Driver, error) {
 	}
 	d.applyFn = d.apply
 	d.launchFn = d.launch
+	d.stopFn = d.terminate
 	cfg.Metrics.SetGPUs(len(cfg.GPUs), 0)
 	var e [8]byte
 	binary.BigEndian.PutUint64(e[:], uint64(cfg.Clock.Now().UnixMicro()))
@@ -523,13 +536,23 @@ func (d *Driver) finish(r *Record, code int, reason string) { d.end(r, code, rea
 // end is finish; retry false fails the job whatever retries it has left.
 func (d *Driver) end(r *Record, code int, reason string, retry bool) {
 	now := int64(d.now())
+	preempted := r.Preempting && code != 0
+	if preempted {
+		reason = ReasonPreempted
+	}
 	r.Attempts = append(r.Attempts, AttemptRecord{Queued: r.Queued, Start: r.Start, End: now,
-		GPUs: slices.Clone(r.GPUs), Milli: r.Milli, Exit: code, Reason: reason})
-	r.Exit, r.Reason, r.PID, r.PIDStart = code, reason, 0, 0
+		GPUs: slices.Clone(r.GPUs), Milli: r.Milli, Exit: code, Reason: reason, Preempted: preempted})
+	r.Exit, r.Reason, r.PID, r.PIDStart, r.Preempting = code, reason, 0, 0, false
 	switch {
 	case code == 0:
 		r.State, r.End = Succeeded, now
-	case retry && r.Attempt <= r.Spec.Retries:
+	case preempted:
+		// Back to the queue at once, its retries unspent, as the
+		// simulator returns a preempted job.
+		r.Preemptions++
+		r.State, r.Queued = Queued, now
+		d.job(r).Queued = hwmodel.Time(now)
+	case retry && r.Attempt-r.Preemptions <= r.Spec.Retries:
 		r.State, r.Queued = Queued, now
 		d.job(r).Queued = hwmodel.Time(now)
 		r.NotBefore = now + int64(d.backoff(r.Attempt))
@@ -538,6 +561,9 @@ func (d *Driver) end(r *Record, code int, reason string, retry bool) {
 	}
 	d.cfg.Metrics.moved(r, Running)
 }
+
+// ReasonPreempted is the reason of an attempt the policy preempted.
+const ReasonPreempted = "preempted"
 
 // transient reports whether a launch error is a shortage that passes
 // (EMFILE, ENFILE, EAGAIN, ENOMEM, ENOSPC, ...) rather than a fault of the
@@ -836,9 +862,17 @@ func (d *Driver) round() error {
 	}
 	t0 := time.Now()
 	d.host.SetNow(d.now())
-	d.starts = d.starts[:0]
+	d.starts, d.preempted = d.starts[:0], d.preempted[:0]
 	decs := d.host.Schedule(d.policy, d.applyFn)
 	starts := d.starts
+	// A preemption is committed before its signal, so that a restart
+	// knows the attempt's end is a preemption.
+	if err := d.st.put(d.preempted...); err != nil {
+		return err
+	}
+	for _, r := range d.preempted {
+		d.stopFn(r)
+	}
 	if len(decs) > 0 {
 		d.Latencies = append(d.Latencies, time.Since(t0))
 		d.Decisions += len(decs)
@@ -890,10 +924,13 @@ func (d *Driver) round() error {
 // books it), or says why not. A Start is committed to the store and
 // launched after the round's decisions are all applied (round).
 func (d *Driver) apply(dec policies.Decision) string {
+	if dec.Kind == policies.Preempt {
+		return d.preempt(dec.Job)
+	}
 	reason := ""
 	switch {
 	case dec.Kind != policies.Start:
-		reason = "live mode applies only Start decisions"
+		reason = "live mode applies Start and Preempt decisions; MIG layouts are as the GPUs have them"
 	case dec.Job < 0 || int(dec.Job) >= len(d.recs) || d.recs[dec.Job].State != Queued:
 		reason = "job is not queued"
 	case len(dec.Placement) != 1 || dec.Placement[0].Node != 0:
@@ -931,6 +968,52 @@ func (d *Driver) apply(dec policies.Decision) string {
 	d.cfg.Metrics.moved(r, Queued)
 	d.starts = append(d.starts, r)
 	return ""
+}
+
+// preempt starts stopping a running job's attempt (stopFn): its
+// processes get SIGTERM and Config.Grace to end, then SIGKILL. The
+// policy hears of the end (Ended, then Queued) at the round that follows
+// it, when no process of the attempt lives and its GPUs are free.
+func (d *Driver) preempt(id policies.JobID) string {
+	if id < 0 || int(id) >= len(d.recs) {
+		return fmt.Sprintf("job %d does not exist", id)
+	}
+	r := d.recs[id]
+	switch {
+	case r.State != Running:
+		return fmt.Sprintf("job %s is %s, not running", r.Spec.Name, r.State)
+	case r.Preempting:
+		return fmt.Sprintf("job %s is already being stopped", r.Spec.Name)
+	}
+	r.Preempting = true
+	d.preempted = append(d.preempted, r) // committed, then signalled (round)
+	return ""
+}
+
+// terminate asks r's attempt to end: SIGTERM to every process of its
+// group but the wrapper (which must live to record the command's exit
+// status), then, after Config.Grace, SIGKILL to the whole group. A job
+// that checkpoints on SIGTERM ($BRIGADE_CHECKPOINT_DIR) resumes from it.
+func (d *Driver) terminate(r *Record) {
+	pid, start, grace := r.PID, r.PIDStart, d.cfg.Grace
+	if pid <= 0 {
+		return
+	}
+	go func() {
+		_ = signalGroup(pid, start, syscall.SIGTERM, true)
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) {
+			if n, err := groupMembers(pid, start); err == nil && n == 0 {
+				return
+			}
+			select {
+			case <-d.dead:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		_, _ = stopGroup(pid, start, stopWait)
+	}()
 }
 
 // exitWrapper runs a job's command ("$@") between two writes to
@@ -1056,8 +1139,13 @@ func (d *Driver) launch(r *Record) error {
 			uuids[i] = d.migUUIDs[g][r.MIGInstance-1]
 		}
 	}
+	ckpt := d.checkpointDir(r)
+	if err := os.MkdirAll(ckpt, 0o755); err != nil {
+		return err
+	}
 	env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(uuids, ","), d.marker(r),
-		"BRIGADE_JOB_NAME="+r.Spec.Name, "BRIGADE_ATTEMPT="+strconv.Itoa(r.Attempt), "BRIGADE_EXIT_FILE="+r.ExitFile)
+		"BRIGADE_JOB_NAME="+r.Spec.Name, "BRIGADE_ATTEMPT="+strconv.Itoa(r.Attempt), "BRIGADE_EXIT_FILE="+r.ExitFile,
+		"BRIGADE_CHECKPOINT_DIR="+ckpt, "BRIGADE_GRACE_S="+strconv.FormatFloat(d.cfg.Grace.Seconds(), 'f', -1, 64))
 	cmd.Env = env
 	f, err := os.OpenFile(filepath.Join(d.cfg.LogDir, r.Spec.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -1125,6 +1213,13 @@ func (d *Driver) launch(r *Record) error {
 		}
 	}()
 	return nil
+}
+
+// checkpointDir is r's checkpoint folder, the same for every attempt:
+// LOGS/checkpoints/<name>. An attempt finds there what the previous one
+// saved before it was stopped.
+func (d *Driver) checkpointDir(r *Record) string {
+	return filepath.Join(d.cfg.LogDir, "checkpoints", r.Spec.Name)
 }
 
 // crashHook, set by tests, is called at the points where a kill -9 is the

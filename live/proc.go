@@ -167,6 +167,36 @@ func groupMembers(pgid int, leaderStart uint64) (int, error) {
 	return n, nil
 }
 
+// signalGroup sends sig to every live process of group pgid, whose
+// leader started at leaderStart, but the leader itself when exceptLeader
+// is set (a job's wrapper must outlive its command to record its exit
+// status).
+func signalGroup(pgid int, leaderStart uint64, sig syscall.Signal, exceptLeader bool) error {
+	if pgid <= 0 {
+		return nil
+	}
+	lead, exists, err := readStat(pgid)
+	if err != nil {
+		return err
+	}
+	if exists && lead.alive() && leaderStart != 0 && lead.start != leaderStart {
+		return nil // the group we knew is gone; pgid is another's now
+	}
+	all, err := pids()
+	if err != nil {
+		return err
+	}
+	for _, pid := range all {
+		if exceptLeader && pid == pgid {
+			continue
+		}
+		if p, exists, err := readStat(pid); err == nil && exists && p.alive() && p.pgrp == pgid {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+	return nil
+}
+
 // stopGroup SIGKILLs process group pgid, whose leader started at
 // leaderStart, until none of its processes lives, waiting up to wait; it
 // reports whether none does. It signals the group only right after

@@ -45,6 +45,12 @@ type Record struct {
 	Exit        int    `json:"exit"`     // exit code of the last attempt; -1 unknown
 	Reason      string `json:"reason,omitempty"`
 	Runs        int    `json:"runs"` // processes launched, over all attempts (tests check it)
+	// Preempting is set when the policy preempted the running attempt:
+	// its processes are being stopped, and its end goes back to the
+	// queue as preempted, whatever its exit status. Preemptions counts
+	// the attempts that ended so, which spend no retry.
+	Preempting  bool `json:"preempting,omitempty"`
+	Preemptions int  `json:"preemptions,omitempty"`
 	// ExitFile is the absolute path of the current/last attempt's exit
 	// file (exitWrapper), Boot the boot id under which it was launched;
 	// records of older versions have neither.
@@ -70,6 +76,8 @@ type AttemptRecord struct {
 	Milli  int32  `json:"milli,omitempty"`
 	Exit   int    `json:"exit"`
 	Reason string `json:"reason,omitempty"`
+	// Preempted: the policy stopped this attempt.
+	Preempted bool `json:"preempted,omitempty"`
 }
 
 var (

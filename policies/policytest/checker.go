@@ -54,6 +54,9 @@ type Checker struct {
 	last    policies.Time
 	issued  []policies.Decision
 	running map[policies.JobID]hwmodel.Placement // nil placement: adopted
+	// stopping are jobs whose Preempt was applied but whose processes a
+	// live driver is still stopping: their Ended comes at a later call.
+	stopping map[policies.JobID]bool
 	queued  map[policies.JobID]bool
 
 	reserved []string // this call's reservations, as placement keys
@@ -66,7 +69,8 @@ var _ policies.Policy = (*Checker)(nil)
 
 // Wrap returns a Checker around p.
 func Wrap(p policies.Policy, opt CheckerOptions) *Checker {
-	return &Checker{inner: p, opt: opt, running: map[policies.JobID]hwmodel.Placement{}, queued: map[policies.JobID]bool{}}
+	return &Checker{inner: p, opt: opt, running: map[policies.JobID]hwmodel.Placement{}, queued: map[policies.JobID]bool{},
+		stopping: map[policies.JobID]bool{}}
 }
 
 // Name implements policies.Policy: the wrapped policy's name.
@@ -170,7 +174,13 @@ func (c *Checker) checkAnswers(v policies.View) {
 		case policies.Start:
 			applied = take(startedBy, d.Job)
 		case policies.Preempt:
-			applied = take(ended, d.Job)
+			// Applied at once (Ended now) or in flight: a driver that
+			// gives the job's processes a grace period to stop reports
+			// the end at a later call.
+			if !take(ended, d.Job) {
+				c.stopping[d.Job] = true
+			}
+			applied = true
 		case policies.Reconfigure:
 			g := policies.GPURef{Node: d.Node, GPU: d.GPU}
 			if reconfigured[g] > 0 {
@@ -180,6 +190,11 @@ func (c *Checker) checkAnswers(v policies.View) {
 		}
 		if !applied {
 			c.fail("%s of job %d (node %d GPU %d) was neither applied nor rejected", d.Kind, d.Job, d.Node, d.GPU)
+		}
+	}
+	for id := range c.stopping {
+		if _, answered := ended[id]; answered {
+			delete(c.stopping, id) // its end, whenever it comes, answers it
 		}
 	}
 	for k, done := range rejected {
@@ -198,6 +213,9 @@ func (c *Checker) checkAnswers(v policies.View) {
 		}
 	}
 }
+
+// Stopping is how many preemptions are still in flight.
+func (c *Checker) Stopping() int { return len(c.stopping) }
 
 // applyEvents moves jobs between the Checker's queue and running set, in
 // the only order a batch can hold them: answers first (a start of the

@@ -69,6 +69,9 @@ func TestDriver(t *testing.T, run Driver, opt DriverOptions) {
 				if out.Succeeded != len(sc.Jobs) || out.Failed != 0 {
 					t.Fatalf("%d succeeded and %d failed of %d jobs", out.Succeeded, out.Failed, len(sc.Jobs))
 				}
+				if n := c.Stopping(); n > 0 {
+					t.Fatalf("%d preemptions were never answered by the job's end", n)
+				}
 				if c.Calls() == 0 {
 					t.Fatal("the driver never called the policy")
 				}

@@ -1,0 +1,100 @@
+package live
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brigadesim/brigade/policies"
+)
+
+// preemptOnce wraps a policy and preempts job 0 once, when told.
+type preemptOnce struct {
+	policies.Policy
+	now  atomic.Bool
+	done bool
+}
+
+func (p *preemptOnce) Schedule(v policies.View) []policies.Decision {
+	ds := p.Policy.Schedule(v)
+	if p.now.Load() && !p.done {
+		p.done = true
+		ds = append(ds, policies.Decision{Kind: policies.Preempt, Job: 0})
+	}
+	return ds
+}
+
+// checkpointingJob counts to 20 in steps of 50 ms, resuming from the
+// step its checkpoint holds, and saves its step when it gets SIGTERM.
+const checkpointingJob = `n=$(cat "$BRIGADE_CHECKPOINT_DIR/step" 2>/dev/null || echo 0)
+echo "attempt $BRIGADE_ATTEMPT resumes at $n"
+trap 'echo $n > "$BRIGADE_CHECKPOINT_DIR/step"; echo "saved $n"; exit 143' TERM
+while [ "$n" -lt 20 ]; do sleep 0.05; n=$((n+1)); done
+echo "finished at $n"`
+
+// A preempted job gets SIGTERM (its wrapper does not), saves a
+// checkpoint within its grace, goes back to the queue with its retries
+// unspent, and its next attempt resumes from the checkpoint; the attempt
+// is recorded as preempted.
+func TestPreemptionCheckpointsAndResumes(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(Config{GPUs: FakeGPUs(1), Policy: "fcfs", State: filepath.Join(dir, "state.db"),
+		LogDir: filepath.Join(dir, "logs"), Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	p := &preemptOnce{Policy: d.policy}
+	d.policy = p
+	if _, err := d.Submit([]JobSpec{{Name: "train", Command: checkpointingJob, Shell: true, GPUs: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	r := d.recs[0]
+	deadline := time.Now().Add(30 * time.Second)
+	for r.State != Succeeded && r.State != Failed {
+		if time.Now().After(deadline) {
+			t.Fatalf("job still %s after 30 s", r.State)
+		}
+		if !p.now.Load() && r.State == Running && time.Since(time.UnixMicro(d.epoch+r.Start)) > 400*time.Millisecond {
+			p.now.Store(true)
+			d.host.Unblocked(policies.GPURef{}) // a call now, with nothing else new
+		}
+		if err := d.round(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r.State != Succeeded {
+		t.Fatalf("job %s: %s", r.State, r.Reason)
+	}
+	if len(r.Attempts) != 2 || !r.Attempts[0].Preempted || r.Attempts[0].Reason != ReasonPreempted || r.Attempts[1].Preempted {
+		t.Fatalf("attempts %+v, want a preempted one then a finished one", r.Attempts)
+	}
+	if r.Attempts[0].Exit != 143 {
+		t.Errorf("preempted attempt exited %d, want 143 (its own SIGTERM handler, not SIGKILL)", r.Attempts[0].Exit)
+	}
+	if r.Preemptions != 1 || r.Attempt != 2 {
+		t.Errorf("preemptions %d, attempt %d", r.Preemptions, r.Attempt)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "logs", "train.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(log)
+	if !strings.Contains(text, "attempt 1 resumes at 0") || !strings.Contains(text, "finished at 20") {
+		t.Fatalf("log:\n%s", text)
+	}
+	i := strings.Index(text, "saved ")
+	j := strings.Index(text, "attempt 2 resumes at ")
+	if i < 0 || j < 0 {
+		t.Fatalf("no checkpoint saved or no second attempt:\n%s", text)
+	}
+	saved := strings.Fields(text[i+len("saved "):])[0]
+	resumed := strings.Fields(text[j+len("attempt 2 resumes at "):])[0]
+	if saved != resumed || saved == "0" {
+		t.Fatalf("saved %s, resumed at %s:\n%s", saved, resumed, text)
+	}
+}
