@@ -120,19 +120,19 @@ type Driver struct {
 	// host is the driver half of the policy contract, shared with the
 	// simulator: the View, reservations, the Events batch, decisions
 	// applied in order, the tenant books. Job i of the host is recs[i].
-	host     policies.Host
-	applyFn  func(policies.Decision) string
+	host    policies.Host
+	applyFn func(policies.Decision) string
 	// launchFn starts an attempt's process: launch, or a test's fake that
 	// keeps the same protocol (the exit file, then an exitMsg).
 	launchFn func(*Record) error
 	// stopFn asks a preempted attempt to end: terminate, or a test's fake.
 	stopFn    func(*Record)
 	preempted []*Record // the current round's accepted preemptions
-	starts   []*Record // the current round's accepted starts, to launch
-	recs     []*Record
-	names    map[string]int32
-	tenantOf map[string]int
-	place    map[int32]hwmodel.Placement
+	starts    []*Record // the current round's accepted starts, to launch
+	recs      []*Record
+	names     map[string]int32
+	tenantOf  map[string]int
+	place     map[int32]hwmodel.Placement
 	// migUUIDs[g][k] is the MIG device UUID of instance k of GPU g, in the
 	// order of the cluster's layout (nil for GPUs without MIG).
 	migUUIDs [][]string
@@ -146,9 +146,9 @@ type Driver struct {
 	waiting []int32
 	// later are queued jobs whose launch met a transient error: the policy
 	// hears of them at the next tick.
-	later    []policies.JobID
-	hs       healthState
-	nextDue  time.Duration // until the next back-off ends (0: none)
+	later   []policies.JobID
+	hs      healthState
+	nextDue time.Duration // until the next back-off ends (0: none)
 
 	mu    sync.Mutex
 	exits []exitMsg

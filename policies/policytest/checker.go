@@ -57,7 +57,7 @@ type Checker struct {
 	// stopping are jobs whose Preempt was applied but whose processes a
 	// live driver is still stopping: their Ended comes at a later call.
 	stopping map[policies.JobID]bool
-	queued  map[policies.JobID]bool
+	queued   map[policies.JobID]bool
 
 	reserved []string // this call's reservations, as placement keys
 	errs     []error
