@@ -445,3 +445,27 @@ func RetryBackoff(base Time, factor float64, k int) Time {
 	}
 	return Time(min(float64(base)*math.Pow(factor, float64(k-1)), 1e18))
 }
+
+// DeadlineAttempts is the deadline-aware retry rule, shared by the
+// simulator and live mode:
+// min(max, max(1, floor(remaining / avgRun))) further attempts, where
+// remaining is the time left until the deadline. avgRun <= 0 is treated as
+// 1 µs.
+func DeadlineAttempts(remaining, avgRun Time, max int) int {
+	if avgRun <= 0 {
+		avgRun = 1
+	}
+	n := int64(0)
+	if remaining > 0 {
+		n = int64(remaining / avgRun)
+	}
+	return int(min(int64(max), max64(1, n)))
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+

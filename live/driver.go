@@ -131,8 +131,10 @@ type Driver struct {
 	starts    []*Record // the current round's accepted starts, to launch
 	recs      []*Record
 	names     map[string]int32
-	tenantOf  map[string]int
-	place     map[int32]hwmodel.Placement
+	// dependants lists, by job name, the jobs whose deps name it.
+	dependants map[string][]int32
+	tenantOf   map[string]int
+	place      map[int32]hwmodel.Placement
 	// migUUIDs[g][k] is the MIG device UUID of instance k of GPU g, in the
 	// order of the cluster's layout (nil for GPUs without MIG).
 	migUUIDs [][]string
@@ -257,7 +259,7 @@ func Open(cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: cfg, st: st, cluster: cl, policy: pol, migUUIDs: migUUIDs, names: map[string]int32{}, tenantOf: map[string]int{},
+	d := &Driver{cfg: cfg, st: st, cluster: cl, policy: pol, migUUIDs: migUUIDs, names: map[string]int32{}, dependants: map[string][]int32{}, tenantOf: map[string]int{},
 		place: map[int32]hwmodel.Placement{}, adopted: map[int32]bool{}, stopping: map[int32]bool{}, boot: bootID(),
 		wake: make(chan struct{}, 1), dead: make(chan struct{})}
 	if err := d.host.Init(cl, nil, nil); err != nil {
@@ -322,6 +324,9 @@ func (d *Driver) addJob(r *Record) {
 	}
 	d.recs = append(d.recs, r)
 	d.names[r.Spec.Name] = r.ID
+	for _, dep := range r.Spec.Deps {
+		d.dependants[dep] = append(d.dependants[dep], r.ID)
+	}
 	// Records are dense from 0 in ID order, so the host's next ID is r's.
 	d.host.AddJob(policies.Job{Name: r.Spec.Name, Tenant: t, Priority: r.Spec.Priority,
 		Submit: hwmodel.Time(r.Submit), Queued: hwmodel.Time(r.Queued), Start: hwmodel.Time(r.Start),
@@ -358,6 +363,24 @@ func (d *Driver) recover() error {
 			}
 		}
 	}
+	// A job whose dependencies ended while it was pending moves on now
+	// (its parents' ends and its move are committed together, so this
+	// finds nothing unless the state file is older).
+	for _, r := range d.recs {
+		if r.State != Pending {
+			continue
+		}
+		switch st, failed := depState(r, d.byName); st {
+		case Failed:
+			d.failOnDep(r, failed, int64(d.now()))
+			changed = append(changed, r)
+		case Queued:
+			r.State = Queued
+			changed = append(changed, r)
+			d.enqueue(r)
+		}
+	}
+	changed = append(changed, d.propagate(changed)...)
 	if err := d.st.put(changed...); err != nil {
 		return err
 	}
@@ -552,6 +575,8 @@ func (d *Driver) end(r *Record, code int, reason string, retry bool) {
 		r.Preemptions++
 		r.State, r.Queued = Queued, now
 		d.job(r).Queued = hwmodel.Time(now)
+	case retry && r.Spec.Deadline != "" && d.deadlineGivesUp(r, now):
+		r.State, r.End = Failed, now
 	case retry && r.Attempt-r.Preemptions <= r.Spec.Retries:
 		r.State, r.Queued = Queued, now
 		d.job(r).Queued = hwmodel.Time(now)
@@ -560,6 +585,35 @@ func (d *Driver) end(r *Record, code int, reason string, retry bool) {
 		r.State, r.End = Failed, now
 	}
 	d.cfg.Metrics.moved(r, Running)
+}
+
+// deadlineGivesUp applies brigade sim's deadline-aware retry rule to r,
+// whose attempt has just failed: at its first failure it is granted
+// hwmodel.DeadlineAttempts(time left, estimate, retries) retries; it gives
+// up when they are spent (retries exhausted) or when its estimate no
+// longer fits before the deadline (DeadlineMissed). A live run knows no
+// restart time, nor what a checkpoint saved, so the attempt needed is the
+// whole estimate.
+func (d *Driver) deadlineGivesUp(r *Record, now int64) bool {
+	dl, err := hwmodel.ParseDuration(r.Spec.Deadline)
+	if err != nil || dl <= 0 {
+		return false
+	}
+	remaining := hwmodel.Time(r.Submit) + dl - hwmodel.Time(now)
+	if r.Granted == 0 {
+		r.Granted = hwmodel.DeadlineAttempts(remaining, r.Spec.estimate(), r.Spec.Retries)
+	}
+	failures := r.Attempt - r.Preemptions
+	switch {
+	case failures > r.Granted:
+		return true
+	case r.Spec.estimate() > remaining:
+		r.DeadlineMissed = true
+		us := func(t hwmodel.Time) time.Duration { return time.Duration(t) * time.Microsecond }
+		r.Reason = fmt.Sprintf("deadline: %s left before the deadline, the estimate is %s", us(max(remaining, 0)), us(r.Spec.estimate()))
+		return true
+	}
+	return false
 }
 
 // ReasonPreempted is the reason of an attempt the policy preempted.
@@ -659,15 +713,43 @@ func (d *Driver) Submit(specs []JobSpec) (int, error) {
 		}
 		add = append(add, r)
 	}
+	// Dependencies resolve against the store's jobs and the batch's: a
+	// job may wait for one later in the same file.
+	batch := map[string]*Record{}
+	for _, r := range add {
+		batch[r.Spec.Name] = r
+	}
+	find := func(name string) *Record {
+		if r := batch[name]; r != nil {
+			return r
+		}
+		return d.byName(name)
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, r := range add {
+			if r.State != Queued && r.State != Pending || len(r.Spec.Deps) == 0 {
+				continue
+			}
+			switch st, failed := depState(r, find); {
+			case st == Failed:
+				d.failOnDep(r, failed, now)
+				changed = true
+			case st != r.State:
+				r.State = st
+			}
+		}
+	}
 	if err := d.st.put(add...); err != nil {
 		return 0, err
 	}
 	for _, r := range add {
 		d.addJob(r)
 		d.cfg.Metrics.moved(r, "")
-		if r.State == Queued {
+		switch r.State {
+		case Queued:
 			d.host.Queue(policies.JobID(r.ID))
-		} else {
+		case Failed:
 			fmt.Fprintf(d.cfg.Log, "live: %s failed: %s\n", r.Spec.Name, r.Reason)
 		}
 	}
@@ -838,6 +920,7 @@ func (d *Driver) round() error {
 		}
 	}
 	slices.SortFunc(changed, func(a, b *Record) int { return int(a.ID - b.ID) })
+	changed = append(changed, d.propagate(changed)...)
 	if err := d.st.put(changed...); err != nil {
 		return err
 	}
@@ -903,12 +986,15 @@ func (d *Driver) round() error {
 			}
 			fmt.Fprintf(d.cfg.Log, "live: %s: %v\n", r.Spec.Name, err)
 			d.finish(r, -1, err.Error())
-			if err := d.st.put(r); err != nil {
+			deps := d.propagate([]*Record{r})
+			if err := d.st.put(append([]*Record{r}, deps...)...); err != nil {
 				return err
 			}
 			d.release(r.ID)
-			if r.State == Queued {
-				d.enqueue(r)
+			for _, q := range append([]*Record{r}, deps...) {
+				if q.State == Queued {
+					d.enqueue(q)
+				}
 			}
 			continue
 		}

@@ -417,6 +417,7 @@ func (d *Driver) markDown(rec DownGPU) error {
 		}
 		changed = append(changed, r)
 	}
+	changed = append(changed, d.propagate(changed)...)
 	if err := d.st.put(changed...); err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ type JobSpec struct {
 	Estimate   string `json:"estimate,omitempty"`
 	Deadline   string `json:"deadline,omitempty"`
 	Retries    int    `json:"retries,omitempty"`
+	// Deps names the jobs of the file this one waits for: it is queued
+	// when all of them succeeded, and fails when one of them fails.
+	Deps []string `json:"deps,omitempty"`
 }
 
 // MaxRetries bounds a job's retries. The state record keeps every ended
@@ -72,6 +75,9 @@ func ParseJobs(path string, b []byte) ([]JobSpec, error) {
 			return nil, fmt.Errorf("%s: jobs[%d]: name: %q is already used by jobs[%d]", path, i, f.Jobs[i].Name, k)
 		}
 		seen[f.Jobs[i].Name] = i
+	}
+	if err := checkDeps(f.Jobs); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return f.Jobs, nil
 }

@@ -49,8 +49,15 @@ type Record struct {
 	// its processes are being stopped, and its end goes back to the
 	// queue as preempted, whatever its exit status. Preemptions counts
 	// the attempts that ended so, which spend no retry.
-	Preempting  bool `json:"preempting,omitempty"`
-	Preemptions int  `json:"preemptions,omitempty"`
+	Preempting bool `json:"preempting,omitempty"`
+	// DepFailed: the job failed because a dependency failed.
+	DepFailed bool `json:"dep_failed,omitempty"`
+	// Granted is how many retries the deadline-aware rule granted at the
+	// job's first failure (hwmodel.DeadlineAttempts); 0 before it.
+	Granted int `json:"granted,omitempty"`
+	// DeadlineMissed: the deadline-aware rule gave the job up.
+	DeadlineMissed bool `json:"deadline_missed,omitempty"`
+	Preemptions    int  `json:"preemptions,omitempty"`
 	// ExitFile is the absolute path of the current/last attempt's exit
 	// file (exitWrapper), Boot the boot id under which it was launched;
 	// records of older versions have neither.

@@ -92,7 +92,7 @@
 // job's MaxRetries, "none" none, "fixed" Retry.Max. "deadline": a job with
 // a Deadline is granted, at its first failure,
 // min(Max, max(1, floor((Submit+Deadline−now) / avg_run))) further
-// attempts (DeadlineAttempts), avg_run being the job's runtime estimate
+// attempts (hwmodel.DeadlineAttempts), avg_run being the job's runtime estimate
 // (policies.Job.Estimate, as the policy sees it); at every failure within
 // the grant it fails for good (FailDeadline, Reason "deadline") when
 // RestartTime + (estimate − saved progress) exceeds the time left, and a

@@ -34,7 +34,7 @@ const (
 	RetryTrace    = "trace"    // the job's own MaxRetries (the default, "" too)
 	RetryNone     = "none"     // no retries
 	RetryFixed    = "fixed"    // at most RetryPolicy.Max retries
-	RetryDeadline = "deadline" // deadline-aware: see DeadlineAttempts
+	RetryDeadline = "deadline" // deadline-aware: see hwmodel.DeadlineAttempts
 )
 
 // RetryPolicy decides whether a failed attempt is retried. It applies to
@@ -70,28 +70,6 @@ type FaultRecord struct {
 	Node, GPU int // GPU -1: the whole node
 	// JobsHit counts the running attempts that the fault killed.
 	JobsHit int
-}
-
-// DeadlineAttempts is the deadline-aware retry rule:
-// min(max, max(1, floor(remaining / avgRun))) further attempts, where
-// remaining is the time left until the deadline. avgRun <= 0 is treated as
-// 1 µs.
-func DeadlineAttempts(remaining, avgRun hwmodel.Time, max int) int {
-	if avgRun <= 0 {
-		avgRun = 1
-	}
-	n := int64(0)
-	if remaining > 0 {
-		n = int64(remaining / avgRun)
-	}
-	return int(min(int64(max), max64(1, n)))
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 const noHit = hwmodel.Time(math.MaxInt64)
@@ -553,7 +531,7 @@ func (e *Engine) retryOrFail(i int, reason string) {
 		if j.Deadline > 0 {
 			remaining := j.Submit + j.Deadline - e.now
 			if r.granted < 0 {
-				r.granted = int32(DeadlineAttempts(remaining, e.jobs[i].Estimate, e.cfg.Retry.Max))
+				r.granted = int32(hwmodel.DeadlineAttempts(remaining, e.jobs[i].Estimate, e.cfg.Retry.Max))
 			}
 			limit = int(r.granted)
 			need := e.cfg.RestartTime + max(0, e.jobs[i].Estimate-r.saved)

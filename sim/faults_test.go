@@ -139,7 +139,7 @@ func TestDeadlineAttempts(t *testing.T) {
 		{-hwmodel.Minute, 30 * hwmodel.Minute, 5, 1},
 		{300 * hwmodel.Minute, 30 * hwmodel.Minute, 4, 4},
 	} {
-		if got := DeadlineAttempts(c.remaining, c.avg, c.max); got != c.want {
+		if got := hwmodel.DeadlineAttempts(c.remaining, c.avg, c.max); got != c.want {
 			t.Errorf("DeadlineAttempts(%v, %v, %d) = %d, want %d", c.remaining, c.avg, c.max, got, c.want)
 		}
 	}

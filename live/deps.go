@@ -1,0 +1,126 @@
+package live
+
+import (
+	"fmt"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Pending is the state of a job waiting for its dependencies (JobSpec.Deps)
+// to succeed; it enters the queue when the last of them does, and fails
+// when one of them fails.
+const Pending State = "pending"
+
+// ReasonDependencyPrefix starts the reason of a job failed because a
+// dependency failed: "dependency NAME failed".
+const ReasonDependencyPrefix = "dependency "
+
+// depState is what r's dependencies allow: Queued when all succeeded,
+// Failed (with the failed one's name) when one failed, Pending otherwise.
+// find resolves a name to its record (nil: not submitted yet).
+func depState(r *Record, find func(string) *Record) (State, string) {
+	state := Queued
+	for _, name := range r.Spec.Deps {
+		p := find(name)
+		switch {
+		case p != nil && p.State == Failed:
+			return Failed, name
+		case p == nil || p.State != Succeeded:
+			state = Pending
+		}
+	}
+	return state, ""
+}
+
+func (d *Driver) byName(name string) *Record {
+	if id, ok := d.names[name]; ok {
+		return d.recs[id]
+	}
+	return nil
+}
+
+// failOnDep fails pending r because its dependency name failed.
+func (d *Driver) failOnDep(r *Record, name string, now int64) {
+	r.State, r.End, r.Reason = Failed, now, ReasonDependencyPrefix+name+" failed"
+	r.DepFailed = true
+}
+
+// propagate moves the pending dependants of the records in changed that
+// have ended: into the queue when all their dependencies succeeded,
+// failed when one failed (and so on down the DAG). It returns the records
+// it changed, which the caller commits with changed and then queues.
+func (d *Driver) propagate(changed []*Record) []*Record {
+	now := int64(d.now())
+	var out []*Record
+	work := append([]*Record(nil), changed...)
+	for len(work) > 0 {
+		r := work[0]
+		work = work[1:]
+		if r.State != Succeeded && r.State != Failed {
+			continue
+		}
+		for _, cid := range d.dependants[r.Spec.Name] {
+			c := d.recs[cid]
+			if c.State != Pending {
+				continue
+			}
+			switch st, failed := depState(c, d.byName); st {
+			case Failed:
+				d.failOnDep(c, failed, now)
+				d.cfg.Metrics.moved(c, Pending)
+				out = append(out, c)
+				work = append(work, c)
+			case Queued:
+				c.State, c.Queued = Queued, now
+				d.job(c).Queued = hwmodel.Time(now)
+				d.cfg.Metrics.moved(c, Pending)
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// checkDeps verifies a job file's dependencies: each names another job
+// of the file, and they form no cycle. Errors name the entry and field.
+func checkDeps(specs []JobSpec) error {
+	index := make(map[string]int, len(specs))
+	for i, s := range specs {
+		index[s.Name] = i
+	}
+	for i, s := range specs {
+		for _, dep := range s.Deps {
+			switch k, ok := index[dep]; {
+			case !ok:
+				return fmt.Errorf("jobs[%d] (%q): deps: %q is no job of this file", i, s.Name, dep)
+			case k == i:
+				return fmt.Errorf("jobs[%d] (%q): deps: a job cannot wait for itself", i, s.Name)
+			}
+		}
+	}
+	// Depth-first search for a cycle: 1 on the path, 2 done.
+	mark := make([]uint8, len(specs))
+	var visit func(i int, path []string) error
+	visit = func(i int, path []string) error {
+		switch mark[i] {
+		case 1:
+			return fmt.Errorf("jobs[%d] (%q): deps: a cycle: %v", i, specs[i].Name, append(path, specs[i].Name))
+		case 2:
+			return nil
+		}
+		mark[i] = 1
+		for _, dep := range specs[i].Deps {
+			if err := visit(index[dep], append(path, specs[i].Name)); err != nil {
+				return err
+			}
+		}
+		mark[i] = 2
+		return nil
+	}
+	for i := range specs {
+		if err := visit(i, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
