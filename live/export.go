@@ -324,13 +324,48 @@ func HardwareReason(reason string) bool {
 func endedAs(a AttemptRecord) string {
 	switch {
 	case a.End < 0:
-		return "running"
+		return results.AttemptRunning
 	case a.Exit == 0:
-		return "succeeded"
+		return results.AttemptSucceeded
+	case a.Preempted:
+		return results.AttemptPreempted
 	case HardwareReason(a.Reason):
-		return "hardware_failure"
+		return results.AttemptHardwareFailure
 	}
-	return "failed"
+	return results.AttemptFailed
+}
+
+// failReason is a failed job's reason in results' vocabulary, with its
+// detail in the driver's own words.
+func failReason(r *Record, attempts int) (string, string) {
+	detail := r.Reason
+	switch {
+	case r.DepFailed:
+		return results.ReasonDependencyFailed, detail
+	case r.DeadlineMissed:
+		return results.ReasonDeadline, detail
+	case attempts == 0:
+		return results.ReasonUnsatisfiable, detail
+	}
+	if detail == "" {
+		detail = fmt.Sprintf("attempt %d exited %d, no retries left", r.Attempt, r.Exit)
+	}
+	return results.ReasonRetriesExhausted, detail
+}
+
+// readyAt is when r entered the queue for the first time: its
+// submission, or for a job with dependencies when the last of them
+// succeeded; -1 when it never did (a dependency failed).
+func readyAt(r *Record, log []AttemptRecord) int64 {
+	switch {
+	case len(r.Spec.Deps) == 0:
+		return r.Submit
+	case len(log) > 0:
+		return log[0].Queued
+	case r.State == Queued:
+		return r.Queued
+	}
+	return -1
 }
 
 type liveEvent struct {
@@ -386,11 +421,28 @@ func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label str
 	for _, r := range recs {
 		req := r.Spec.request()
 		log := attemptLog(r)
+		ready := readyAt(r, log)
+		state := results.JobState(r.State)
+		if r.State == Pending {
+			state = results.JobState(Queued) // in the system, not yet run
+		}
 		jr := results.JobRecord{ID: r.ID, Name: r.Spec.Name, Tenant: tname(r), Priority: r.Spec.Priority,
-			Submit: hwmodel.Time(r.Submit), Ready: hwmodel.Time(r.Submit), GPUs: req.GPUs, GPUMilli: req.GPUMilli,
-			Attempts: len(log), State: results.JobState(r.State)}
+			Submit: hwmodel.Time(r.Submit), Ready: hwmodel.Time(max(ready, r.Submit)), GPUs: req.GPUs, GPUMilli: req.GPUMilli,
+			Attempts: len(log), State: state}
+		if r.State == Failed {
+			jr.Reason, jr.ReasonDetail = failReason(r, len(log))
+		}
 		lastSubmit = max(lastSubmit, r.Submit)
-		evs = append(evs, liveEvent{t: r.Submit, job: r.ID, kind: "submit", exit: -1, dq: 1, dsys: 1})
+		// A job with dependencies enters the queue when they succeeded.
+		queuedAtSubmit := ready == r.Submit
+		dq := 0
+		if queuedAtSubmit {
+			dq = 1
+		}
+		evs = append(evs, liveEvent{t: r.Submit, job: r.ID, kind: "submit", exit: -1, dq: dq, dsys: 1})
+		if ready > r.Submit {
+			evs = append(evs, liveEvent{t: ready, job: r.ID, kind: "ready", exit: -1, dq: 1})
+		}
 		terminal := r.State == Succeeded || r.State == Failed
 		if !terminal {
 			unfinished = true
@@ -414,21 +466,25 @@ func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label str
 			end := a.End
 			if end >= 0 {
 				jr.Run += hwmodel.Time(end - a.Start)
-				if ended != "succeeded" {
+				if ended != results.AttemptSucceeded {
 					jr.Lost += hwmodel.Time(end - a.Start)
 				}
-				if ended == "hardware_failure" {
+				if ended == results.AttemptHardwareFailure {
 					jr.HardwareFailures++
 				}
 			}
+			code := a.Exit
+			if end < 0 {
+				code = results.NoExitCode
+			}
 			jr.AttemptLog = append(jr.AttemptLog, results.AttemptRecord{Start: hwmodel.Time(a.Start), End: hwmodel.Time(end),
-				Wait: hwmodel.Time(max(a.Start-a.Queued, 0)), Nodes: ExportNode, Ended: ended})
+				Wait: hwmodel.Time(max(a.Start-a.Queued, 0)), Nodes: ExportNode, Ended: ended, ExitCode: code})
 			evs = append(evs, liveEvent{t: a.Start, job: r.ID, attempt: k + 1, kind: "start", gpus: a.GPUs, milli: per, exit: -1,
 				dq: -1, dr: 1, dalloc: milli})
 			if end < 0 {
 				continue
 			}
-			if ended == "hardware_failure" {
+			if ended == results.AttemptHardwareFailure {
 				evs = append(evs, liveEvent{t: end, job: r.ID, attempt: k + 1, kind: "gpu_down", gpus: a.GPUs, milli: per, exit: a.Exit, reason: a.Reason})
 			}
 			e := liveEvent{t: end, job: r.ID, attempt: k + 1, kind: "end", gpus: a.GPUs, milli: per, exit: a.Exit, reason: a.Reason,
@@ -447,7 +503,11 @@ func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label str
 			jr.End = hwmodel.Time(r.End)
 			if len(log) == 0 { // failed at submission: never fitted
 				jr.Start = jr.End
-				evs = append(evs, liveEvent{t: r.End, job: r.ID, kind: "end", exit: r.Exit, reason: r.Reason, dq: -1, dsys: -1})
+				out := -1
+				if ready < 0 {
+					out = 0 // a dependency failed: it was never queued
+				}
+				evs = append(evs, liveEvent{t: r.End, job: r.ID, kind: "end", exit: r.Exit, reason: r.Reason, dq: out, dsys: -1})
 			}
 		default:
 			jr.End = -1 // set to the window's end below
