@@ -81,8 +81,10 @@ func (d *Driver) propagate(changed []*Record) []*Record {
 	return out
 }
 
-// checkDeps verifies a job file's dependencies: each names another job
-// of the file, and they form no cycle. Errors name the entry and field.
+// checkDeps verifies a job file's dependencies: each names a job listed
+// above it in the file, as the trace format has them, so the file is in
+// an order the jobs can start in and holds no cycle. Errors name the
+// entry and field.
 func checkDeps(specs []JobSpec) error {
 	index := make(map[string]int, len(specs))
 	for i, s := range specs {
@@ -95,31 +97,9 @@ func checkDeps(specs []JobSpec) error {
 				return fmt.Errorf("jobs[%d] (%q): deps: %q is no job of this file", i, s.Name, dep)
 			case k == i:
 				return fmt.Errorf("jobs[%d] (%q): deps: a job cannot wait for itself", i, s.Name)
+			case k > i:
+				return fmt.Errorf("jobs[%d] (%q): deps: %q is listed below it; a job waits only for jobs above it in the file", i, s.Name, dep)
 			}
-		}
-	}
-	// Depth-first search for a cycle: 1 on the path, 2 done.
-	mark := make([]uint8, len(specs))
-	var visit func(i int, path []string) error
-	visit = func(i int, path []string) error {
-		switch mark[i] {
-		case 1:
-			return fmt.Errorf("jobs[%d] (%q): deps: a cycle: %v", i, specs[i].Name, append(path, specs[i].Name))
-		case 2:
-			return nil
-		}
-		mark[i] = 1
-		for _, dep := range specs[i].Deps {
-			if err := visit(index[dep], append(path, specs[i].Name)); err != nil {
-				return err
-			}
-		}
-		mark[i] = 2
-		return nil
-	}
-	for i := range specs {
-		if err := visit(i, nil); err != nil {
-			return err
 		}
 	}
 	return nil

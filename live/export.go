@@ -428,7 +428,7 @@ func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label str
 		}
 		jr := results.JobRecord{ID: r.ID, Name: r.Spec.Name, Tenant: tname(r), Priority: r.Spec.Priority,
 			Submit: hwmodel.Time(r.Submit), Ready: hwmodel.Time(max(ready, r.Submit)), GPUs: req.GPUs, GPUMilli: req.GPUMilli,
-			Attempts: len(log), State: state}
+			Attempts: len(log), State: state, CPUMilli: req.CPUMilli, MemoryMiB: req.MemoryMiB, Deps: slices.Clone(r.Spec.Deps)}
 		if r.State == Failed {
 			jr.Reason, jr.ReasonDetail = failReason(r, len(log))
 		}
