@@ -773,6 +773,9 @@ func (d *Driver) watch() error {
 	return err
 }
 
+// Machine is the CPU, memory and tenant weights the driver books against.
+func (d *Driver) Machine() Machine { return d.cfg.Machine }
+
 // job is the policy's view of r, which the driver writes through.
 func (d *Driver) job(r *Record) *policies.Job { return d.host.Job(policies.JobID(r.ID)) }
 

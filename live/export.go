@@ -57,6 +57,9 @@ type ExportOptions struct {
 	Command []string
 	// JobsFile, when set and readable, is listed in run.json's inputs.
 	JobsFile string
+	// Machine is the node's CPU and memory (for cluster.yaml) and tenant
+	// weights; zero: what the state file records.
+	Machine Machine
 	// Keep are paths the export must leave alone (the state file, the log
 	// folder): like JobsFile, none may lie inside the folder it replaces.
 	Keep []string
@@ -221,7 +224,7 @@ func ExportState(state string, opt ExportOptions, dir string) error {
 		return err
 	}
 	recs, err := s.all()
-	var epoch, pol, gpus, logs []byte
+	var epoch, pol, gpus, logs, machine []byte
 	if err == nil {
 		epoch, err = s.getMeta("epoch")
 	}
@@ -233,6 +236,9 @@ func ExportState(state string, opt ExportOptions, dir string) error {
 	}
 	if err == nil {
 		gpus, err = s.getMeta("gpus")
+	}
+	if err == nil {
+		machine, err = s.getMeta("machine")
 	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
@@ -264,6 +270,11 @@ func ExportState(state string, opt ExportOptions, dir string) error {
 			if m, ok := hwmodel.LookupModel(opt.GPUs[i].Catalogue); ok && opt.GPUs[i].Catalogue != "" {
 				opt.GPUs[i].ModelID, opt.GPUs[i].Known = m.ID, true
 			}
+		}
+	}
+	if opt.Machine.CPUMilli == 0 && len(machine) > 0 {
+		if err := json.Unmarshal(machine, &opt.Machine); err != nil {
+			return fmt.Errorf("%s: machine: %w", state, err)
 		}
 	}
 	if opt.Now == 0 {
@@ -600,7 +611,7 @@ func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label str
 			}
 		}
 	}
-	spec := clusterYAML(opt.GPUs)
+	spec := clusterYAML(opt.GPUs, opt.Machine)
 	if err := results.AtomicWriteFile(p("cluster.yaml"), func(w io.Writer) error {
 		_, err := io.WriteString(w, spec)
 		return err
@@ -656,12 +667,12 @@ func writeEstimatesCSV(path string, recs []*Record) error {
 // clusterYAML is this machine as a brigade cluster spec (docs/cluster.md):
 // one node of the run's GPUs, of the model the driver scheduled on (an
 // unknown model is taken as an H100-80GB, as the driver does).
-func clusterYAML(gpus []GPU) string {
+func clusterYAML(gpus []GPU, m Machine) string {
 	model := "H100-80GB"
 	if gpus[0].Known && gpus[0].Catalogue != "" {
 		model = gpus[0].Catalogue
 	}
-	return fmt.Sprintf(`# Written by brigade live: the machine the live run used, as a cluster spec
+	spec := fmt.Sprintf(`# Written by brigade live: the machine the live run used, as a cluster spec
 # (docs/cluster.md), so that brigade sim --replay of this folder runs on it.
 name: %s
 description: %q
@@ -671,6 +682,15 @@ node_groups:
     gpu_model: %s
     gpus_per_node: %d
 `, ExportCluster, fmt.Sprintf("%d x %s (brigade live)", len(gpus), gpus[0].Model), model, len(gpus))
+	// The CPU and memory jobs were booked against (older state files
+	// record none: unlimited, as the driver had them).
+	if m.CPUMilli > 0 {
+		spec += fmt.Sprintf("    cpu_milli: %d\n", m.CPUMilli)
+	}
+	if m.MemoryMiB > 0 {
+		spec += fmt.Sprintf("    memory_mib: %d\n", m.MemoryMiB)
+	}
+	return spec
 }
 
 // liveRunInfo is run.json of a live export: sim's keys (results.RunInfo),

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brigadesim/brigade/live"
+	"github.com/brigadesim/brigade/workloads"
 )
 
 const liveUsage = `Usage: brigade live --jobs FILE [flags]
@@ -94,6 +95,10 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	metricsPublic := fs.Bool("metrics-public", false, "allow a --metrics address that is not loopback (reachable from other machines)")
 	backoff := fs.Duration("backoff", live.DefaultBackoff, "exponential retry back-off, as brigade sim's: a failed job's first retry waits this `long`, each further one --backoff-factor times longer (0: none)")
 	backoffFactor := fs.Float64("backoff-factor", 2, "back-off growth per retry")
+	grace := fs.Duration("grace", live.DefaultGrace, "how long a preempted job has between SIGTERM and SIGKILL to save a checkpoint in $BRIGADE_CHECKPOINT_DIR")
+	cpus := fs.Float64("cpus", 0, "CPU cores that jobs' cpu_milli requests are booked against (0: this machine's)")
+	memoryMiB := fs.Int64("memory-mib", 0, "memory in MiB that jobs' memory_mib requests are booked against (0: this machine's)")
+	tenantWeights := fs.String("tenant-weights", "", "CSV `file` of tenant,weight for fair share, as brigade sim's (default: every tenant weighs 1)")
 	out := fs.String("out", "brigade-live-out", "`folder` for the results, written when the run ends (replaced atomically, but only when empty or an earlier Brigade results folder, and never one holding the job file, state or logs); \"\" writes none")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
@@ -109,6 +114,26 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	}
 	if *backoff == 0 {
 		*backoff = -1 // none; 0 would be the driver's default
+	}
+	if *grace <= 0 {
+		return usageError{fmt.Errorf("--grace must be > 0, got %v", *grace)}
+	}
+	if !(*cpus >= 0) || *cpus > 1e6 {
+		return usageError{fmt.Errorf("--cpus must be in 0..1e6, got %g", *cpus)}
+	}
+	if *memoryMiB < 0 {
+		return usageError{fmt.Errorf("--memory-mib must be >= 0, got %d", *memoryMiB)}
+	}
+	machine := live.Machine{CPUMilli: int64(math.Round(*cpus * 1000)), MemoryMiB: *memoryMiB}
+	if *tenantWeights != "" {
+		w, err := workloads.ReadTenantWeights(*tenantWeights)
+		if err != nil {
+			return err
+		}
+		machine.TenantWeights = map[string]float64{}
+		for _, t := range w {
+			machine.TenantWeights[t.Name] = t.Weight
+		}
 	}
 	if *out != "" {
 		// Before any job runs: the results must not replace the run's own
@@ -148,7 +173,8 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	}
 	d, err := live.Open(live.Config{GPUs: gpus, Policy: *policy, State: *state, LogDir: *logs,
 		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: stderr, Metrics: lm.metrics(),
-		Health: health, HeartbeatInterval: *heartbeat, GPUsUp: *gpusUp, Backoff: *backoff, BackoffFactor: *backoffFactor})
+		Health: health, HeartbeatInterval: *heartbeat, GPUsUp: *gpusUp, Backoff: *backoff, BackoffFactor: *backoffFactor,
+		Grace: *grace, Machine: machine})
 	if err != nil {
 		return err
 	}
@@ -159,6 +185,7 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	lm.close()
 	lat := slices.Clone(d.Latencies)
 	down := d.DownGPUs()
+	machine = d.Machine() // with what was detected
 	if err := d.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -183,7 +210,7 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "scheduling calls: %d, p50 %v, p99 %v\n", len(lat), lat[len(lat)/2], lat[len(lat)*99/100])
 	}
 	if *out != "" {
-		opt := live.ExportOptions{Policy: *policy, GPUs: gpus, JobsFile: *jobs, Keep: []string{*logs}, Command: append([]string{"brigade", "live"}, args...)}
+		opt := live.ExportOptions{Policy: *policy, GPUs: gpus, Machine: machine, JobsFile: *jobs, Keep: []string{*logs}, Command: append([]string{"brigade", "live"}, args...)}
 		if err := live.ExportState(*state, opt, *out); err != nil {
 			return err
 		}
