@@ -385,7 +385,31 @@ func (d *Driver) recover() error {
 		return err
 	}
 	d.dropExitFiles(changed)
+	d.dropStaleExitFiles()
 	return nil
+}
+
+// dropStaleExitFiles removes the exit files of this state file whose
+// attempt the store holds as ended: a crash between committing an end and
+// removing its file leaves them.
+func (d *Driver) dropStaleExitFiles() {
+	dir := filepath.Join(d.cfg.LogDir, ".exit")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), d.nonce+".")
+		if !ok {
+			continue // another state file's
+		}
+		id, attempt, _ := strings.Cut(rest, ".")
+		i, err1 := strconv.Atoi(id)
+		a, err2 := strconv.Atoi(attempt)
+		if err1 != nil || err2 != nil || i < 0 || i >= len(d.recs) {
+			continue
+		}
+		if r := d.recs[i]; r.State != Running || r.Attempt != a {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // recoverRunning re-adopts or settles a job the store holds as running.
