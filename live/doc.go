@@ -1,14 +1,18 @@
-// Package live is Brigade's live mode: the thin adapter that will drive the
-// same policies that brigade sim benchmarks against this machine's real GPUs
-// through NVML (DESIGN.md, issue 7).
+// Package live is Brigade's live mode: the driver that runs the same
+// policies that brigade sim benchmarks, through the same driver half
+// (policies.Host), against this machine's real GPUs through NVML.
 //
 // It holds NVML discovery (Discover, behind go-nvml's nvml.Interface so that
 // tests run against go-nvml's mock DGX machines, and DiscoverLocal, which
 // opens the real library) for `brigade gpus`, and the live driver behind
 // `brigade live` (docs/live.md): ParseJobFile reads a strict YAML job file;
-// Driver implements policies.View over one node built from the discovered
-// GPUs, calls the policy at each scheduling point (a submission, an exit, a
-// tick), launches each started job in its own process group with
+// Driver holds a policies.Host over one node built from the discovered
+// GPUs and the machine's CPU and memory (Machine), calls the policy through
+// it at each scheduling point (a submission, an exit, a tick), applies
+// Start and Preempt decisions (preemption: SIGTERM to the job's processes
+// but its wrapper, Config.Grace, then SIGKILL; every attempt has a
+// BRIGADE_CHECKPOINT_DIR kept across attempts), holds jobs with DAG
+// dependencies pending until their parents succeed (deps.go), launches each started job in its own process group with
 // CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs, under a shell wrapper that
 // records in an exit file whether the command started and how it ended,
 // and keeps every job's state in a bbolt file, each transition committed

@@ -1,9 +1,12 @@
 // Package policies holds the contract between a scheduling policy and its
-// two drivers (the simulator in package sim and the live mode), and the
-// policies themselves: queue orders (FCFS, SJF, priority with aging,
-// weighted fair share) combined with a placement and an optional EASY
-// backfill. Policies are built by name with New; placements alone by name
-// with NewPlacer or NewPlacerWith.
+// drivers (the simulator in package sim and the live mode), the driver half
+// of that contract that every driver embeds (Host, host.go), the policy
+// spec grammar (ParseSpec, Spec.String: spec.go), and the policies
+// themselves: queue orders (FCFS, SJF, priority with aging, weighted fair
+// share) combined with a placement and an optional EASY backfill. Policies
+// are built from a spec with Spec.New (or New with an order and Options);
+// placements alone by name with NewPlacer or NewPlacerWith. The
+// conformance suites for drivers and policies are in policies/policytest.
 //
 // # Contract invariants
 //
