@@ -432,7 +432,7 @@ func suggest(key string, defs []fieldDef) string {
 		for n < len(k) && n < len(d.name) && k[n] == d.name[n] {
 			n++
 		}
-		dist := editDistance(k, d.name)
+		dist := EditDistance(k, d.name)
 		if n > bestPrefix || (n == bestPrefix && best != "" && dist < bestDist) {
 			best, bestPrefix, bestDist = d.name, n, dist
 		}
@@ -442,7 +442,7 @@ func suggest(key string, defs []fieldDef) string {
 	}
 	if len(k) >= 6 {
 		for _, d := range defs {
-			if editDistance(k, d.name) <= 2 {
+			if EditDistance(k, d.name) <= 2 {
 				return d.name
 			}
 		}
@@ -450,8 +450,10 @@ func suggest(key string, defs []fieldDef) string {
 	return ""
 }
 
-// editDistance is the Levenshtein distance, capped for long inputs.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, capped at 64
+// (longer strings count as 64 apart): the did-you-mean hints of every
+// strict decoder and of the policy grammar.
+func EditDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 64
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/brigadesim/brigade/hwmodel"
 )
 
 // Spec names a complete policy: a queue order and every option that
@@ -217,7 +219,7 @@ func specOptionNames() []string {
 func didYouMean(got string, known []string) string {
 	best, bestD := "", len(got)/2+1
 	for _, k := range known {
-		if d := editDistance(got, k); d < bestD {
+		if d := hwmodel.EditDistance(got, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -225,26 +227,6 @@ func didYouMean(got string, known []string) string {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Canonical returns s with every option that does not change its decisions

@@ -540,34 +540,11 @@ func suggestField(key string, known []string) string {
 		if k == f {
 			return f
 		}
-		if dist := levenshtein(k, f); dist < bestDist {
+		if dist := hwmodel.EditDistance(k, f); dist < bestDist {
 			best, bestDist = f, dist
 		}
 	}
 	return best
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func (d *expDecoder) list(n *yaml.Node, path string, most int) []*yaml.Node {
