@@ -13,7 +13,7 @@ import (
 // The engine keeps the policy contract: the conformance suite's scenarios
 // under built-in, preempting and adversarial policies.
 func TestDriverConformance(t *testing.T) {
-	policytest.TestDriver(t, runScenario, policytest.DriverOptions{Deterministic: true})
+	policytest.TestDriver(t, runScenario, policytest.DriverOptions{Deterministic: true, MIG: true})
 }
 
 func runScenario(t *testing.T, sc policytest.Scenario, p policies.Policy) policytest.Outcome {
@@ -30,7 +30,8 @@ func runScenario(t *testing.T, sc policytest.Scenario, p policies.Policy) policy
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := sim.New(sim.Config{Cluster: c, Workload: w, Policy: p, CheckInvariants: true})
+	e, err := sim.New(sim.Config{Cluster: c, Workload: w, Policy: p, CheckInvariants: true,
+		MIGReconfigure: sc.MIGReconfigure, MIGConvertWhole: sc.MIGReconfigure, MIGReconfigTime: hwmodel.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

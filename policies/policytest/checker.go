@@ -60,6 +60,7 @@ type Checker struct {
 	queued   map[policies.JobID]bool
 
 	reserved []string // this call's reservations, as placement keys
+	reconfig int      // Reconfigure decisions applied
 	errs     []error
 	log      strings.Builder
 	calls    int
@@ -186,6 +187,7 @@ func (c *Checker) checkAnswers(v policies.View) {
 			if reconfigured[g] > 0 {
 				reconfigured[g]--
 				applied = true
+				c.reconfig++
 			}
 		}
 		if !applied {
@@ -213,6 +215,9 @@ func (c *Checker) checkAnswers(v policies.View) {
 		}
 	}
 }
+
+// Reconfigurations is how many Reconfigure decisions the driver applied.
+func (c *Checker) Reconfigurations() int { return c.reconfig }
 
 // Stopping is how many preemptions are still in flight.
 func (c *Checker) Stopping() int { return len(c.stopping) }

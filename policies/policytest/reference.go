@@ -15,6 +15,9 @@ type Scenario struct {
 	Nodes   []hwmodel.Node
 	Tenants []policies.Tenant
 	Jobs    []Job // in submission order; job i gets JobID i
+	// MIGReconfigure: the driver must let the policy repartition MIG
+	// GPUs (the scenario cannot finish otherwise).
+	MIGReconfigure bool
 }
 
 // Job is one job of a scenario.

@@ -21,6 +21,10 @@ type DriverOptions struct {
 	// Scenarios replaces the standard scenarios (a driver with fewer GPUs
 	// than they need, say); nil runs Scenarios().
 	Scenarios []Scenario
+	// MIG: the driver repartitions MIG GPUs when a policy asks; it also
+	// runs MIGScenario under policies that reconfigure, and must apply
+	// their Reconfigure decisions.
+	MIG bool
 }
 
 // TestDriver checks a driver against the contract: it runs the standard
@@ -55,6 +59,24 @@ func TestDriver(t *testing.T, run Driver, opt DriverOptions) {
 		{"priority+bf/packing", spec("priority+bf/packing"), false},
 		{"preempting", func() policies.Policy { return &Preemptor{Inner: spec("fcfs")(), Every: 3} }, false},
 		{"adversary", func() policies.Policy { return &Adversary{Inner: spec("fcfs")()} }, true},
+	}
+	if opt.MIG {
+		t.Run("mig", func(t *testing.T) {
+			for _, s := range []string{"fcfs+mig=dynamic", "fcfs+bf+mig=convert"} {
+				c := Wrap(policies.MustParseSpec(s).MustNew(), opt.Checker)
+				sc := MIGScenario()
+				out := run(t, sc, c)
+				if err := c.Err(); err != nil {
+					t.Fatalf("%s: contract broken:\n%v", s, err)
+				}
+				if out.Succeeded != len(sc.Jobs) {
+					t.Fatalf("%s: %d of %d jobs succeeded", s, out.Succeeded, len(sc.Jobs))
+				}
+				if c.Reconfigurations() == 0 {
+					t.Fatalf("%s: no Reconfigure was applied; the scenario needs one", s)
+				}
+			}
+		})
 	}
 	for _, sc := range scenarios {
 		for _, pc := range cases {
@@ -167,6 +189,30 @@ func Scenarios() []Scenario {
 			{Name: "memory", Tenant: 1, Submit: 2 * s, Duration: s, Req: req(0, 0, 1000, 60<<10)},
 		}},
 	}
+}
+
+// MIGScenario is one H200 node whose two GPUs are MIG-enabled with seven
+// 1-slice instances each, and jobs that want 3- and 4-slice instances:
+// only a policy that repartitions can run them.
+func MIGScenario() Scenario {
+	h200, _ := hwmodel.LookupModel("H200")
+	layout, err := hwmodel.NamedMIGLayout(h200.ID, "all-1g")
+	if err != nil {
+		panic(err)
+	}
+	n := hwmodel.Node{Name: "mig0", Model: h200.ID, GPUs: 2, CPUMilli: 32000, MemoryMiB: 64 << 10,
+		MIG: []hwmodel.MIGLayout{layout, layout}}
+	s := policies.Time(hwmodel.Second)
+	mig := func(slices int) hwmodel.Request {
+		return hwmodel.Request{GPUs: 1, CPUMilli: 1000, MemoryMiB: 1024, MIG: hwmodel.MIGRequest{MinSlices: slices}}
+	}
+	return Scenario{Name: "mig", Nodes: []hwmodel.Node{n}, Tenants: []policies.Tenant{{Name: "a", Weight: 1}},
+		MIGReconfigure: true, Jobs: []Job{
+			{Name: "small", Duration: 2 * s, Req: mig(1)},
+			{Name: "three", Duration: 3 * s, Req: mig(3)},
+			{Name: "four", Submit: s, Duration: 2 * s, Req: mig(4)},
+			{Name: "three-b", Submit: s, Duration: s, Req: mig(3)},
+		}}
 }
 
 // RandomScenario draws a scenario from seed: 40 jobs on three nodes of
