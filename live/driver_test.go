@@ -26,9 +26,13 @@ func newDriver(t *testing.T, dir string, gpus int) *Driver {
 	return d
 }
 
-func run(t *testing.T, d *Driver) {
+func run(t *testing.T, d *Driver) { t.Helper(); runFor(t, d, 60*time.Second) }
+
+// runFor is run with a limit: a guard against a driver that never ends,
+// not a measure of speed.
+func runFor(t *testing.T, d *Driver, limit time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	if err := d.Run(ctx); err != nil {
 		t.Fatal(err)
@@ -129,7 +133,9 @@ func TestLiveManyJobs(t *testing.T) {
 	decs := d.Decisions
 	d.Close() // abandoned midway
 	d2 := newDriver(t, dir, 4)
-	run(t, d2)
+	// A guard against a hang, scaled to the jobs: 10,000 real processes
+	// under -race on 2 shared cores take minutes.
+	runFor(t, d2, 60*time.Second+time.Duration(n)*50*time.Millisecond)
 	el := time.Since(t0)
 	d2.Close()
 	lat = append(lat, d2.Latencies...)
