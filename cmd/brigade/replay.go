@@ -403,6 +403,23 @@ func replayTrace(dir, source, path string) (pols []string, cluster string, skipp
 	return pols, cluster, skipped, nil
 }
 
+// recordedSeed is the seed run.json records: the seed the folder's
+// policies drew from (brigade live builds its policy with seed 0); false
+// without run.json or a seed in it.
+func recordedSeed(dir string) (uint64, bool) {
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return 0, false
+	}
+	var info struct {
+		Seed *uint64 `json:"seed"`
+	}
+	if json.Unmarshal(data, &info) != nil || info.Seed == nil {
+		return 0, false
+	}
+	return *info.Seed, true
+}
+
 // recordedCluster is the cluster run.json names: a preset's name, or a
 // spec file's path (as given, or relative to the folder when that is where
 // it is); "" without run.json or a cluster input.

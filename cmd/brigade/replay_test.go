@@ -315,3 +315,60 @@ func TestReadJobsCSVReasons(t *testing.T) {
 		t.Errorf("schema 2 rows = %+v", rows)
 	}
 }
+
+// A replay draws from the seed the folder's run.json records unless
+// --seed is given, so that random placement places every job as the
+// original run did (a live run's policy draws from seed 0). Here eight
+// half-GPU jobs land on random GPUs of an 8-GPU node, and how many GPUs
+// they leave idle decides when the four whole-GPU jobs behind them start:
+// seed 2 leaves more than seed 1.
+func TestReplayKeepsTheRecordedSeed(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "jobs.csv")
+	text := "name,submit_s,duration_s,gpus,gpu_milli\n"
+	for i := 1; i <= 8; i++ {
+		text += "half" + itoa(i) + ",0,10,1,500\n"
+	}
+	for i := 1; i <= 4; i++ {
+		text += "whole" + itoa(i) + ",1,5,1,\n"
+	}
+	if err := os.WriteFile(trace, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--trace", trace, "--cluster", "h200x8", "--policy", "fcfs/random,fair+bf/random", "--seed", "2", "--out", a); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--replay", a, "--out", b); code != 0 {
+		t.Fatal(stderr)
+	}
+	if seed, ok := recordedSeed(b); !ok || seed != 2 {
+		t.Errorf("the replay's run.json records seed %d (%v), want the folder's 2", seed, ok)
+	}
+	rows, err := fidelity(a, b)
+	if err != nil || len(rows) != 2 {
+		t.Fatal(rows, err)
+	}
+	for _, r := range rows {
+		if !r.SameOrder || r.StartErrP95 != 0 || r.JCTErrP95 != 0 {
+			t.Errorf("%s: the replay with the recorded seed differs: %+v", r.Policy, r)
+		}
+	}
+	// --seed overrides it, and seed 1 places the halves otherwise: what
+	// replaying with the default seed did before.
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--replay", a, "--seed", "1", "--out", c); code != 0 {
+		t.Fatal(stderr)
+	}
+	if seed, _ := recordedSeed(c); seed != 1 {
+		t.Errorf("--seed 1: the replay records seed %d", seed)
+	}
+	rows, err = fidelity(a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.StartErrP95 == 0 {
+			t.Errorf("%s: seed 1 replays seed 2's random placement exactly: %+v", r.Policy, r)
+		}
+	}
+}

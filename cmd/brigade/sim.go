@@ -54,6 +54,7 @@ type simFlags struct {
 	nodes                                      string
 	pol                                        policyFlags
 	seed                                       uint64
+	seedSet                                    bool // --seed was given
 	bucket, starvation                         string
 	checkInvariants, quiet                     bool
 	noPlots                                    bool
@@ -214,6 +215,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
+	f.seedSet = fs.Changed("seed")
 	return simulate(f, stdout, stderr)
 }
 
@@ -239,6 +241,11 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 		}
 		if len(f.pol.specs) == 0 {
 			f.pol.specs = pols
+		}
+		if seed, ok := recordedSeed(f.replay); ok && !f.seedSet {
+			// The seed the folder's policies drew from (random
+			// placement's stream): 0 for a live run.
+			f.seed = seed
 		}
 		if f.cluster == "" && f.nodes == "" {
 			if cluster == "" {
