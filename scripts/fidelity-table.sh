@@ -18,7 +18,8 @@
 # Kendall tau, start-time and JCT errors, as brigade fidelity computes
 # them, and the live run's wall time), prints it and a summary line, and
 # exits 1 if any spec's replay starts the jobs in another order than the
-# live run (or a run fails). The runs go to a temporary folder, removed at
+# live run (or a run fails; BRIGADE_FIDELITY_GATE=0: only when a run
+# fails). The runs go to a temporary folder, removed at
 # the end, or to $BRIGADE_FIDELITY_WORK (kept) when it is set.
 set -euo pipefail
 
@@ -107,5 +108,7 @@ if [ ${#differ[@]} -eq 0 ]; then
   echo "fidelity: $n specs, all with the same start order"
 else
   echo "fidelity: $n specs, ${#differ[@]} with another start order in the replay: ${differ[*]}"
-  exit 1
+  # BRIGADE_FIDELITY_GATE=0 reports the orders without failing (a run that
+  # fails, or ends its jobs other than the file implies, still fails).
+  [ "${BRIGADE_FIDELITY_GATE:-1}" = 0 ] || exit 1
 fi
