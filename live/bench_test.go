@@ -57,7 +57,7 @@ func benchCall(b *testing.B, spec string, queued int) {
 		if err := procs.deliver(); err != nil {
 			b.Fatal(err)
 		}
-		for d.host.HasEvents() || len(d.exits) > 0 {
+		for d.host.HasNews() || len(d.exits) > 0 {
 			if err := d.round(); err != nil {
 				b.Fatal(err)
 			}

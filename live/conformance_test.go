@@ -162,7 +162,7 @@ func runScenario(t *testing.T, sc policytest.Scenario, p policies.Policy) policy
 			d.host.Queue(id)
 		}
 		d.later = d.later[:0]
-		if d.host.HasEvents() {
+		if d.host.HasNews() {
 			continue // the policy has news: another round at this instant
 		}
 		if _, ok := procs.next(); ok {

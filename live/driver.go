@@ -967,7 +967,7 @@ func (d *Driver) round() error {
 			d.enqueue(r)
 		}
 	}
-	if !d.host.HasEvents() {
+	if !d.host.HasNews() {
 		return nil
 	}
 	t0 := time.Now()

@@ -460,7 +460,7 @@ func (d *Driver) markUp(g int) error {
 // and started nothing, and every down GPU is down for a critical error
 // (one that stopped answering may come back by itself). 0 otherwise.
 func (d *Driver) stranded() int {
-	if len(d.hs.down) == 0 || len(d.waiting)+len(d.later) > 0 || d.host.HasEvents() {
+	if len(d.hs.down) == 0 || len(d.waiting)+len(d.later) > 0 || d.host.HasNews() {
 		return 0
 	}
 	for _, g := range d.hs.down {

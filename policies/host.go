@@ -34,7 +34,12 @@ type Host struct {
 	events   Events
 	reserved []hwmodel.Placement
 	inCall   bool
-	now      Time
+	// applying is set while Schedule applies the call's decisions, whose
+	// Starts and Reconfigures are answers, not news.
+	applying bool
+	// news: the batch holds something besides those answers.
+	news bool
+	now  Time
 }
 
 var _ View = (*Host)(nil)
@@ -111,7 +116,10 @@ func (h *Host) Reserve(p hwmodel.Placement) error {
 }
 
 // Queue reports that job id entered the queue.
-func (h *Host) Queue(id JobID) { h.events.Queued = append(h.events.Queued, id) }
+func (h *Host) Queue(id JobID) {
+	h.events.Queued = append(h.events.Queued, id)
+	h.news = true
+}
 
 // Start allocates p for job id, books it to the job's tenant and reports
 // the start. It fails, changing nothing, when p does not fit.
@@ -121,6 +129,7 @@ func (h *Host) Start(id JobID, p hwmodel.Placement) error {
 	}
 	h.book(id, p, +1)
 	h.events.Started = append(h.events.Started, id)
+	h.news = h.news || !h.applying
 	return nil
 }
 
@@ -129,6 +138,7 @@ func (h *Host) Stop(id JobID, p hwmodel.Placement) {
 	h.cluster.Release(p)
 	h.book(id, p, -1)
 	h.events.Ended = append(h.events.Ended, id)
+	h.news = true
 }
 
 // book adds (sign +1) or removes (-1) what p holds to job id's tenant: the
@@ -191,17 +201,27 @@ func (h *Host) CheckPlacement(id JobID, p hwmodel.Placement) string {
 }
 
 // Reconfigured reports an applied Reconfigure of GPU g.
-func (h *Host) Reconfigured(g GPURef) { h.events.Reconfigured = append(h.events.Reconfigured, g) }
+func (h *Host) Reconfigured(g GPURef) {
+	h.events.Reconfigured = append(h.events.Reconfigured, g)
+	h.news = h.news || !h.applying
+}
 
 // Unblocked reports that GPU g's reconfiguration is over.
-func (h *Host) Unblocked(g GPURef) { h.events.Unblocked = append(h.events.Unblocked, g) }
-
-// HasEvents reports whether anything happened since the last call, so
-// that a driver may skip a call that could decide nothing new.
-func (h *Host) HasEvents() bool {
-	e := &h.events
-	return len(e.Queued)+len(e.Started)+len(e.Ended)+len(e.Rejected)+len(e.Reconfigured)+len(e.Unblocked) > 0
+func (h *Host) Unblocked(g GPURef) {
+	h.events.Unblocked = append(h.events.Unblocked, g)
+	h.news = true
 }
+
+// HasNews reports whether the policy has something to hear: a transition
+// since the last call other than the answers to that call's own Starts
+// and Reconfigures (a rejection, a preemption's end, an arrival, an end,
+// an unblocked GPU, an adopted job). A driver calls the policy when, and
+// only when, it has news. A call whose batch holds only those answers
+// would meet the state the last call left, but EASY backfill would
+// compute its reservation again with the jobs it just backfilled running
+// and could backfill more: the simulator never makes that call, so no
+// driver may, or a live run and its replay part.
+func (h *Host) HasNews() bool { return h.news }
 
 // Schedule runs one scheduling point: it calls the policy with this Host
 // as its View, drops the call's reservations (latest first), starts a new
@@ -219,11 +239,15 @@ func (h *Host) Schedule(p Policy, apply func(Decision) string) []Decision {
 	clear(h.reserved)
 	h.reserved = h.reserved[:0]
 	h.events.Reset()
+	h.news = false
+	h.applying = true
 	for _, d := range decisions {
 		if reason := apply(d); reason != "" {
 			h.events.Rejected = append(h.events.Rejected, Rejection{Decision: d, Reason: reason})
+			h.news = true
 		}
 	}
+	h.applying = false
 	return decisions
 }
 

@@ -18,8 +18,9 @@ func (e *Engine) schedule() error {
 	ev := e.host.Events()
 	e.res.Rejections += int64(len(ev.Rejected))
 	// The policy must hear of rejections and of capacity that preemptions
-	// freed at the next instant even if nothing else happens then.
-	e.pendingChange = len(ev.Rejected) > 0 || len(ev.Ended) > 0
+	// freed at the next instant even if nothing else happens then; the
+	// answers to its own Starts and Reconfigures wait for other news.
+	e.pendingChange = e.host.HasNews()
 	return nil
 }
 

@@ -204,15 +204,21 @@ func (c *Checker) checkAnswers(v policies.View) {
 			c.fail("rejection of %s of job %d (%s) answers no decision of the previous call", ev.Rejected[k].Decision.Kind, ev.Rejected[k].Decision.Job, ev.Rejected[k].Reason)
 		}
 	}
+	news := len(ev.Queued)+len(ev.Ended)+len(ev.Rejected)+len(ev.Unblocked) > 0
 	for id, n := range startedBy {
 		if n > 0 && !c.opt.Adopts {
 			c.fail("job %d reported started %d time(s) without a Start decision", id, n)
 		}
+		news = news || n > 0
 	}
 	for g, n := range reconfigured {
 		if n > 0 {
 			c.fail("GPU %d/%d reported reconfigured without a Reconfigure decision", g.Node, g.GPU)
 		}
+		news = news || n > 0
+	}
+	if !news {
+		c.fail("called without news: the batch holds only the answers to the previous call's starts and reconfigurations, a point at which the simulator does not call")
 	}
 }
 

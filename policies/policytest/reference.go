@@ -106,7 +106,7 @@ func (r *reference) run() (Outcome, error) {
 				t, ok = r.ends[i], true
 			}
 		}
-		if r.h.HasEvents() {
+		if r.h.HasNews() {
 			t, ok = now, true
 		}
 		if !ok {

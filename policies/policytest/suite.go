@@ -57,7 +57,7 @@ func TestDriver(t *testing.T, run Driver, opt DriverOptions) {
 		{"sjf+bf", spec("sjf+bf"), false},
 		{"fair/bestfit", spec("fair/bestfit"), false},
 		{"priority+bf/packing", spec("priority+bf/packing"), false},
-		{"preempting", func() policies.Policy { return &Preemptor{Inner: spec("fcfs")(), Every: 3} }, false},
+		{"preempting", func() policies.Policy { return &Preemptor{Inner: spec("fcfs")(), Every: 1} }, false},
 		{"adversary", func() policies.Policy { return &Adversary{Inner: spec("fcfs")()} }, true},
 	}
 	if opt.MIG {
@@ -255,14 +255,17 @@ func RandomScenario(seed uint64) Scenario {
 	return sc
 }
 
-// Preemptor wraps a policy and, at every Every-th call, preempts the
-// running job it started first: drivers must stop it and queue it again,
-// or reject the Preempt.
+// Preemptor wraps a policy and, at every Every-th call that finds a job
+// running, preempts the running job it started first, unless it preempted
+// that job before: drivers must stop it and queue it again, or reject the
+// Preempt. Preempting each job at most once keeps a run finite however
+// the driver batches its calls.
 type Preemptor struct {
-	Inner   policies.Policy
-	Every   int
-	calls   int
-	running []policies.JobID
+	Inner     policies.Policy
+	Every     int
+	calls     int
+	running   []policies.JobID
+	preempted map[policies.JobID]bool
 }
 
 var _ policies.Policy = (*Preemptor)(nil)
@@ -272,7 +275,6 @@ func (p *Preemptor) Name() string { return p.Inner.Name() + "+preemptor" }
 
 // Schedule implements policies.Policy.
 func (p *Preemptor) Schedule(v policies.View) []policies.Decision {
-	p.calls++
 	ev := v.Events()
 	p.running = append(p.running, ev.Started...)
 	for _, id := range ev.Ended {
@@ -280,9 +282,23 @@ func (p *Preemptor) Schedule(v policies.View) []policies.Decision {
 			p.running = append(p.running[:k], p.running[k+1:]...)
 		}
 	}
+	victim := policies.JobID(-1)
+	for _, id := range p.running {
+		if !p.preempted[id] {
+			victim = id
+			break
+		}
+	}
+	if victim >= 0 {
+		p.calls++
+	}
 	ds := p.Inner.Schedule(v)
-	if p.Every > 0 && p.calls%p.Every == 0 && len(p.running) > 0 {
-		ds = append(ds, policies.Decision{Kind: policies.Preempt, Job: p.running[0]})
+	if p.Every > 0 && victim >= 0 && p.calls%p.Every == 0 {
+		if p.preempted == nil {
+			p.preempted = map[policies.JobID]bool{}
+		}
+		p.preempted[victim] = true
+		ds = append(ds, policies.Decision{Kind: policies.Preempt, Job: victim})
 	}
 	return ds
 }
