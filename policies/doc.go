@@ -10,8 +10,9 @@
 //
 // # Contract invariants
 //
-// A driver calls Policy.Schedule(v) at every scheduling point. Both sides
-// keep these rules:
+// A driver calls Policy.Schedule(v) at every scheduling point: an instant
+// at which the policy has news (Host.HasNews), anything besides the answers
+// to its own last Starts and Reconfigures. Both sides keep these rules:
 //
 //   - Events are incremental. v.Events() reports what happened since the
 //     previous call: Queued (a job entered the queue, once per entry),

@@ -22,7 +22,8 @@ import (
 //	h.Stop(id, p)     a running job gave p back: released and unbooked
 //	h.Reconfigured(g) a Reconfigure was applied; h.Unblocked(g) when it is usable
 //
-// and calls h.Schedule(policy, apply) at a scheduling point; apply
+// and calls h.Schedule(policy, apply) at a scheduling point, an instant
+// at which h.HasNews() holds; apply
 // carries out one decision and returns "" or why it refused it. The Host
 // guarantees that the policy sees each transition once, in the order the
 // driver made them, and that every decision is answered once, by a Start

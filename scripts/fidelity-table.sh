@@ -8,19 +8,22 @@
 #
 # Specs: every queue order (fcfs, sjf, priority, fair) x every placement
 # but fgd (firstfit, bestfit, dotprod, packing, clustering, random) x with
-# and without +bf: 48 runs of 5-8 s each. Live mode refuses fgd (no target
-# workload) and +mig=dynamic/convert (it never changes GPU settings); +oracle
-# is left out because a live run has no true durations to give its policy
-# (live sjf+oracle would order by the one-hour default, the replay by the
-# measured times: not the same policy). Give SPECs to run only those.
+# and without +bf: 48 live runs of 6-9 s each (6 min in all on 2 cores).
+# Live mode refuses fgd (no target workload) and +mig=dynamic/convert (it
+# never changes GPU settings); +oracle is left out because a live run has
+# no true durations to give its policy (live sjf+oracle falls back to the
+# estimates, its replay would order by the measured times: not the same
+# policy). Give SPECs to run only those.
 #
 # Writes a Markdown table to TABLE.md (one row per spec: same start order,
 # Kendall tau, start-time and JCT errors, as brigade fidelity computes
 # them, and the live run's wall time), prints it and a summary line, and
 # exits 1 if any spec's replay starts the jobs in another order than the
 # live run (or a run fails; BRIGADE_FIDELITY_GATE=0: only when a run
-# fails). The runs go to a temporary folder, removed at
-# the end, or to $BRIGADE_FIDELITY_WORK (kept) when it is set.
+# fails). BRIGADE_FIDELITY_RERUNS=N gives a spec whose order differed up to
+# N more runs, and names it in the summary. The runs go to a temporary
+# folder, removed at the end, or to $BRIGADE_FIDELITY_WORK (kept) when it
+# is set.
 set -euo pipefail
 
 [ $# -ge 1 ] || { echo "usage: $0 TABLE.md [SPEC...]" >&2; exit 2; }
@@ -28,6 +31,9 @@ table=$1
 shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$here/examples/live/fidelity.yaml
+# How every live run of the job file ends: doomed fails both attempts, and
+# doomed-report, which depends on it, never runs.
+want='jobs: 22 succeeded, 2 failed, 0 queued, 0 running'
 
 if [ $# -gt 0 ]; then
   specs=("$@")
@@ -58,8 +64,10 @@ B=$work/brigade
 rows=()
 differ=()
 n=0
-for spec in "${specs[@]}"; do
-  d=$work/$(printf '%s' "$spec" | tr '/+=' '_pe')
+# run_spec SPEC DIR: one live run, its replay and their comparison; sets
+# row (the table row) and same (yes when the replay keeps the start order).
+run_spec() {
+  local spec=$1 d=$2 t0 t1
   rm -rf "$d"
   mkdir -p "$d"
   t0=$(date +%s.%N)
@@ -73,8 +81,8 @@ for spec in "${specs[@]}"; do
     exit 1
   fi
   t1=$(date +%s.%N)
-  if ! grep -q '^jobs: 22 succeeded, 2 failed, 0 queued, 0 running$' "$d/live.txt"; then
-    echo "fidelity: brigade live --policy $spec did not end as the job file implies (22 succeeded, 2 failed):" >&2
+  if ! grep -qxF "$want" "$d/live.txt"; then
+    echo "fidelity: brigade live --policy $spec did not end as the job file implies ($want):" >&2
     cat "$d/live.txt" >&2
     exit 1
   fi
@@ -89,8 +97,26 @@ for spec in "${specs[@]}"; do
         $1, $2, $5, $3, 100 * $4, $6, $7, $8, $9, 100 * $10, wall
     }' "$d/sim/fidelity.csv")
   [ -n "$row" ] || { echo "fidelity: no row for $spec in $d/sim/fidelity.csv" >&2; exit 1; }
+  same=$(awk -F, 'NR == 2 {print $5}' "$d/sim/fidelity.csv")
+}
+
+# BRIGADE_FIDELITY_RERUNS=N runs a spec whose replay took another start
+# order up to N more times; the summary names every spec that needed it,
+# and the table shows its last run.
+reruns=${BRIGADE_FIDELITY_RERUNS:-0}
+rerun=()
+for spec in "${specs[@]}"; do
+  d=$work/$(printf '%s' "$spec" | tr '/+=' '_pe')
+  run_spec "$spec" "$d"
+  try=0
+  while [ "$same" != yes ] && [ "$try" -lt "$reruns" ]; do
+    try=$((try + 1))
+    echo "fidelity: $spec: the replay took another start order; run $((try + 1))" >&2
+    rerun+=("$spec")
+    run_spec "$spec" "$d"
+  done
   rows+=("$row")
-  if [ "$(awk -F, 'NR == 2 {print $5}' "$d/sim/fidelity.csv")" != yes ]; then
+  if [ "$same" != yes ]; then
     differ+=("$spec")
   fi
   n=$((n + 1))
@@ -104,6 +130,9 @@ done
 } >"$table"
 cat "$table"
 echo "fidelity: total $(($(date +%s) - t_start)) s"
+if [ ${#rerun[@]} -gt 0 ]; then
+  echo "fidelity: rerun after another start order: ${rerun[*]}"
+fi
 if [ ${#differ[@]} -eq 0 ]; then
   echo "fidelity: $n specs, all with the same start order"
 else

@@ -36,6 +36,8 @@ type CheckerOptions struct {
 //     Start by Started or a Rejection, a Preempt by Ended or a Rejection,
 //     a Reconfigure by Reconfigured or a Rejection; nothing else is
 //     rejected or started;
+//   - the batch holds news: something besides those answers (the
+//     simulator's rule for when to call, policies.Host.HasNews);
 //   - a job leaves the queue only by starting, is queued once per entry,
 //     and ends only while running;
 //   - the tenant books equal what the running jobs hold, in GPU milli,
