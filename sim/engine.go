@@ -315,6 +315,12 @@ type Engine struct {
 	terminal      int
 	pendingChange bool
 	ran           bool
+	// idleCalls counts the scheduling points made with no event left
+	// (maxIdleCalls); over is set once step finds the run over; err is
+	// the error that stopped it, returned again by later calls.
+	idleCalls int
+	over      bool
+	err       error
 
 	mig migBooks
 	flt faultBooks
@@ -411,73 +417,21 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Run executes the whole workload and returns every job's outcome.
-// An Engine runs once; a second call returns an error.
+// Run executes the whole workload, or what RunUntil left of it, and
+// returns every job's outcome. It returns a result once; a second call
+// returns an error.
 func (e *Engine) Run() (*Result, error) {
 	if e.ran {
 		return nil, errors.New("sim: Engine.Run called twice; build a new Engine for each run")
 	}
 	e.ran = true
-	idleCalls := 0
 	for {
-		if e.flt.on && e.terminal == len(e.jobs) && e.next == len(e.w.Jobs) && !e.pendingChange && !e.coupledPending() {
-			break // every job is done: later faults and repairs change nothing
-		}
-		t, ok := e.nextTime()
-		if !ok {
-			// Nothing left to happen, but the policy has not yet heard of a
-			// rejection or a preemption: give it a few more calls now.
-			if !e.pendingChange || idleCalls == maxIdleCalls {
-				break
-			}
-			idleCalls++
-			t = e.now
-		}
-		if t < e.now {
-			return nil, &InvariantError{At: e.now, Msg: fmt.Sprintf("time went backwards to %d", t)}
-		}
-		e.now = t
-		e.host.SetNow(t)
-		// Apply every event at this instant before asking the policy, so
-		// one scheduling point sees all simultaneous arrivals and finishes.
-		for e.heap.Len() > 0 && e.heap.peek().at == t {
-			ev := e.heap.pop()
-			e.res.Events++
-			if err := e.finish(ev); err != nil {
-				return nil, err
-			}
-			if err := e.check(); err != nil {
-				return nil, err
-			}
-		}
-		for e.next < len(e.w.Jobs) && e.w.Jobs[e.next].Submit == t {
-			e.arrive(e.next)
-			e.next++
-			e.res.Events++
-			if err := e.check(); err != nil {
-				return nil, err
-			}
-		}
-		if err := e.stepCoupled(e.pendingChange); err != nil {
+		more, err := e.step(endOfTime)
+		if err != nil {
 			return nil, err
 		}
-		if err := e.check(); err != nil {
-			return nil, err
-		}
-		if e.pendingChange {
-			if err := e.schedule(); err != nil {
-				return nil, err
-			}
-			if err := e.check(); err != nil {
-				return nil, err
-			}
-		}
-		if e.cfg.Observe != nil {
-			o := Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem,
-				AllocatedMilli: e.cluster.AllocatedMilli() - e.flt.downMilli, DownMilli: e.flt.downMilli,
-				TenantMilli: e.tenantMilli, CoupledMilli: e.coupledMilli}
-			e.observeMIG(&o)
-			e.cfg.Observe(e.now, o)
+		if !more {
+			break
 		}
 	}
 	if e.terminal != len(e.jobs) {
