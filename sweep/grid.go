@@ -20,6 +20,7 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/workloads"
 )
 
 // DefaultMetrics are summarised when a grid names none.
@@ -48,7 +49,7 @@ type Grid struct {
 // Trace is one workload trace of a grid.
 type Trace struct {
 	Path   string `json:"path"`
-	Format string `json:"format"` // philly, openb or brigade
+	Format string `json:"format"` // a workloads format name, or auto
 }
 
 // Synthetic is one synthetic generator setting of a grid.
@@ -234,10 +235,8 @@ func (g *Grid) check() error {
 		if t.Path == "" {
 			return fmt.Errorf("traces[%d].path: missing (want a trace file)", i)
 		}
-		switch t.Format {
-		case "philly", "openb", "brigade":
-		default:
-			return fmt.Errorf("traces[%d].format: want philly, openb or brigade, got %q", i, t.Format)
+		if err := workloads.CheckFormat(t.Format); err != nil {
+			return fmt.Errorf("traces[%d].format: %v", i, err)
 		}
 		if _, err := os.Stat(g.path(t.Path)); err != nil {
 			return fmt.Errorf("traces[%d].path: %v", i, err)

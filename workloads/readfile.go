@@ -11,25 +11,22 @@ import (
 	"strings"
 )
 
-// Formats lists the format names ReadFile accepts.
-var Formats = []string{"philly", "brigade", "openb"}
-
-// ReadFile reads a trace file in the given format: "philly" (ReadPhilly),
-// "brigade" (ReadBrigade) or "openb" (ReadOpenB). A path ending in ".gz" is
-// decompressed on the fly. Problems with the file's content are
-// *ParseError values naming the path; failing to open the file returns the
-// operating system's error (a *fs.PathError).
+// ReadFile reads a trace file in the named format (a registered Format's
+// name, see FormatNames), or, with AutoFormat or "", in the format its
+// header tells (DetectFormat). A path ending in ".gz" is decompressed on
+// the fly. Problems with the file's content are *ParseError values naming
+// the path; failing to open the file returns the operating system's error
+// (a *fs.PathError).
 func ReadFile(path, format string) (*Workload, error) {
-	var read func(io.Reader, string) (*Workload, error)
-	switch format {
-	case "philly":
-		read = ReadPhilly
-	case "brigade":
-		read = ReadBrigade
-	case "openb":
-		read = ReadOpenB
-	default:
-		return nil, &ParseError{File: path, Msg: fmt.Sprintf("unknown trace format %q; want one of %s", format, strings.Join(Formats, ", "))}
+	if format == AutoFormat || format == "" {
+		var err error
+		if format, err = DetectFormat(path); err != nil {
+			return nil, err
+		}
+	}
+	fm, ok := LookupFormat(format)
+	if !ok {
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("unknown trace format %q; want %s", format, orList(FormatNames()))}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -40,7 +37,7 @@ func ReadFile(path, format string) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	return read(r, path)
+	return fm.Read(r, path)
 }
 
 // maybeGunzip wraps f in a gzip reader when path ends in ".gz".

@@ -1,0 +1,137 @@
+package workloads
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Format is one trace format Brigade reads: its name (what --format and a
+// grid's format take), the header columns that tell it apart from the
+// others, and its reader.
+type Format struct {
+	Name string
+	// Signature are header columns that only this format's files have:
+	// a header holding all of them is this format's.
+	Signature []string
+	// Read parses a whole file; file names it in errors and Job.Source.
+	Read func(r io.Reader, file string) (*Workload, error)
+}
+
+// AutoFormat is the format name that asks ReadFile to tell the format from
+// the file's header (DetectFormat).
+const AutoFormat = "auto"
+
+// formats is the one list of trace formats: adding a format is adding its
+// entry here. Signatures must stay disjoint, so that no header is claimed
+// by two formats.
+var formats = []Format{
+	{Name: "philly", Signature: []string{"timestamp", "num_gpus"}, Read: ReadPhilly},
+	{Name: "openb", Signature: []string{"num_gpu", "gpu_milli"}, Read: ReadOpenB},
+	{Name: "brigade", Signature: []string{"submit_s"}, Read: ReadBrigade},
+}
+
+// Formats lists the names of the trace formats ReadFile reads (not
+// AutoFormat), in the order of the registry.
+var Formats = FormatNames()
+
+// FormatNames lists the registered formats' names.
+func FormatNames() []string {
+	out := make([]string, len(formats))
+	for i, f := range formats {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// LookupFormat returns the registered format called name.
+func LookupFormat(name string) (Format, bool) {
+	i := slices.IndexFunc(formats, func(f Format) bool { return f.Name == name })
+	if i < 0 {
+		return Format{}, false
+	}
+	return formats[i], true
+}
+
+// CheckFormat reports whether name is a registered format or AutoFormat,
+// with an error that lists them when it is neither.
+func CheckFormat(name string) error {
+	if _, ok := LookupFormat(name); ok || name == AutoFormat {
+		return nil
+	}
+	return fmt.Errorf("want %s, or %s to tell by the header; got %q", orList(FormatNames()), AutoFormat, name)
+}
+
+// orList writes "a, b or c".
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// DetectFormat tells the format of the trace file at path from its header,
+// the first line that is neither blank nor a '#' comment: the format whose
+// Signature columns the header holds. A path ending in ".gz" is looked at
+// decompressed. A header no format claims is a *ParseError naming the file,
+// the header's line and what each format's header holds.
+func DetectFormat(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	r, err := maybeGunzip(f, path)
+	if err != nil {
+		return "", err
+	}
+	return detect(r, path)
+}
+
+func detect(r io.Reader, file string) (string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		cols, err := csv.NewReader(strings.NewReader(text)).Read()
+		if err != nil {
+			return "", &ParseError{File: file, Line: line, Msg: fmt.Sprintf("want a CSV header naming the trace's columns: %v", err)}
+		}
+		for i := range cols {
+			cols[i] = strings.ToLower(strings.TrimSpace(cols[i]))
+		}
+		for _, f := range formats {
+			if !slices.ContainsFunc(f.Signature, func(c string) bool { return !slices.Contains(cols, c) }) {
+				return f.Name, nil
+			}
+		}
+		var want []string
+		for _, f := range formats {
+			want = append(want, fmt.Sprintf("%s has %s", f.Name, strings.Join(f.Signature, " and ")))
+		}
+		return "", &ParseError{File: file, Line: line, Msg: fmt.Sprintf("cannot tell the trace format from the header %q (%s); name the format (%s)", shorten(text, 120), strings.Join(want, ", "), orList(FormatNames()))}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return "", &ParseError{File: file, Msg: fmt.Sprintf("want a CSV header line, found a line longer than %d bytes", MaxLineBytes)}
+		}
+		return "", &ParseError{File: file, Msg: err.Error()}
+	}
+	return "", &ParseError{File: file, Line: 1, Msg: "want a header line naming the trace's columns, found an empty file"}
+}
+
+// shorten cuts s to at most n bytes for an error message.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
