@@ -93,9 +93,13 @@ func DetectFormat(path string) (string, error) {
 	return detect(r, path)
 }
 
+// maxHeaderBytes bounds the lines detect reads, so that a file of one
+// endless line costs a bounded buffer and an error, not memory.
+const maxHeaderBytes = 1 << 20
+
 func detect(r io.Reader, file string) (string, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	sc.Buffer(make([]byte, 0, 64<<10), maxHeaderBytes)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
 		if text == "" || strings.HasPrefix(text, "#") {
@@ -121,7 +125,7 @@ func detect(r io.Reader, file string) (string, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return "", &ParseError{File: file, Msg: fmt.Sprintf("want a CSV header line, found a line longer than %d bytes", MaxLineBytes)}
+			return "", &ParseError{File: file, Msg: fmt.Sprintf("want a CSV header line, found a line longer than %d bytes", maxHeaderBytes)}
 		}
 		return "", &ParseError{File: file, Msg: err.Error()}
 	}
