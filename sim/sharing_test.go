@@ -53,8 +53,8 @@ func TestProcessorSharingHandWorked(t *testing.T) {
 		ends    []hwmodel.Time
 	}{
 		// Two compute-bound jobs (demand 1000 each) on 500 milli each:
-		// S = 2000, each at half speed: 100 s of work ends at 200 s (the
-		// issue's measured 1.96x).
+		// S = 2000, each at half speed: 100 s of work ends at 200 s (1.96x
+		// was measured on an H200 under time-slicing).
 		{"two compute-bound", true, 0, []workloads.Job{frac("a", 0, 100*s, 500, 1000), frac("b", 0, 100*s, 500, 1000)}, []hwmodel.Time{200 * s, 200 * s}},
 		// Off (the default): the trace's durations are used as they are.
 		{"off", false, 0, []workloads.Job{frac("a", 0, 100*s, 500, 1000), frac("b", 0, 100*s, 500, 1000)}, []hwmodel.Time{100 * s, 100 * s}},

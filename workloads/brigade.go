@@ -42,8 +42,9 @@ const DefaultTenant = "default"
 // memory_mib, gpu_models, deps, dag, retries, failed_attempts,
 // deadline_s, checkpoint_every_s, checkpoint_cost_s, mig_profile, mig_min_slices, mig_min_memory_gb (a MIG job). An empty
 // cell in an optional column takes its default. Lines starting with '#'
-// are comments; an unknown column is an error. Submit times are used as
-// written (not shifted). file names the input in errors and in Job.Source.
+// are comments; an unknown column is an error, and so is a file with no
+// job after the header. Submit times are used as written (not shifted).
+// file names the input in errors and in Job.Source.
 func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 	t, err := openTable(r, file, brigadeColumns, true, true)
 	if err != nil {
@@ -67,6 +68,9 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 		jobs = append(jobs, j)
 		deps = append(deps, d)
 		anyDeps = anyDeps || len(d) > 0
+	}
+	if len(jobs) == 0 {
+		return nil, t.noJobs("")
 	}
 	if !anyDeps {
 		deps = nil

@@ -28,6 +28,20 @@ const (
 	maxResource = 1 << 50
 )
 
+// Limits on the shape of a CSV file, checked on the bytes before the CSV
+// parser sees them: encoding/csv holds a whole record in memory, plus a
+// string header per field, so without them a small gzip file that expands
+// to one enormous line of commas would exhaust the memory of the machine.
+// No trace needs more: a Brigade CSV row has at most 22 fields and the
+// longest line of the shipped traces is under 200 bytes.
+const (
+	// MaxLineBytes bounds a record: one line, or several when a quoted
+	// cell holds line breaks.
+	MaxLineBytes = 1 << 20
+	// MaxFields bounds the fields of a record.
+	MaxFields = 1024
+)
+
 // table reads a CSV file whose first non-comment record is a header, and
 // hands out the remaining records with their line numbers and cells looked
 // up by column name.
@@ -51,7 +65,11 @@ type column struct {
 // strict makes any other column an error (otherwise extra columns are
 // ignored). comments enables '#' comment lines.
 func openTable(rd io.Reader, file string, cols []column, strict, comments bool) (*table, error) {
-	r := csv.NewReader(rd)
+	lim := &recordLimiter{r: rd, line: 1, atStart: true}
+	if comments {
+		lim.comment = '#'
+	}
+	r := csv.NewReader(lim)
 	r.FieldsPerRecord = -1 // checked here, with a better message
 	r.ReuseRecord = true
 	if comments {
@@ -121,13 +139,17 @@ func (t *table) next() (bool, error) {
 	t.rec = rec
 	t.line, _ = t.r.FieldPos(0)
 	if len(rec) != len(t.header) {
-		return false, &ParseError{File: t.file, Line: t.line, Msg: fmt.Sprintf("want %d fields as in the header on line %d, found %d", len(t.header), t.hline, len(rec))}
+		return false, &ParseError{File: t.file, Line: t.line, Msg: fmt.Sprintf("want %s as in the header on line %d, found %d", plural(len(t.header), "field"), t.hline, len(rec))}
 	}
 	return true, nil
 }
 
 func (t *table) readError(err error) error {
 	var pe *csv.ParseError
+	var le *limitError
+	if errors.As(err, &le) {
+		return &ParseError{File: t.file, Line: le.line, Msg: le.msg}
+	}
 	if errors.As(err, &pe) {
 		return &ParseError{File: t.file, Line: pe.Line, Msg: "malformed CSV: " + pe.Err.Error()}
 	}
@@ -153,6 +175,17 @@ func (t *table) get(name string) string {
 
 func (t *table) errorf(field, format string, args ...any) *ParseError {
 	return &ParseError{File: t.file, Line: t.line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// noJobs is the error of a trace whose header no job follows: a run of
+// no jobs would write a full set of results about nothing. why, when not
+// empty, says what the reader skipped.
+func (t *table) noJobs(why string) *ParseError {
+	msg := "no jobs after the header"
+	if why != "" {
+		msg += " (" + why + ")"
+	}
+	return &ParseError{File: t.file, Msg: msg}
 }
 
 // source is the current record's location for Job.Source.
@@ -207,4 +240,88 @@ func (t *table) optInteger(field string, lo, hi, def int64) (int64, error) {
 		return def, nil
 	}
 	return t.integer(field, lo, hi)
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// limitError is a record over MaxLineBytes or MaxFields, at a 1-based line.
+type limitError struct {
+	line int
+	msg  string
+}
+
+func (e *limitError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+// recordLimiter passes bytes through and fails, before the CSV parser
+// buffers them, on the first record longer than MaxLineBytes or with more
+// than MaxFields fields. It follows CSV's quoting as far as it needs to:
+// a '"' toggles quoting (a doubled "" inside quotes toggles twice), and a
+// line break or a comma counts only outside quotes. A bare quote inside an
+// unquoted cell, which this would misread, is a syntax error the CSV
+// parser reports first, on that line. Comment lines (comment != 0) are
+// skipped as the parser skips them, quotes and all.
+type recordLimiter struct {
+	r       io.Reader
+	comment byte
+	err     error // sticky, once a limit was passed
+
+	line      int // 1-based line of the next byte
+	startLine int // line where the current record started
+	size      int // bytes of the current record so far
+	fields    int // fields of the current record so far
+	quoted    bool
+	inComment bool
+	atStart   bool // the next byte starts a line outside quotes
+}
+
+func (l *recordLimiter) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i := 0; i < n; i++ {
+		c := p[i]
+		if l.atStart {
+			l.atStart = false
+			l.startLine, l.size, l.fields = l.line, 0, 1
+			l.inComment = l.comment != 0 && c == l.comment
+		}
+		l.size++
+		switch {
+		case c == '\n':
+			l.line++
+			if !l.quoted {
+				l.atStart, l.inComment = true, false
+				continue
+			}
+		case l.inComment:
+		case c == '"':
+			l.quoted = !l.quoted
+		case c == ',' && !l.quoted:
+			l.fields++
+		}
+		switch {
+		case l.inComment:
+			// A comment line is not parsed: only its length matters.
+			if l.size > MaxLineBytes {
+				l.err = &limitError{l.startLine, fmt.Sprintf("want a line of at most %d bytes, found a longer one", MaxLineBytes)}
+			}
+		case l.size > MaxLineBytes:
+			l.err = &limitError{l.startLine, fmt.Sprintf("want a record (a line, or several when a quoted cell holds line breaks) of at most %d bytes, found a longer one", MaxLineBytes)}
+		case l.fields > MaxFields:
+			l.err = &limitError{l.startLine, fmt.Sprintf("want at most %d fields on a line, found more", MaxFields)}
+		}
+		if l.err != nil {
+			// Hand over what came before; the parser meets the error
+			// when it asks for more.
+			return i, l.err
+		}
+	}
+	return n, err
 }

@@ -31,7 +31,10 @@
 // 1-based line, the field (column) and what was expected and found. Errors
 // that Build finds after parsing (duplicate names, unknown or cyclic
 // dependencies) are located at the job's Source. No input makes a reader
-// panic; the fuzz tests hold them to that.
+// panic; the fuzz tests hold them to that. Nor does any input exhaust
+// memory: a CSV record longer than MaxLineBytes or with more than
+// MaxFields fields is an error at its line, found before it is buffered. A
+// trace with no job after its header is an error too.
 //
 // # Randomness
 //

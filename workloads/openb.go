@@ -61,7 +61,8 @@ func OpenBPriority(qos string) int {
 //     deletion time (a lower bound on the real one).
 //   - Pods in phase Pending never ran (in the shipped lists they are
 //     exactly the pods with an empty scheduled_time) and have no running
-//     time to replay, so they are skipped.
+//     time to replay, so they are skipped. A list with no pod left, after
+//     the header, is an error.
 //   - Pods in phase Failed get FailedAttempts 1 and MaxRetries 0: they run
 //     for their duration and then end Failed, as in the trace.
 //   - num_gpu 0 is a CPU-only pod (gpu_milli must be 0). num_gpu 1 with
@@ -90,6 +91,7 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 	}
 	var jobs []Job
 	var created []hwmodel.Time
+	pending := 0
 	for {
 		ok, err := t.next()
 		if err != nil {
@@ -102,6 +104,7 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 		var failed bool
 		switch strings.ToLower(phase) {
 		case "pending":
+			pending++
 			continue
 		case "failed":
 			failed = true
@@ -158,16 +161,20 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 		jobs = append(jobs, j)
 		created = append(created, hwmodel.FromSeconds(createdS))
 	}
-	if len(created) > 0 {
-		first := created[0]
-		for _, c := range created {
-			first = min(first, c)
-		}
-		for i := range jobs {
-			jobs[i].Submit = created[i] - first
-			if jobs[i].Submit > maxTime {
-				return nil, jobError(&jobs[i], file, "creation_time", "want creation times spanning at most 1e12 s")
-			}
+	switch {
+	case len(jobs) == 0 && pending > 0:
+		return nil, t.noJobs(plural(pending, "pod") + " in phase Pending, skipped: they never ran")
+	case len(jobs) == 0:
+		return nil, t.noJobs("")
+	}
+	first := created[0]
+	for _, c := range created {
+		first = min(first, c)
+	}
+	for i := range jobs {
+		jobs[i].Submit = created[i] - first
+		if jobs[i].Submit > maxTime {
+			return nil, jobError(&jobs[i], file, "creation_time", "want creation times spanning at most 1e12 s")
 		}
 	}
 	return Build(jobs, nil, nil, file)

@@ -24,7 +24,8 @@ var phillyColumns = []column{
 // it (philly.csv): a header, then one job per line with the columns
 // timestamp ("2006-01-02 15:04:05", UTC), duration (seconds, > 0),
 // num_gpus (an integer >= 1), gpu_time (ignored) and cluster. Other
-// columns are ignored; blank lines are skipped.
+// columns are ignored; blank lines are skipped; a file with no job after
+// the header is an error.
 //
 // Submit is the timestamp less the file's earliest timestamp, so the run
 // starts at 0. The tenant is the cluster ("unknown" when empty). The job on
@@ -71,6 +72,9 @@ func ReadPhilly(r io.Reader, file string) (*Workload, error) {
 			Source:   t.source(),
 		})
 		stamps = append(stamps, at.UnixMicro())
+	}
+	if len(jobs) == 0 {
+		return nil, t.noJobs("")
 	}
 	first := int64(math.MaxInt64)
 	for _, s := range stamps {
