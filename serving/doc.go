@@ -1,5 +1,5 @@
 // Package serving simulates online inference services beside batch
-// training jobs on one shared cluster (issue 9): request classes arriving
+// training jobs on one shared cluster: request classes arriving
 // by a rate schedule or a trace, a gateway that queues and routes them to
 // replicas (round robin, least outstanding, latency-aware, priority lanes),
 // outlier ejection as a circuit breaker, and an autoscaler whose new

@@ -120,7 +120,7 @@
 // Start-up delay: Config.StartupDelay (sim --startup-delay) is added to
 // every attempt, like the restart time after a failure, before any progress:
 // the start of a process and its CUDA context, which took 3.2-4.8 s for
-// PyTorch on an H200 (issue 7). A succeeded job's Outcome.Run is then its
+// PyTorch on an H200. A succeeded job's Outcome.Run is then its
 // duration + one start-up delay + LostTime + CheckpointTime: the start-up
 // of the successful attempt is run time, that of an interrupted attempt is
 // lost time. Traces whose durations were measured from the process start

@@ -202,7 +202,7 @@ type Config struct {
 	RestartTime hwmodel.Time
 	// StartupDelay is added to every attempt, before it makes progress:
 	// the start of a process and its CUDA context (3.2-4.8 s for PyTorch
-	// on an H200, issue 7). An interrupted attempt's start-up counts as
+	// on an H200). An interrupted attempt's start-up counts as
 	// lost time; a successful attempt's does not.
 	StartupDelay hwmodel.Time
 	// ProcessorSharing makes fractional jobs (one GPU, GPUMilli < 1000,

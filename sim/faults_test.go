@@ -132,7 +132,7 @@ func TestDeadlineAttempts(t *testing.T) {
 		remaining, avg hwmodel.Time
 		max, want      int
 	}{
-		{60 * hwmodel.Minute, 30 * hwmodel.Minute, 5, 2}, // the case
+		{60 * hwmodel.Minute, 30 * hwmodel.Minute, 5, 2}, // an hour left, 30 min per run: two more attempts
 		{60 * hwmodel.Minute, 30 * hwmodel.Minute, 1, 1},
 		{89 * hwmodel.Minute, 30 * hwmodel.Minute, 5, 2},
 		{10 * hwmodel.Minute, 30 * hwmodel.Minute, 5, 1},

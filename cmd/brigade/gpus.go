@@ -18,7 +18,7 @@ utilisation, MIG mode and, when MIG is on, its GPU instances (profile and
 profile id, instance id, MIG device UUID, placement start:size in memory
 slices). It only reads: it never changes MIG mode, never creates or destroys
 instances and never resets a GPU. Without an NVIDIA driver it exits 1 and
-says so. This is the first part of live mode (issue 7); the rest is planned.`
+says so. brigade live runs jobs on the GPUs it lists.`
 
 const gpusExamples = `  brigade gpus
   brigade gpus --json | jq '.[] | {index, uuid, mig_enabled}'

@@ -37,7 +37,7 @@ func commands() []command {
 		{"sweep", "run a grid of workloads × clusters × loads × seeds × policies, resumable and shardable; mean, 95% CI and paired tests across seeds (docs/sweeps.md)", runSweep},
 		{"plan", "find the smallest (or cheapest) cluster that meets targets such as wait_s.p99<=1800 on a workload (docs/capacity-planning.md)", runPlan},
 		{"live", "run a job file's real processes on this machine's GPUs under a policy, crash-safe (docs/live.md)", runLive},
-		{"gpus", "live mode, first part: list this machine's NVIDIA GPUs, memory, utilisation and MIG instances as NVML reports them (read-only)", runGPUs},
+		{"gpus", "list this machine's NVIDIA GPUs, memory, utilisation and MIG instances as NVML reports them (read-only)", runGPUs},
 		{"fidelity", "how far two runs of the same jobs differ (a live run and its replay): start order, start-time and JCT error, utilisation (docs/replay.md)", runFidelity},
 		{"serve", "inference services beside batch jobs on one cluster: request classes, routing, ejection, autoscaling; golden signals and SLOs per variant (docs/serving.md)", runServe},
 		{"faults-example", "the failures worked example: a 21-day training job beside batch jobs on 512 H100s, with and without checkpoints and backfill (docs/faults.md)", runFaultsExample},
