@@ -179,12 +179,12 @@ type Snapshot struct {
 	Faults []FaultRecord
 }
 
-// JobStatus is one job in a Snapshot: its books so far in Outcome, with
-// these differences from a finished run's Outcome: State is the job's
-// state now; Start is -1 until an attempt starts and End is -1 until the
-// job is terminal; Run counts only the attempts that have ended (a running
-// attempt's AttemptLog entry has End -1 and Ended AttemptRunning).
-// Placement and AttemptLog are copies.
+// JobStatus is one job in a Snapshot: its books in Outcome as if the run
+// stopped now, with these differences from a finished run's Outcome:
+// State is the job's state now; Start is -1 until an attempt starts and
+// End is -1 until the job is terminal; a running attempt's AttemptLog
+// entry has End -1 and Ended AttemptRunning. Wait and Run count the time
+// queued or running until now. Placement and AttemptLog are copies.
 type JobStatus struct {
 	Name   string
 	Tenant string
@@ -199,7 +199,7 @@ type JobStatus struct {
 // NodeStatus is one node's books in a Snapshot.
 type NodeStatus struct {
 	Name  string
-	Model string
+	Model hwmodel.ModelID
 	// FreeCPUMilli and FreeMemoryMiB are what no job and no out-of-service
 	// block holds.
 	FreeCPUMilli, FreeMemoryMiB int64
@@ -256,6 +256,12 @@ func (e *Engine) Snapshot() Snapshot {
 		if !r.state.Terminal() {
 			o.End = -1
 		}
+		switch r.state {
+		case Ready:
+			o.Wait += e.now - r.queuedAt
+		case Running:
+			o.Run += e.now - e.jobs[i].Start
+		}
 		o.Placement = slices.Clone(o.Placement)
 		o.AttemptLog = slices.Clone(o.AttemptLog)
 		for k := range o.AttemptLog {
@@ -265,7 +271,7 @@ func (e *Engine) Snapshot() Snapshot {
 	}
 	s.Nodes = make([]NodeStatus, c.NumNodes())
 	for n := range s.Nodes {
-		ns := NodeStatus{Name: c.Node(n).Name, Model: hwmodel.Model(c.NodeModel(n)).Name,
+		ns := NodeStatus{Name: c.Node(n).Name, Model: c.NodeModel(n),
 			FreeCPUMilli: c.FreeCPU(n), FreeMemoryMiB: c.FreeMemory(n), DownUntil: -1,
 			GPUs: make([]GPUStatus, c.NodeGPUs(n))}
 		if e.flt.on {
