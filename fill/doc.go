@@ -9,7 +9,7 @@
 //
 // The definitions below follow the paper's artifact, the simulator
 // hkust-adsl/kubernetes-scheduler-simulator (pkg/simulator/core.go and
-// simulator.go for the workload and the per-pod report, pkg/utils/frag.go
+// pkg/simulator/simulator.go for the workload and the per-pod report, pkg/utils/frag.go
 // for typical pods and fragmentation, experiments/run_scripts/ for the
 // settings, experiments/analysis/merge_*_discrete*.py for the per-percent
 // tables). With them and the placements of package policies, every
@@ -125,4 +125,13 @@
 // The sampling draws from its own math/rand source (never the global
 // one), random placement from the placer's seed; no map iteration reaches
 // an output.
+//
+// # Files
+//
+//   - sample.go: Sample, one seed's workload as the artifact draws it.
+//   - run.go: Experiment and Run, the fills, the curves and their
+//     per-percent means.
+//   - published.go: the artifact's published means (LoadPublished).
+//   - output.go: fill.csv and the summary table; report.go: the
+//     Markdown page of every pod list; plot.go: the figure.
 package fill

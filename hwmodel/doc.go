@@ -63,4 +63,22 @@
 // fits, and traces with them never run out. An explicit 0 is a real zero
 // capacity (only requests for 0 fit). Reports that compute CPU or memory
 // utilisation should skip nodes whose capacity is >= UnlimitedCapacity.
+//
+// # Files
+//
+//   - gpu.go: the GPU catalogue (GPUModel, LookupModel) and ModelSet.
+//   - mig.go: the MIG table (profiles, slices, NVML ids), layouts and
+//     their validation, MIGRequest.
+//   - cluster.go: Node, Request, Placement and Cluster, the capacity books
+//     (Allocate, Release, CheckInvariants).
+//   - cluster_mig.go: the MIG books (instances busy and blocked,
+//     Reconfigure); mig_query.go: the lookups placement uses on them.
+//   - clusterview.go: ClusterView, the read-only view policies get.
+//   - time.go: Time, simulated microseconds, and ParseDuration.
+//   - spec.go: cluster specs (ClusterSpec, LoadClusterSpec, ResolveCluster)
+//     and EditDistance, the one did-you-mean distance.
+//   - presets.go: the named clusters.
+//   - openb.go: Alibaba's openb node lists as clusters.
+//   - faults.go: Fault, FailureModel, ParseFault, fault traces and
+//     DeadlineAttempts, the deadline-aware retry grant.
 package hwmodel

@@ -90,4 +90,27 @@
 //     package still builds, and DiscoverLocal and NewLocalHealth report
 //     ErrNoCgo ("built without cgo: NVML unavailable").
 //   - sim, policies and hwmodel never import live; live imports them.
+//
+// # Files
+//
+//   - driver.go: Driver, Config, Clock, the scheduling rounds, launches,
+//     ends, retries, preemption and restart (settle).
+//   - store.go: the bbolt state file (State, Record, ReadState).
+//   - jobfile.go: ParseJobFile, the strict YAML job file.
+//   - policy.go: the policies live mode runs, from their specs.
+//   - deps.go: DAG dependencies: pending jobs and failure propagation.
+//   - machine.go: the machine's CPU and memory (DetectMachine).
+//   - mig.go: the MIG layouts NVML reports, as static layouts.
+//   - proc.go: processes, groups and /proc start times; proc_linux.go and
+//     proc_other.go: waiting for a wrapper without reaping it.
+//   - export.go: Export and ExportState, a results folder in brigade
+//     sim's format, and CheckOut.
+//   - gpu.go: GPU and GPUInstance, what discovery reports; discover.go:
+//     Discover over nvml.Interface and DiscoverLocal (cgo); nocgo.go: the
+//     stand-ins without cgo.
+//   - health.go: health watching and FakeHealth; health_nvml.go:
+//     NVMLHealth (cgo).
+//   - metrics.go: the Prometheus metrics and their server;
+//     sampler_cgo.go and sampler_nocgo.go: per-GPU utilisation and memory
+//     at scrape time.
 package live

@@ -31,4 +31,13 @@
 // The answer is the best model's smallest passing cluster: by GPU count, or
 // by cost (GPUs × price per GPU-hour) when prices are given; ties go to
 // the fewer GPUs, then to the model named first.
+//
+// # Files
+//
+//   - target.go: Target, ParseTargets and the summary metrics a target
+//     may name.
+//   - search.go: Plan and Search, the size search over an Evaluator that
+//     the caller supplies (brigade plan simulates), and its Result.
+//   - output.go: the answer, the evidence table (text, CSV, Markdown) and
+//     a plot per target.
 package plan

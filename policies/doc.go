@@ -170,4 +170,20 @@
 // In steady state a call allocates nothing beyond its decisions: slices
 // are reused, the btrees recycle nodes, and placements are cut from slabs
 // of shares allocated a few hundred at a time.
+//
+// # Files
+//
+//   - contract.go: the contract: Policy, View, Decision, Events, Job,
+//     Tenant.
+//   - host.go: Host, the driver half every driver embeds.
+//   - spec.go: Spec, ParseSpec and Spec.String, the policy grammar; the
+//     options table is the one place an option is added.
+//   - registry.go: Options, New and the order names.
+//   - scheduler.go: the scheduler: the queue walk, EASY backfill, the
+//     running-job index; queue.go: the orders' static keys.
+//   - placement.go: Placer, first fit, the placement names; scored.go: the
+//     FGD paper's scored placements; fgd.go: FragMeter and the fgd score.
+//   - frag.go: NodeFragmentation; target.go: target workloads (typical
+//     pods) and PlacerConfig.
+//   - mig.go: MIG placement, reconfiguration planning and right-sizing.
 package policies

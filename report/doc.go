@@ -8,4 +8,14 @@
 // presentation: it depends on gonum/plot and html/template, which the
 // results package and its writers have no need of. docs/report.md says
 // what each plot shows.
+//
+// # Files
+//
+//   - data.go: Data, what a report shows, from records (FromRecords) or
+//     from a results folder's files (Load, ReadSummaries).
+//   - plots.go: the figures (Figures, WritePlots) and the plot helpers that
+//     plan and serving share (NewPlot, StyleLine, RenderPNG, RenderSVG).
+//   - html.go: the self-contained HTML page (WriteHTML, WriteReport) and
+//     run.json's metadata (ReadMeta).
+//   - compare.go: Compare, two results folders metric by metric.
 package report

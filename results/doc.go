@@ -1,8 +1,9 @@
 // Package results turns a run into numbers: per-job records (JobRecord), the
 // cluster's state over time (Timeline), one Summary per policy (Summarize),
 // and the files and table that report them (WriteSummaryJSON, WriteJobsCSV,
-// WriteTimeseriesCSV, FormatTable). It imports only hwmodel, policies, the
-// standard library and gonum.
+// WriteTimeseriesCSV, FormatTable). Of Brigade's packages it imports only
+// hwmodel and policies, so that both drivers (the simulator through
+// runner, live mode through its export) write the same records.
 //
 // # Units
 //
@@ -84,4 +85,20 @@
 // JSON objects are structs, so key order is fixed; sums over integers are
 // exact and therefore order-free. Files are written atomically
 // (AtomicWriteFile): a temporary file in the same directory, fsync, rename.
+//
+// # Files
+//
+//   - record.go: JobRecord and AttemptRecord, one per job and attempt.
+//   - reasons.go: the failure vocabulary that every driver writes.
+//   - timeline.go: Timeline, the cluster's state over time, and its exact
+//     integrals; acc.go: the 128-bit accumulator under them.
+//   - summary.go: Summarize, one Summary per policy from the two books.
+//   - table.go: FormatTable, the comparison table brigade sim prints.
+//   - writers.go: summary.json and the CSV files; parquet.go: the Parquet
+//     tables and their versioned schema.
+//   - runinfo.go: run.json (RunInfo, WriteRunJSON).
+//   - atomic.go: AtomicWriteFile; replace.go: CheckReplaceable, which
+//     folders a results folder may replace; folder.go: CheckOut and
+//     WriteFolder, a whole results folder written beside its place and
+//     renamed into it.
 package results

@@ -1,11 +1,11 @@
 // Package runner runs one workload on one cluster under several policies
-// and turns the engine's outcomes into results: the glue every command
-// (sim, bench, and later sweeps and capacity planning) shares.
+// and turns the engine's outcomes into results: the glue that brigade sim
+// and bench, sweeps and serving experiments share.
 //
-// It is a package of its own, beside the layout in DESIGN.md, because sim
-// must not import results (the engine stays free of report concerns) while
-// every command needs both; putting the glue in cmd/brigade would make later
-// commands copy it.
+// It is a package of its own because sim must not import results (the
+// engine stays free of report concerns) while every command needs both;
+// in cmd/brigade the glue would be copied by sweep and serving, which
+// cannot import a command.
 //
 // Invariants:
 //   - Each policy gets its own freshly built cluster and its own copy of the
@@ -14,4 +14,13 @@
 //     named, so output never depends on scheduling of goroutines.
 //   - Nothing is written until every run has succeeded, and every file is
 //     written atomically, so a failed command leaves no partial results.
+//
+// # Files
+//
+//   - runner.go: Options (the engine settings every command fills), Spec
+//     and Run, Prepare (an engine wired to a timeline), Records and the
+//     failure vocabulary's mapping, Write.
+//   - faults.go: Faults, the failure model and named faults of a run, and
+//     the schedule drawn once from the seed's failure stream.
+//   - bench.go: the benchmark cases of brigade bench and Measure.
 package runner

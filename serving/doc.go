@@ -32,4 +32,26 @@
 //   - A replica holds its GPUs from placement to release; the cluster's
 //     books (checked by the batch engine) include them.
 //   - Replicas of one service are identical but for injected incidents.
+//
+// # Files
+//
+//   - spec.go: Spec, the services, classes, routing, health and
+//     autoscaling of an experiment; validate.go: Spec.Validate.
+//   - parse.go: experiment files (LoadExperiment, Experiment, variants);
+//     parsefaults.go: their faults section.
+//   - run.go: Config and Run, one variant beside the batch engine.
+//   - engine.go: the serving model (sim.Coupled): requests, replicas and
+//     their states; heap.go: its event heap.
+//   - arrivals.go: rate schedules and per-class PCG streams; trace.go:
+//     request traces.
+//   - route.go: the gateway's queue and routing; batching.go: continuous
+//     batching; health.go: outlier ejection; autoscale.go: the
+//     autoscaler.
+//   - faults.go: injected faults under replicas (sim.CoupledFaults).
+//   - books.go: the per-bucket books; hist.go: log-bucketed latency
+//     histograms; result.go: Result and its parts.
+//   - write.go: summary.json, the CSV files and the table; plot.go: the
+//     plots.
+//   - plan.go: replica planning (PlanReplicas); planwrite.go: its table,
+//     CSV and plot.
 package serving

@@ -11,4 +11,12 @@
 // completion order, resumption and sharding: shards (index mod n) merged give
 // the same bytes as one machine. Only per-run summaries are kept in memory.
 // See docs/sweeps.md.
+//
+// # Files
+//
+//   - grid.go: Grid, the grid file and its expansion into runs.
+//   - run.go: Sweep and RunOne, shards, the durable per-run records.
+//   - tables.go: WriteTables, runs.csv and runs.parquet from the records.
+//   - summary.go: Summarise, summary.csv and pairs.csv across seeds.
+//   - stats.go: MeanCI and PairedT, Student's t from gonum.
 package sweep

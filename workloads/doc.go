@@ -41,4 +41,20 @@
 // Generate draws from its own PCG source seeded by its seed argument; the
 // package never uses the global random source, the wall clock or
 // goroutines.
+//
+// # Files
+//
+//   - job.go: Job, Checkpoint, Tenant, Workload and ParseError.
+//   - build.go: Build, Validate, tenant weights and FillEstimates.
+//   - formats.go: the registry of trace formats and DetectFormat, the one
+//     place a format is added; readfile.go: ReadFile and tenant weight
+//     files.
+//   - csvtable.go: the CSV reader every trace reader shares (columns, line
+//     and field bounds, located errors).
+//   - philly.go, openb.go, brigade.go: the Philly, Alibaba openb and
+//     Brigade CSV readers.
+//   - default.go: the embedded default trace (data/).
+//   - synthetic.go: SyntheticConfig and Generate, the seeded generator.
+//   - load.go: offered load and ScaleToLoad.
+//   - mig.go: MIG requests checked against the catalogue.
 package workloads

@@ -1,5 +1,8 @@
-// Command brigade is Brigade's command line: flags, wiring, progress and
-// exit codes around the packages that do the work.
+// Command brigade simulates GPU-cluster scheduling policies on real and
+// synthetic workload traces, runs them on this machine's GPUs, and
+// compares what users care about: waits, completion times, utilisation,
+// starvation and fairness. It is flags, wiring, progress and exit codes
+// around the packages that do the work.
 //
 // Invariants:
 //   - Exit status 0 on success, 1 on a failed run, 2 on a usage error
@@ -11,9 +14,14 @@
 //     through a temporary folder that replaces --out only when it is
 //     missing, empty or an earlier Brigade results folder.
 //
-// Files, one per command (sim.go, live.go, serve.go, plan.go, sweep.go,
-// fill.go, bench.go, fidelity.go, report.go, gpus.go, and the live
-// subcommands liveexport.go, livehealth.go, livemetrics.go), with
-// replay.go (sim --replay), the two worked examples (migexample.go,
-// faultsexample.go), progress.go (the progress bar) and policyflags.go.
+// # Files
+//
+// One file per command: sim.go, live.go, serve.go (with serveplan.go,
+// serve --plan), plan.go, sweep.go, fill.go, bench.go, fidelity.go,
+// report.go (report and compare), gpus.go; liveexport.go is brigade live
+// export, livehealth.go and livemetrics.go live's health source and
+// --metrics endpoint; replay.go is sim --replay; migexample.go and
+// faultsexample.go write the two worked examples. main.go holds the
+// command table and exit codes, policyflags.go the policy flags,
+// progress.go the progress bar.
 package main

@@ -1,6 +1,3 @@
-// Command brigade simulates GPU-cluster scheduling policies on real and
-// synthetic workload traces and compares what users care about: waits,
-// completion times, utilisation, starvation and fairness.
 package main
 
 import (

@@ -17,7 +17,8 @@
 // their seeds, so a deterministic driver gives the same decision log on
 // every run, which TestDriver and TestPolicy check.
 //
-// Files:
+// # Files
+//
 //   - checker.go: Checker, the contract checked call by call.
 //   - reference.go: Scenario, Job, Outcome and Reference, the reference driver.
 //   - suite.go: TestDriver, TestPolicy, the scenarios, Preemptor and Adversary.
