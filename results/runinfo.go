@@ -6,16 +6,49 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
-// Version is Brigade's version, written in run.json.
-const Version = "0.1.0-dev"
+// Version is Brigade's version as the binary was built: the main module's
+// version from the build information (a release tag such as v0.4.0, a
+// pseudo-version naming the commit, or "(devel)"), written in run.json
+// and printed by brigade version. Revision is the VCS commit the binary
+// was built from, with "+dirty" when the work tree had changes; "" when
+// the build recorded none (go test, go run outside a checkout).
+var Version, Revision = buildVersion()
+
+func buildVersion() (version, revision string) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)", ""
+	}
+	version = bi.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if revision != "" && modified {
+		revision += "+dirty"
+	}
+	return version, revision
+}
 
 // RunInfo is run.json: what produced a results folder. It holds no
 // timestamps or host names, so the same command line gives the same file.
 type RunInfo struct {
 	SchemaVersion  int    `json:"schema_version"`
 	BrigadeVersion string `json:"brigade_version"`
+	// VCSRevision is the commit the binary was built from (Revision);
+	// absent when the build recorded none.
+	VCSRevision string `json:"vcs_revision,omitempty"`
 	Seed           uint64 `json:"seed"`
 	// Command is the command line as given: the program name, then its
 	// arguments.
@@ -64,7 +97,7 @@ func FileInput(role, path string) (InputFile, error) {
 // SchemaVersion and Version filled in. Nil slices are written as [].
 func WriteRunJSON(path string, info RunInfo) error {
 	info.SchemaVersion = SchemaVersion
-	info.BrigadeVersion = Version
+	info.BrigadeVersion, info.VCSRevision = Version, Revision
 	if info.Command == nil {
 		info.Command = []string{}
 	}
