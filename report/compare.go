@@ -19,29 +19,46 @@ type Metric struct {
 	// neither.
 	Better int
 	Get    func(results.Summary) float64
+	// Differs, when set, says why the metric of two runs cannot be
+	// compared ("" when it can): it counts against a yardstick that the
+	// runs set differently.
+	Differs func(a, b results.Summary) string
+}
+
+// starvationDiffers: a starved job is one whose wait passed the run's
+// starvation threshold, so counts against two thresholds do not compare.
+// The default threshold follows each run's median wait (10 × it, at least
+// 1 h), so two runs often differ here without anyone having chosen to.
+func starvationDiffers(a, b results.Summary) string {
+	x, y := a.Starvation.ThresholdS, b.Starvation.ThresholdS
+	if x == y {
+		return ""
+	}
+	return fmt.Sprintf("starvation thresholds differ (A %s s, B %s s)", fmtNum(x), fmtNum(y))
 }
 
 // Metrics is what compare reports, in order.
 var Metrics = []Metric{
-	{"jobs_succeeded", +1, func(s results.Summary) float64 { return float64(s.JobsSucceeded) }},
-	{"jobs_failed", -1, func(s results.Summary) float64 { return float64(s.JobsFailed) }},
-	{"makespan_s", -1, func(s results.Summary) float64 { return s.MakespanS }},
-	{"wait_s.mean", -1, func(s results.Summary) float64 { return s.WaitS.Mean }},
-	{"wait_s.p50", -1, func(s results.Summary) float64 { return s.WaitS.P50 }},
-	{"wait_s.p95", -1, func(s results.Summary) float64 { return s.WaitS.P95 }},
-	{"wait_s.p99", -1, func(s results.Summary) float64 { return s.WaitS.P99 }},
-	{"jct_s.mean", -1, func(s results.Summary) float64 { return s.JCTS.Mean }},
-	{"jct_s.p99", -1, func(s results.Summary) float64 { return s.JCTS.P99 }},
-	{"bounded_slowdown.mean", -1, func(s results.Summary) float64 { return s.BoundedSlowdown.Mean }},
-	{"throughput_jobs_per_h", +1, func(s results.Summary) float64 { return s.ThroughputJobsPerH }},
-	{"gpu_utilisation", +1, func(s results.Summary) float64 { return s.GPUUtilisation }},
-	{"gpu_utilisation_arrivals", +1, func(s results.Summary) float64 { return s.GPUUtilisationArrivals }},
-	{"goodput", +1, func(s results.Summary) float64 { return s.Goodput }},
-	{"queue_length.mean", -1, func(s results.Summary) float64 { return s.QueueLength.Mean }},
-	{"starvation.starved_jobs", -1, func(s results.Summary) float64 { return float64(s.Starvation.StarvedJobs) }},
-	{"starvation.longest_wait_s", -1, func(s results.Summary) float64 { return s.Starvation.LongestWaitS }},
-	{"jain_index", +1, func(s results.Summary) float64 { return s.JainIndex }},
-	{"jain_index_slowdown", +1, func(s results.Summary) float64 { return s.JainIndexSlowdown }},
+	{"jobs_succeeded", +1, func(s results.Summary) float64 { return float64(s.JobsSucceeded) }, nil},
+	{"jobs_failed", -1, func(s results.Summary) float64 { return float64(s.JobsFailed) }, nil},
+	{"makespan_s", -1, func(s results.Summary) float64 { return s.MakespanS }, nil},
+	{"wait_s.mean", -1, func(s results.Summary) float64 { return s.WaitS.Mean }, nil},
+	{"wait_s.p50", -1, func(s results.Summary) float64 { return s.WaitS.P50 }, nil},
+	{"wait_s.p95", -1, func(s results.Summary) float64 { return s.WaitS.P95 }, nil},
+	{"wait_s.p99", -1, func(s results.Summary) float64 { return s.WaitS.P99 }, nil},
+	{"jct_s.mean", -1, func(s results.Summary) float64 { return s.JCTS.Mean }, nil},
+	{"jct_s.p99", -1, func(s results.Summary) float64 { return s.JCTS.P99 }, nil},
+	{"bounded_slowdown.mean", -1, func(s results.Summary) float64 { return s.BoundedSlowdown.Mean }, nil},
+	{"throughput_jobs_per_h", +1, func(s results.Summary) float64 { return s.ThroughputJobsPerH }, nil},
+	{"gpu_utilisation", +1, func(s results.Summary) float64 { return s.GPUUtilisation }, nil},
+	{"gpu_utilisation_arrivals", +1, func(s results.Summary) float64 { return s.GPUUtilisationArrivals }, nil},
+	{"goodput", +1, func(s results.Summary) float64 { return s.Goodput }, nil},
+	{"queue_length.mean", -1, func(s results.Summary) float64 { return s.QueueLength.Mean }, nil},
+	{"starvation.threshold_s", 0, func(s results.Summary) float64 { return s.Starvation.ThresholdS }, nil},
+	{"starvation.starved_jobs", -1, func(s results.Summary) float64 { return float64(s.Starvation.StarvedJobs) }, starvationDiffers},
+	{"starvation.longest_wait_s", -1, func(s results.Summary) float64 { return s.Starvation.LongestWaitS }, nil},
+	{"jain_index", +1, func(s results.Summary) float64 { return s.JainIndex }, nil},
+	{"jain_index_slowdown", +1, func(s results.Summary) float64 { return s.JainIndexSlowdown }, nil},
 }
 
 // Change is one metric of one policy in two runs.
@@ -50,10 +67,14 @@ type Change struct {
 	A, B           float64
 	// Rel is (B − A) / |A|; ±Inf when A is 0 and B is not, 0 when both are.
 	Rel float64
-	// Large is |Rel| >= the threshold; Verdict says "better", "worse" or ""
-	// (no change, or a metric with no better direction).
+	// Large is |Rel| >= the threshold, for a metric with a better
+	// direction; Verdict says "better", "worse" or "" (no change, or a
+	// metric with no better direction).
 	Large   bool
 	Verdict string
+	// NotCompared, when set, says why A and B do not compare (Metric.Differs);
+	// Rel is 0, Large false and Verdict "" then.
+	NotCompared string
 }
 
 // Comparison is two runs side by side.
@@ -110,6 +131,12 @@ func Compare(dirA string, a []results.Summary, dirB string, b []results.Summary,
 		for _, m := range Metrics {
 			x, y := m.Get(p.sa), m.Get(p.sb)
 			ch := Change{Policy: p.label, Metric: m.Name, A: x, B: y}
+			if m.Differs != nil {
+				if ch.NotCompared = m.Differs(p.sa, p.sb); ch.NotCompared != "" {
+					c.Changes = append(c.Changes, ch)
+					continue
+				}
+			}
 			switch {
 			case x == y:
 			case x == 0:
@@ -117,7 +144,9 @@ func Compare(dirA string, a []results.Summary, dirB string, b []results.Summary,
 			default:
 				ch.Rel = (y - x) / math.Abs(x)
 			}
-			ch.Large = math.Abs(ch.Rel) >= threshold && x != y
+			// A metric with no better direction (the starvation
+			// threshold) is context for the others, never a move.
+			ch.Large = math.Abs(ch.Rel) >= threshold && x != y && m.Better != 0
 			if x != y && m.Better != 0 {
 				if (y > x) == (m.Better > 0) {
 					ch.Verdict = "better"
@@ -129,6 +158,39 @@ func Compare(dirA string, a []results.Summary, dirB string, b []results.Summary,
 		}
 	}
 	return c
+}
+
+// Notes are the reasons some metrics were not compared, one line per
+// reason and the policies it holds for, in order of first appearance.
+func (c Comparison) Notes() []string {
+	var reasons []string
+	policies := map[string][]string{}
+	for _, ch := range c.Changes {
+		if ch.NotCompared == "" {
+			continue
+		}
+		key := ch.Metric + "\x00" + ch.NotCompared
+		if _, ok := policies[key]; !ok {
+			reasons = append(reasons, key)
+		}
+		if ps := policies[key]; len(ps) == 0 || ps[len(ps)-1] != ch.Policy {
+			policies[key] = append(ps, ch.Policy)
+		}
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		metric, why, _ := strings.Cut(r, "\x00")
+		out[i] = fmt.Sprintf("%s not compared for %s: %s", metric, strings.Join(policies[r], ", "), why)
+	}
+	return out
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func fmtNum(x float64) string {
@@ -163,18 +225,27 @@ func (c Comparison) WriteText(w io.Writer) error {
 	if c.Paired {
 		fmt.Fprintln(w, "no policy in both runs: policies paired in the order each run lists them")
 	}
+	for _, n := range c.Notes() {
+		fmt.Fprintln(w, n)
+	}
 	fmt.Fprintln(w)
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "policy\tmetric\tA\tB\tchange\t")
-	large := 0
+	large, compared := 0, 0
 	for _, ch := range c.Changes {
-		flag := ""
-		if ch.Large {
+		flag, rel := "", fmtRel(ch.Rel)
+		switch {
+		case ch.NotCompared != "":
+			flag, rel = "not compared: "+ch.NotCompared, "n/a"
+		case ch.Large:
 			large++
 			flag = "<< " + ch.Verdict
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Policy, ch.Metric, fmtNum(ch.A), fmtNum(ch.B), fmtRel(ch.Rel), strings.TrimSpace(flag))
+		if ch.NotCompared == "" {
+			compared++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Policy, ch.Metric, fmtNum(ch.A), fmtNum(ch.B), rel, strings.TrimSpace(flag))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -184,7 +255,11 @@ func (c Comparison) WriteText(w io.Writer) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%d large moves over %d policy metrics\n", large, len(c.Changes))
+	fmt.Fprintf(w, "\n%s over %s", plural(large, "large move"), plural(compared, "policy metric"))
+	if n := len(c.Changes) - compared; n > 0 {
+		fmt.Fprintf(w, " (%d not compared)", n)
+	}
+	_, err := fmt.Fprintln(w)
 	return err
 }
 
@@ -201,8 +276,10 @@ tr.better td { background: #e3f6e3; } tr.worse td { background: #fbe3e3; } tr.la
 <p>A: {{.DirA}}<br>B: {{.DirB}}<br>Large move: relative change of at least {{printf "%.0f" (mul100 .Threshold)}}% (bold; green better, red worse).</p>
 {{if .OnlyA}}<p>Only in A: {{range .OnlyA}}{{.}} {{end}}</p>{{end}}
 {{if .OnlyB}}<p>Only in B: {{range .OnlyB}}{{.}} {{end}}</p>{{end}}
+{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}
 <table><thead><tr><th>policy</th><th>metric</th><th>A</th><th>B</th><th>change</th></tr></thead><tbody>
-{{range .Changes}}<tr class="{{if .Large}}large {{.Verdict}}{{end}}"><td>{{.Policy}}</td><td>{{.Metric}}</td><td>{{num .A}}</td><td>{{num .B}}</td><td>{{rel .Rel}}</td></tr>
+{{range .Changes}}<tr class="{{if .Large}}large {{.Verdict}}{{end}}"><td>{{.Policy}}</td><td>{{.Metric}}</td><td>{{num .A}}</td><td>{{num .B}}</td><td>{{if .NotCompared}}n/a: {{.NotCompared}}{{else}}{{rel .Rel}}{{end}}</td></tr>
 {{end}}</tbody></table></body></html>
 `))
 
