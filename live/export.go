@@ -438,8 +438,11 @@ func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label str
 			state = results.JobState(Queued) // in the system, not yet run
 		}
 		jr := results.JobRecord{ID: r.ID, Name: r.Spec.Name, Tenant: tname(r), Priority: r.Spec.Priority,
-			Submit: hwmodel.Time(r.Submit), Ready: hwmodel.Time(max(ready, r.Submit)), GPUs: req.GPUs, GPUMilli: req.GPUMilli,
+			Submit: hwmodel.Time(r.Submit), Ready: results.NotReady, GPUs: req.GPUs, GPUMilli: req.GPUMilli,
 			Attempts: len(log), State: state, CPUMilli: req.CPUMilli, MemoryMiB: req.MemoryMiB, Deps: slices.Clone(r.Spec.Deps)}
+		if ready >= 0 {
+			jr.Ready = hwmodel.Time(max(ready, r.Submit))
+		}
 		if r.State == Failed {
 			jr.Reason, jr.ReasonDetail = failReason(r, len(log))
 		}

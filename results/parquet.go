@@ -16,15 +16,16 @@ import (
 // SchemaVersionKey and in run.json. Bump it when a column is renamed,
 // removed or changes type or unit (adding a column at the end is compatible
 // but still bumps it, so readers can tell).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // SchemaVersionKey is the Parquet key-value metadata key holding
 // SchemaVersion.
 const SchemaVersionKey = "brigade.schema_version"
 
 // JobRow is one row of jobs.parquet: one job of one policy's run. Times are
-// seconds (float64, from integer microseconds); BoundedSlowdown is null for
-// a job that never ran. The engine keeps per-job outcomes only, so a job
+// seconds (float64, from integer microseconds); ReadyS is null for a job
+// that never became ready (JobRecord.Ready is NotReady) and BoundedSlowdown
+// for a job that never ran. The engine keeps per-job outcomes only, so a job
 // retried after a failure or preemption is one row whose Attempts counts
 // its attempts, and Wait and Run are summed over them. Reason is one of
 // the job reasons of reasons.go ("" for a job that succeeded), and
@@ -39,7 +40,7 @@ type JobRow struct {
 	Tenant           string   `parquet:"tenant,dict"`
 	Priority         int32    `parquet:"priority"`
 	SubmitS          float64  `parquet:"submit_s"`
-	ReadyS           float64  `parquet:"ready_s"`
+	ReadyS           *float64 `parquet:"ready_s,optional"`
 	StartS           float64  `parquet:"start_s"`
 	EndS             float64  `parquet:"end_s"`
 	WaitS            float64  `parquet:"wait_s"`
@@ -180,14 +181,18 @@ func JobRows(runs []PolicyJobs) []JobRow {
 	for _, r := range runs {
 		for i := range r.Jobs {
 			j := &r.Jobs[i]
-			var slow *float64
+			var ready, slow *float64
+			if j.Ready >= 0 {
+				v := Seconds(j.Ready)
+				ready = &v
+			}
 			if j.Attempts > 0 {
 				s := BoundedSlowdown(*j, r.SlowdownBound)
 				slow = &s
 			}
 			rows = append(rows, JobRow{
 				Policy: r.Policy, ID: j.ID, Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: int32(j.Priority),
-				SubmitS: Seconds(j.Submit), ReadyS: Seconds(j.Ready), StartS: Seconds(j.Start), EndS: Seconds(j.End),
+				SubmitS: Seconds(j.Submit), ReadyS: ready, StartS: Seconds(j.Start), EndS: Seconds(j.End),
 				WaitS: Seconds(j.Wait), RunS: Seconds(j.Run), JCTS: Seconds(j.End - j.Submit),
 				BoundedSlowdown: slow, GPUs: int32(j.GPUs), GPUMilli: j.GPUMilli, Nodes: j.Nodes,
 				Attempts: int32(j.Attempts), State: string(j.State), MIGProfile: j.MIGProfile,

@@ -10,6 +10,10 @@ const (
 	Failed    JobState = "failed"
 )
 
+// NotReady is JobRecord.Ready for a job that never became ready; any
+// negative Ready reads the same.
+const NotReady hwmodel.Time = -1
+
 // JobRecord is the outcome of one job in one run. Times are run time in
 // microseconds; a job that never ran (its dependency failed) has Start and
 // End equal to the moment it was failed and Attempts == 0.
@@ -20,9 +24,15 @@ type JobRecord struct {
 	Tenant   string
 	Priority int
 	Submit   hwmodel.Time // when the job was submitted
-	Ready    hwmodel.Time // when its dependencies were all done (== Submit without deps)
-	Start    hwmodel.Time // start of the first attempt
-	End      hwmodel.Time // end of the last attempt
+	// Ready is when the job was first queued: when its dependencies had
+	// all succeeded (== Submit without deps). It is NotReady for a job
+	// that never was: a dependency failed, no node could ever hold it, or
+	// the run stopped while it waited for its dependencies. The writers
+	// leave ready_s empty (jobs.csv) or null (jobs.parquet) then, rather
+	// than write a time it never had.
+	Ready hwmodel.Time
+	Start hwmodel.Time // start of the first attempt
+	End   hwmodel.Time // end of the last attempt
 	// Wait is the total time the job spent ready but not running, over all
 	// attempts; Run is the total time it ran, over all attempts.
 	Wait hwmodel.Time

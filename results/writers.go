@@ -70,9 +70,10 @@ func SplitDeps(s string) []string {
 // row (JobsCSVHeader), then one row per job, runs in the order given and jobs
 // in the order of each run's slice. Times are seconds with exactly six
 // decimals, formatted from the integer microseconds (no float rounding);
-// jct_s is End − Submit; bounded_slowdown has six decimals and is empty for a
-// job that never ran (Attempts == 0); reason and reason_detail are empty for
-// a job that succeeded; deps is JoinDeps(Deps).
+// ready_s is empty for a job that never became ready (Ready < 0,
+// NotReady); jct_s is End − Submit; bounded_slowdown has six decimals and is
+// empty for a job that never ran (Attempts == 0); reason and reason_detail
+// are empty for a job that succeeded; deps is JoinDeps(Deps).
 func WriteJobsCSV(path string, runs []PolicyJobs) error {
 	return AtomicWriteFile(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
@@ -95,7 +96,7 @@ func WriteJobsCSV(path string, runs []PolicyJobs) error {
 					j.Tenant,
 					strconv.Itoa(j.Priority),
 					FormatSeconds(j.Submit),
-					FormatSeconds(j.Ready),
+					readyCell(j.Ready),
 					FormatSeconds(j.Start),
 					FormatSeconds(j.End),
 					FormatSeconds(j.Wait),
@@ -125,6 +126,14 @@ func WriteJobsCSV(path string, runs []PolicyJobs) error {
 		cw.Flush()
 		return cw.Error()
 	})
+}
+
+// readyCell is the ready_s cell: empty when the job never became ready.
+func readyCell(t hwmodel.Time) string {
+	if t < 0 {
+		return ""
+	}
+	return FormatSeconds(t)
 }
 
 // PolicyTimeline is one policy's Timeline, for WriteTimeseriesCSV.

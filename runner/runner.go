@@ -407,9 +407,13 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 				deps[k] = w.Jobs[d].Name
 			}
 		}
+		ready := o.Ready
+		if o.State == sim.Pending || o.FailReason == sim.FailDependency || o.FailReason == sim.FailUnsatisfiable {
+			ready = results.NotReady // never queued: Outcome.Ready is unset
+		}
 		out[i] = results.JobRecord{
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
-			Submit: o.Submit, Ready: o.Ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
+			Submit: o.Submit, Ready: ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
 			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: nodes(o.Placement), Attempts: o.Attempts, State: state,
 			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
 			Reason: FailReason(o.FailReason), ReasonDetail: o.Reason, AttemptLog: log,

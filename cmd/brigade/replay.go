@@ -136,6 +136,13 @@ func readJobsCSVAt(r io.Reader, path string) ([]results.JobRow, []int, error) {
 			}
 			return num(n)
 		}
+		optPtr := func(n string) *float64 { // empty: never ready
+			if get(n) == "" {
+				return nil
+			}
+			v := num(n)
+			return &v
+		}
 		optInt := func(n string) int64 {
 			if get(n) == "" {
 				return 0
@@ -149,7 +156,7 @@ func readJobsCSVAt(r io.Reader, path string) ([]results.JobRow, []int, error) {
 		row := results.JobRow{
 			Policy: get("policy"), ID: int32(num("id")), Name: get("name"), DAG: get("dag"),
 			Tenant: get("tenant"), Priority: int32(num("priority")),
-			SubmitS: num("submit_s"), ReadyS: optNum("ready_s"), StartS: num("start_s"), EndS: num("end_s"),
+			SubmitS: num("submit_s"), ReadyS: optPtr("ready_s"), StartS: num("start_s"), EndS: num("end_s"),
 			WaitS: optNum("wait_s"), RunS: num("run_s"), JCTS: num("jct_s"),
 			GPUs: int32(num("gpus")), GPUMilli: int32(num("gpu_milli")), Nodes: get("nodes"),
 			Attempts: int32(num("attempts")), State: get("state"), MIGProfile: get("mig_profile"),
