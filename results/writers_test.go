@@ -180,7 +180,7 @@ func TestJobsCSVGolden(t *testing.T) {
 	jobs[2].Submit += 1    // sub-second times print exactly: 10.000001
 	jobs[3].Reason, jobs[3].ReasonDetail = ReasonRetriesExhausted, "attempt 1 failed, no retries left"
 	jobs[4].Reason, jobs[4].ReasonDetail = ReasonDependencyFailed, "dependency \"x, y\" failed"
-	jobs[4].Ready = NotReady // its parent failed: ready_s is empty
+	jobs[4].Ready = NotReady                           // its parent failed: ready_s is empty
 	jobs[1].CPUMilli, jobs[1].MemoryMiB = 16000, 65536 // a request of CPU and memory
 	jobs[4].Deps = []string{"train, \"big\"", "j"}     // two parents: deps joined by ';'
 	runs := []PolicyJobs{
