@@ -16,6 +16,8 @@
 //   - plots.go: the figures (Figures, WritePlots) and the plot helpers that
 //     plan and serving share (NewPlot, StyleLine, RenderPNG, RenderSVG).
 //   - html.go: the self-contained HTML page (WriteHTML, WriteReport) and
-//     run.json's metadata (ReadMeta).
+//     its summary table, one unit per column.
+//   - meta.go: run.json as the page shows it, a definition list in the
+//     file's key order, whatever its schema.
 //   - compare.go: Compare, two results folders metric by metric.
 package report

@@ -2,57 +2,17 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
-	"os"
+	"math"
 	"path/filepath"
 	"regexp"
-	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/brigadesim/brigade/results"
 )
-
-// Meta is the run's metadata as key, value pairs (from run.json, whatever
-// its schema: top-level keys sorted, nested values as compact JSON).
-type Meta struct{ Key, Value string }
-
-// ReadMeta reads dir/run.json; a missing file gives nil and no error.
-func ReadMeta(dir string) ([]Meta, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]Meta, 0, len(keys))
-	for _, k := range keys {
-		var s string
-		if json.Unmarshal(m[k], &s) == nil {
-			out = append(out, Meta{k, s})
-			continue
-		}
-		var buf bytes.Buffer
-		if json.Compact(&buf, m[k]) != nil {
-			buf.Reset()
-			buf.Write(m[k])
-		}
-		out = append(out, Meta{k, buf.String()})
-	}
-	return out, nil
-}
 
 var (
 	xmlProlog = regexp.MustCompile(`^\s*<\?xml[^>]*\?>\s*(<!DOCTYPE[^>]*>\s*)?`)
@@ -81,8 +41,9 @@ type htmlFigure struct {
 
 type htmlPage struct {
 	Dir       string
-	Meta      []Meta
+	Run       template.HTML // run.json as a definition list; "" without one
 	Summaries []results.Summary
+	Summary   summaryTable
 	Tenants   []string
 	Figures   []htmlFigure
 }
@@ -96,7 +57,7 @@ func WriteHTML(w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	meta, err := ReadMeta(dir)
+	run, err := readRunJSON(dir)
 	if err != nil {
 		return err
 	}
@@ -104,7 +65,8 @@ func WriteHTML(w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	page := htmlPage{Dir: filepath.Base(filepath.Clean(dir)), Meta: meta, Summaries: d.Summaries, Tenants: tenantOrder(d)}
+	page := htmlPage{Dir: filepath.Base(filepath.Clean(dir)), Run: run, Summaries: d.Summaries,
+		Summary: newSummaryTable(d.Summaries), Tenants: tenantOrder(d)}
 	seen := map[string]bool{}
 	for _, f := range figs {
 		b, err := f.SVG()
@@ -131,14 +93,10 @@ func WriteReport(dir string) (string, error) {
 }
 
 var funcs = template.FuncMap{
-	"dur": fmtDuration,
-	"pct": func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-	"f3":  func(x float64) string { return fmt.Sprintf("%.3f", x) },
-	"f1":  func(x float64) string { return fmt.Sprintf("%.1f", x) },
 	"share": func(s results.Summary, tenant string) string {
 		for _, t := range s.Tenants {
 			if t.Tenant == tenant {
-				return fmt.Sprintf("%.1f%%", 100*t.Share)
+				return fmt.Sprintf("%.1f", 100*t.Share)
 			}
 		}
 		return "–"
@@ -147,7 +105,7 @@ var funcs = template.FuncMap{
 		if len(ss) > 0 {
 			for _, t := range ss[0].Tenants {
 				if t.Tenant == tenant {
-					return fmt.Sprintf("%.1f%%", 100*t.FairShare)
+					return fmt.Sprintf("%.1f", 100*t.FairShare)
 				}
 			}
 		}
@@ -155,33 +113,174 @@ var funcs = template.FuncMap{
 	},
 }
 
-// fmtDuration writes seconds as s, min, h or d with three significant
-// digits.
-func fmtDuration(s float64) string {
+// A durUnit is how a column of durations is written: seconds divided by
+// Div, named Name in the column's header.
+type durUnit struct {
+	Div  float64
+	Name string
+}
+
+// durationUnit picks the unit for a column of durations whose largest is
+// top seconds: the largest unit in which it is at least 2 (120 s is 2 min,
+// 2 h, 2 d), so every cell of the column has the same unit and a few
+// significant digits.
+func durationUnit(top float64) durUnit {
 	switch {
-	case s >= 2*86400:
-		return fmt.Sprintf("%.3gd", s/86400)
-	case s >= 2*3600:
-		return fmt.Sprintf("%.3gh", s/3600)
-	case s >= 120:
-		return fmt.Sprintf("%.3gmin", s/60)
+	case top >= 2*86400:
+		return durUnit{86400, "d"}
+	case top >= 2*3600:
+		return durUnit{3600, "h"}
+	case top >= 120:
+		return durUnit{60, "min"}
 	}
-	return fmt.Sprintf("%.3gs", s)
+	return durUnit{1, "s"}
+}
+
+// sig3 writes x with three significant digits and no exponent (1234 →
+// "1234", 12.34 → "12.3", 0.01234 → "0.0123").
+func sig3(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case x == 0:
+		return "0"
+	case a >= 100:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// summaryTable is the page's summary table: a header of column groups
+// (Groups) over column names (Columns), then one row per policy. Each
+// duration column has one unit, chosen from its largest value and named in
+// its header, so that no column mixes units.
+type summaryTable struct {
+	Groups  []headGroup
+	Columns []string
+	Rows    [][]string
+}
+
+// headGroup spans Span columns; a group of one column (Single) is one
+// header cell over both header rows.
+type headGroup struct {
+	Label  string
+	Span   int
+	Single bool
+}
+
+func newSummaryTable(ss []results.Summary) summaryTable {
+	type col struct {
+		name string
+		text func(results.Summary) string
+	}
+	type group struct {
+		label string
+		cols  []col
+	}
+	// dur is a duration column: its unit comes from the largest value.
+	dur := func(name string, get func(results.Summary) float64) col {
+		top := 0.0
+		for _, s := range ss {
+			top = max(top, get(s))
+		}
+		u := durationUnit(top)
+		return col{name + " (" + u.Name + ")", func(s results.Summary) string { return sig3(get(s) / u.Div) }}
+	}
+	num := func(name string, get func(results.Summary) float64, f func(float64) string) col {
+		return col{name, func(s results.Summary) string { return f(get(s)) }}
+	}
+	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) }
+	f3 := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+	groups := []group{
+		{"policy", []col{{"policy", func(s results.Summary) string { return s.Policy }}}},
+		{"jobs", []col{
+			{"done", func(s results.Summary) string { return fmt.Sprintf("%d/%d", s.JobsSucceeded, s.JobsSubmitted) }},
+			{"failed", func(s results.Summary) string { return strconv.Itoa(s.JobsFailed) }},
+		}},
+		{"wait", []col{
+			dur("mean", func(s results.Summary) float64 { return s.WaitS.Mean }),
+			dur("p50", func(s results.Summary) float64 { return s.WaitS.P50 }),
+			dur("p95", func(s results.Summary) float64 { return s.WaitS.P95 }),
+			dur("p99", func(s results.Summary) float64 { return s.WaitS.P99 }),
+		}},
+		{"job completion time", []col{
+			dur("mean", func(s results.Summary) float64 { return s.JCTS.Mean }),
+			dur("p99", func(s results.Summary) float64 { return s.JCTS.P99 }),
+		}},
+		{"bounded slowdown", []col{num("mean", func(s results.Summary) float64 { return s.BoundedSlowdown.Mean }, sig3)}},
+		{"throughput", []col{num("jobs/h", func(s results.Summary) float64 { return s.ThroughputJobsPerH }, sig3)}},
+		{"GPU utilisation (%)", []col{
+			num("makespan", func(s results.Summary) float64 { return s.GPUUtilisation }, pct),
+			num("arrivals", func(s results.Summary) float64 { return s.GPUUtilisationArrivals }, pct),
+		}},
+		{"starvation", []col{
+			{"starved jobs", func(s results.Summary) string { return strconv.Itoa(s.Starvation.StarvedJobs) }},
+			dur("longest wait", func(s results.Summary) float64 { return s.Starvation.LongestWaitS }),
+		}},
+		{"Jain's index", []col{
+			num("share", func(s results.Summary) float64 { return s.JainIndex }, f3),
+			num("slowdown", func(s results.Summary) float64 { return s.JainIndexSlowdown }, f3),
+		}},
+		{"makespan", []col{dur("makespan", func(s results.Summary) float64 { return s.MakespanS })}},
+	}
+	var t summaryTable
+	for _, g := range groups {
+		// A group of one column is one header cell over both rows.
+		single, label := len(g.cols) == 1, g.label
+		if single {
+			switch c := g.cols[0].name; {
+			case c == label || strings.HasPrefix(c, label+" ("):
+				label = c
+			default:
+				label += " (" + c + ")"
+			}
+		}
+		t.Groups = append(t.Groups, headGroup{label, len(g.cols), single})
+		for _, c := range g.cols {
+			if !single {
+				t.Columns = append(t.Columns, c.name)
+			}
+		}
+	}
+	for _, s := range ss {
+		var row []string
+		for _, g := range groups {
+			for _, c := range g.cols {
+				row = append(row, c.text(s))
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Brigade report: {{.Dir}}</title>
 <style>
 body { font-family: sans-serif; margin: 2em auto; max-width: 1300px; padding: 0 1em; color: #222; }
-.wide { overflow-x: auto; }
+.wide { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.45em; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
-thead th { background: #f0f0f0; }
-td.meta { text-align: left; font-family: monospace; white-space: pre-wrap; word-break: break-all; max-width: 900px; }
+thead th { background: #f0f0f0; text-align: center; font-weight: 600; }
+#summary { font-size: 0.85em; font-variant-numeric: tabular-nums; }
+#summary td { white-space: nowrap; }
+#summary th { white-space: normal; }
+dl.run { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.3em 1.2em; margin: 1em 0; }
+dl.run > dt { font-weight: 600; }
+dl.run > dd { margin: 0; min-width: 0; }
+dl.nested { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.1em 0.8em; margin: 0; }
+dl.nested > dd { margin: 0; }
+dl.run code { overflow-wrap: anywhere; }
+table.records { margin: 0; font-size: 0.95em; }
+table.records td { text-align: left; overflow-wrap: anywhere; }
 figure { margin: 2em 0; }
 figure svg { width: 100%; height: auto; display: block; border: 1px solid #eee; }
 figcaption { font-weight: bold; margin-bottom: 0.3em; }
@@ -190,30 +289,30 @@ figcaption { font-weight: bold; margin-bottom: 0.3em; }
 <body>
 <h1>Brigade report: {{.Dir}}</h1>
 <h2>Run</h2>
-{{if .Meta}}<table><tbody>
-{{range .Meta}}<tr><th>{{.Key}}</th><td class="meta">{{.Value}}</td></tr>
-{{end}}</tbody></table>
+{{if .Run}}{{.Run}}
 {{else}}<p>No run.json in this folder: the run's metadata is limited to what summary.json records.</p>{{end}}
 {{with index .Summaries 0}}<p>Workload: {{.Workload}}<br>Cluster: {{.Cluster}}<br>Seed: {{.Seed}}</p>{{end}}
 <h2>Summary</h2>
-<div class="wide"><table id="summary">
-<thead><tr><th>policy</th><th>jobs done</th><th>failed</th><th>wait mean</th><th>wait p50</th><th>wait p95</th><th>wait p99</th><th>JCT mean</th><th>JCT p99</th><th>bounded slowdown</th><th>throughput (jobs/h)</th><th>GPU util (makespan)</th><th>GPU util (arrivals)</th><th>starved</th><th>longest wait</th><th>Jain (share)</th><th>Jain (slowdown)</th><th>makespan</th></tr></thead>
+<div class="wide" id="summary-box"><table id="summary">
+<thead><tr>{{range .Summary.Groups}}<th{{if .Single}} rowspan="2"{{else}} colspan="{{.Span}}"{{end}}>{{.Label}}</th>{{end}}</tr>
+<tr>{{range .Summary.Columns}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Summaries}}<tr><td>{{.Policy}}</td><td>{{.JobsSucceeded}}/{{.JobsSubmitted}}</td><td>{{.JobsFailed}}</td><td>{{dur .WaitS.Mean}}</td><td>{{dur .WaitS.P50}}</td><td>{{dur .WaitS.P95}}</td><td>{{dur .WaitS.P99}}</td><td>{{dur .JCTS.Mean}}</td><td>{{dur .JCTS.P99}}</td><td>{{f1 .BoundedSlowdown.Mean}}</td><td>{{f1 .ThroughputJobsPerH}}</td><td>{{pct .GPUUtilisation}}</td><td>{{pct .GPUUtilisationArrivals}}</td><td>{{.Starvation.StarvedJobs}}</td><td>{{dur .Starvation.LongestWaitS}}</td><td>{{f3 .JainIndex}}</td><td>{{f3 .JainIndexSlowdown}}</td><td>{{dur .MakespanS}}</td></tr>
+{{range .Summary.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
-<h3>GPU share per tenant</h3>
-<table id="tenants">
+<h3>GPU share per tenant (% of the GPU-hours used)</h3>
+<div class="wide"><table id="tenants">
 <thead><tr><th>tenant</th><th>fair share</th>{{range .Summaries}}<th>{{.Policy}}</th>{{end}}</tr></thead>
 <tbody>
 {{$s := .Summaries}}{{range .Tenants}}{{$t := .}}<tr><td>{{$t}}</td><td>{{fair $s $t}}</td>{{range $s}}<td>{{share . $t}}</td>{{end}}</tr>
-{{end}}</tbody></table>
+{{end}}</tbody></table></div>
 <h2>Plots</h2>
 {{range .Figures}}<figure id="{{.Name}}" class="plot"><figcaption>{{.Title}}</figcaption>
 {{.SVG}}
 </figure>
 {{end}}
 <script>
-// Marks the page with how many plots have a visible size, for headless checks.
+// Marks the page for headless checks: how many plots have a visible size,
+// and whether the summary table fits its box without a scroll bar.
 (function () {
   var n = 0, figs = document.querySelectorAll("figure.plot");
   figs.forEach(function (f) {
@@ -222,6 +321,9 @@ figcaption { font-weight: bold; margin-bottom: 0.3em; }
   });
   document.body.setAttribute("data-plots", String(figs.length));
   document.body.setAttribute("data-plots-visible", String(n));
+  var box = document.getElementById("summary-box");
+  var fits = box.scrollWidth <= box.clientWidth && document.documentElement.scrollWidth <= window.innerWidth;
+  document.body.setAttribute("data-summary-fits", fits ? "yes" : "no");
 })();
 </script>
 </body>

@@ -137,8 +137,9 @@ func TestLoadAndHTML(t *testing.T) {
 	if !strings.Contains(page, "No run.json") {
 		t.Error("page does not say run.json is missing")
 	}
-	// With run.json: its keys appear, sorted.
-	if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"version":"v0.test","seed":7,"command":["brigade","sim"]}`), 0o644); err != nil {
+	// With run.json: its keys appear as terms of a list, in the file's
+	// order, the command line as one line, not as JSON.
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"version":"v0.test","seed":7,"command":["brigade","sim","--out","my runs"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	path, err := WriteReport(dir)
@@ -150,13 +151,16 @@ func TestLoadAndHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	page = string(b)
-	for _, want := range []string{"<th>version</th>", "v0.test", `[&#34;brigade&#34;,&#34;sim&#34;]`, `id="summary"`, `id="tenants"`} {
+	for _, want := range []string{"<dt>version</dt><dd>v0.test</dd>", "<dt>command</dt><dd><code>brigade sim --out &#39;my runs&#39;</code></dd>", `id="summary"`, `id="tenants"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if strings.Index(page, "<th>command</th>") > strings.Index(page, "<th>version</th>") {
-		t.Error("run.json keys are not sorted")
+	if strings.Contains(page, "[&#34;brigade&#34;") {
+		t.Error("the command is shown as raw JSON")
+	}
+	if v, c := strings.Index(page, "<dt>version</dt>"), strings.Index(page, "<dt>command</dt>"); v > c {
+		t.Error("run.json keys are not in the file's order")
 	}
 }
 

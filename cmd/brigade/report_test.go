@@ -168,6 +168,10 @@ func TestReportBrowser(t *testing.T) {
 	if string(m[1]) != itoa(want) || string(m[2]) != itoa(want) {
 		t.Errorf("rendered page: %s plots, %s with a visible size; want %d and %d", m[1], m[2], want, want)
 	}
+	// At 1400 px the summary table fits the page, with no scroll bar.
+	if !bytes.Contains(dom, []byte(`data-summary-fits="yes"`)) {
+		t.Error(`rendered page at 1400 px: the summary table does not fit (want data-summary-fits="yes" on <body>)`)
+	}
 	chromium("--screenshot=" + shot)
 	b, err := os.ReadFile(shot)
 	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) || len(b) < 10000 {
