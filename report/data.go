@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +22,9 @@ type Job struct {
 	// jobs enter the wait and JCT CDFs.
 	Ran        bool
 	WaitS, JCT float64 // seconds
+	// SubmitS is when the job was submitted, in seconds of run time: the
+	// time-series plots mark where arrivals end.
+	SubmitS float64
 }
 
 // Point is one time-series bucket.
@@ -55,7 +59,7 @@ func FromRecords(sums []results.Summary, jobs [][]results.JobRecord, timelines [
 				p.Jobs = append(p.Jobs, Job{
 					Tenant: j.Tenant, Priority: j.Priority,
 					Ran:   (j.State == results.Succeeded || j.State == results.Failed) && j.Attempts > 0,
-					WaitS: j.Wait.Seconds(), JCT: (j.End - j.Submit).Seconds(),
+					WaitS: j.Wait.Seconds(), JCT: (j.End - j.Submit).Seconds(), SubmitS: j.Submit.Seconds(),
 				})
 			}
 		}
@@ -103,16 +107,17 @@ func Load(dir string) (*Data, error) {
 		}
 		prio, _ := strconv.Atoi(get("priority"))
 		attempts, _ := strconv.Atoi(get("attempts"))
-		wait, err1 := strconv.ParseFloat(get("wait_s"), 64)
-		jct, err2 := strconv.ParseFloat(get("jct_s"), 64)
-		if err := errors.Join(err1, err2); err != nil {
+		wait, err1 := number(get, "wait_s")
+		jct, err2 := number(get, "jct_s")
+		submit, err3 := number(get, "submit_s")
+		if err := errors.Join(err1, err2, err3); err != nil {
 			return err
 		}
 		st := get("state")
 		d.Policies[i].Jobs = append(d.Policies[i].Jobs, Job{
 			Tenant: get("tenant"), Priority: prio,
 			Ran:   attempts > 0 && (st == string(results.Succeeded) || st == string(results.Failed)),
-			WaitS: wait, JCT: jct,
+			WaitS: wait, JCT: jct, SubmitS: submit,
 		})
 		return nil
 	})
@@ -124,9 +129,9 @@ func Load(dir string) (*Data, error) {
 		if !ok {
 			return nil
 		}
-		start, err1 := strconv.ParseFloat(get("bucket_start_s"), 64)
-		util, err2 := strconv.ParseFloat(get("gpu_utilisation"), 64)
-		q, err3 := strconv.ParseFloat(get("queue_length"), 64)
+		start, err1 := number(get, "bucket_start_s")
+		util, err2 := number(get, "gpu_utilisation")
+		q, err3 := number(get, "queue_length")
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return err
 		}
@@ -137,6 +142,15 @@ func Load(dir string) (*Data, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// number parses the cell of column col as a finite number.
+func number(get func(string) string, col string) (float64, error) {
+	v, err := strconv.ParseFloat(get(col), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("column %s: want a number, found %q", col, get(col))
+	}
+	return v, nil
 }
 
 // readCSV calls row for each data row of path, with a getter by column

@@ -74,11 +74,11 @@ func Figures(d *Data) ([]Figure, error) {
 		},
 		func(d *Data) (Figure, error) {
 			return series(d, "utilisation", "GPU utilisation over time", "GPU utilisation (% of cluster GPUs allocated)",
-				func(p Point) float64 { return 100 * p.Utilisation })
+				func(p Point) float64 { return 100 * p.Utilisation }, true)
 		},
 		func(d *Data) (Figure, error) {
 			return series(d, "queue-length", "Queue length over time", "queued jobs (bucket mean)",
-				func(p Point) float64 { return p.QueueLength })
+				func(p Point) float64 { return p.QueueLength }, false)
 		},
 		tenantShare,
 		waitPercentiles,
@@ -225,25 +225,65 @@ func timeUnit(span float64) (div float64, unit string) {
 	return 3600, "hours"
 }
 
-func series(d *Data, name, title, ylabel string, value func(Point) float64) (Figure, error) {
-	span := 0.0
+// arrivalWindow is the first and last submission over the jobs of every
+// policy (they ran the same workload); ok is false without job data.
+func arrivalWindow(d *Data) (first, last float64, ok bool) {
+	first, last = math.Inf(1), math.Inf(-1)
 	for _, pol := range d.Policies {
-		if n := len(pol.Series); n > 0 {
-			span = max(span, pol.Series[n-1].StartS)
+		for _, j := range pol.Jobs {
+			first, last = min(first, j.SubmitS), max(last, j.SubmitS)
 		}
 	}
-	div, unit := timeUnit(span)
-	p := NewPlot(title+" (mean over each time bucket)", "time since the first submission ("+unit+")", ylabel)
+	return first, last, last >= first
+}
+
+// drainMargin is how far past the last arrival, as a share of the arrival
+// window, a time-series plot whose drain it cuts still goes: enough to see
+// the queue empty and utilisation fall.
+const drainMargin = 0.25
+
+// series draws value over time, one line per policy. After the last
+// arrival a run only drains its queue, and with heavy-tailed durations the
+// drain can be ten times as long as the arrivals (the default run's
+// arrivals take 2 days, its last job ends after 31): drawn whole, the part
+// where policies differ would be a sliver at the left. So when the drain
+// is longer than the arrival window the x axis ends drainMargin of the
+// window past the last arrival, and the axis label says where the run
+// ended; a dashed line marks the last arrival either way.
+func series(d *Data, name, title, ylabel string, value func(Point) float64, percent bool) (Figure, error) {
+	end := 0.0
+	for _, pol := range d.Policies {
+		if n := len(pol.Series); n > 0 {
+			end = max(end, pol.Series[n-1].StartS)
+		}
+	}
+	first, last, arrivals := arrivalWindow(d)
+	xmax, cut := end, false
+	if arrivals && last > first && end-last > last-first {
+		xmax, cut = last+drainMargin*(last-first), true
+	}
+	div, unit := timeUnit(xmax)
+	xlabel := "time since the first submission (" + unit + ")"
+	if cut {
+		ediv, eunit := timeUnit(end)
+		xlabel += fmt.Sprintf("; cut %.0f%% of the arrival window after the last arrival: the drain runs on to %.3g %s", 100*drainMargin, end/ediv, eunit)
+	}
+	p := NewPlot(title+" (mean over each time bucket)", xlabel, ylabel)
 	p.Y.Min = 0
 	top := 0.0
 	for i, pol := range d.Policies {
 		if len(pol.Series) == 0 {
 			continue
 		}
-		xy := make(plotter.XYs, len(pol.Series))
-		for k, pt := range pol.Series {
-			xy[k] = plotter.XY{X: pt.StartS / div, Y: value(pt)}
-			top = max(top, xy[k].Y)
+		xy := make(plotter.XYs, 0, len(pol.Series))
+		for _, pt := range pol.Series {
+			xy = append(xy, plotter.XY{X: pt.StartS / div, Y: value(pt)})
+			if pt.StartS > xmax {
+				// One point past the cut, so that the line runs to the
+				// edge (gonum clips it there).
+				break
+			}
+			top = max(top, value(pt))
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
@@ -254,9 +294,61 @@ func series(d *Data, name, title, ylabel string, value func(Point) float64) (Fig
 		p.Add(l)
 		p.Legend.Add(pol.Name, l)
 	}
-	headroom(p, top, len(d.Policies))
+	if percent {
+		top = max(top, 100)
+	}
+	if top <= 0 {
+		// All zero (no job ever queued): gonum would centre the empty
+		// range on 0 and draw negative queue lengths.
+		top = 1
+	}
+	entries := len(d.Policies)
+	if arrivals {
+		l, err := plotter.NewLine(plotter.XYs{{X: last / div, Y: 0}, {X: last / div, Y: top}})
+		if err != nil {
+			return Figure{}, err
+		}
+		l.Color, l.Width, l.Dashes = color.Gray{Y: 0x40}, vg.Points(1), []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("last arrival (%.3g %s)", last/div, unit), l)
+		entries++
+	}
+	p.X.Min = 0
+	if cut {
+		p.X.Max = xmax / div
+	}
+	p.X.Tick.Marker = shortTicks{}
+	headroom(p, top, entries)
+	if percent {
+		// A share of capacity: label 0 to 100 only, whatever the headroom.
+		var ticks plot.ConstantTicks
+		for v := 0; v <= 100; v += 10 {
+			t := plot.Tick{Value: float64(v)}
+			if v%20 == 0 {
+				t.Label = strconv.Itoa(v)
+			}
+			ticks = append(ticks, t)
+		}
+		p.Y.Tick.Marker = ticks
+	} else {
+		p.Y.Tick.Marker = shortTicks{}
+	}
 	p.Legend.Top = true
 	return Figure{Name: name, Title: title, plot: p}, nil
+}
+
+// shortTicks are gonum's default ticks labelled with as few digits as
+// they need ("25", not "25.00").
+type shortTicks struct{}
+
+func (shortTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+		}
+	}
+	return ts
 }
 
 // headroom raises the y axis above top so that a top legend of n entries
