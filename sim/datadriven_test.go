@@ -18,7 +18,7 @@ package sim_test
 //	                        mig-reconfig-time= sharing=processor
 //	heartbeat interval=T timeout=T
 //	submit                  one job per line: NAME at=T dur=T [gpus=N] [milli=M]
-//	                        [mig=PROFILE] [cpu=CORES] [mem=SIZE] [tenant=NAME] [prio=P]
+//	                        [mig=PROFILE] [mig-slices=N] [mig-mem=SIZE] [cpu=CORES] [mem=SIZE] [tenant=NAME] [prio=P]
 //	                        [est=T] [deps=(A, B)] [fails=K] [retries=R] [deadline=T]
 //	                        [models=(M1, M2)] [checkpoint=(EVERY, COST)]
 //	fail node=NAME at=T repair=T [gpu=G]
@@ -32,8 +32,10 @@ package sim_test
 // Times are durations as hwmodel.ParseDuration reads them (90s, 5m, 1h;
 // a bare number is seconds) and print as seconds. A job asks for one whole
 // GPU unless it says otherwise (gpus=0: CPU only; milli=M: M milli-GPU of
-// one GPU; mig=PROFILE: one MIG instance), and its estimate is its true
-// duration unless est= says otherwise. Setup commands must come before the
+// one GPU; mig=PROFILE: one MIG instance of that profile; mig-slices=N,
+// mig-mem=SIZE: one MIG instance with at least N compute slices and SIZE
+// memory), and its estimate is its true duration unless est= says
+// otherwise. Setup commands must come before the
 // first command that needs the engine (run, print, assert). Bad input is
 // answered with an "error:" line naming the file, line and field, so a
 // scenario can show the message; a failed assert fails the test whatever
@@ -84,6 +86,7 @@ type harness struct {
 	deps       [][]string
 	faults     []hwmodel.Fault
 	faultNode  []string
+	faultPos   []string
 	cfg        sim.Config
 
 	cluster *hwmodel.Cluster
@@ -342,6 +345,7 @@ func (h *harness) doCluster(d *datadriven.TestData) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var nodes []hwmodel.Node
 	for _, l := range ls {
 		p := newArgs(l.pos, l.args)
 		var gpus, count int
@@ -403,14 +407,14 @@ func (h *harness) doCluster(d *datadriven.TestData) (string, error) {
 			if count > 1 {
 				c.Name += strconv.Itoa(k)
 			}
-			h.nodes = append(h.nodes, c)
+			nodes = append(nodes, c)
 		}
 	}
-	c, err := hwmodel.NewCluster(h.nodes)
+	c, err := hwmodel.NewCluster(nodes)
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", d.Pos, err)
 	}
-	h.hasCluster = true
+	h.nodes, h.hasCluster = nodes, true
 	var b strings.Builder
 	for i := range c.NumNodes() {
 		n := c.Node(i)
@@ -429,6 +433,7 @@ func (h *harness) doTenants(d *datadriven.TestData) error {
 	if err != nil {
 		return err
 	}
+	var ts []workloads.Tenant
 	for _, l := range ls {
 		p := newArgs(l.pos, l.args)
 		w := workloads.DefaultTenantWeight
@@ -436,8 +441,9 @@ func (h *harness) doTenants(d *datadriven.TestData) error {
 		if err := p.done(); err != nil {
 			return err
 		}
-		h.tenants = append(h.tenants, workloads.Tenant{Name: l.name, Weight: w})
+		ts = append(ts, workloads.Tenant{Name: l.name, Weight: w})
 	}
+	h.tenants = append(h.tenants, ts...)
 	return nil
 }
 
@@ -465,11 +471,17 @@ func (h *harness) doPolicy(d *datadriven.TestData) (string, error) {
 
 func (h *harness) doConfig(d *datadriven.TestData) error {
 	p := newArgs(d.Pos, d.CmdArgs)
-	c := &h.cfg
+	cfg := h.cfg
+	c := &cfg
 	p.time("restart", &c.RestartTime)
 	p.time("startup", &c.StartupDelay)
 	if v, ok := p.one("retry"); ok {
-		c.Retry.Kind = v
+		switch v {
+		case sim.RetryTrace, sim.RetryNone, sim.RetryFixed, sim.RetryDeadline:
+			c.Retry.Kind = v
+		default:
+			p.fail("retry", "want trace, none, fixed or deadline, got %q", v)
+		}
 	}
 	p.int("retry-max", 0, 1000, &c.Retry.Max)
 	p.time("backoff", &c.Retry.BackoffBase)
@@ -482,14 +494,23 @@ func (h *harness) doConfig(d *datadriven.TestData) error {
 		}
 		c.ProcessorSharing = true
 	}
-	return p.done()
+	if err := p.done(); err != nil {
+		return err
+	}
+	h.cfg = cfg
+	return nil
 }
 
 func (h *harness) doHeartbeat(d *datadriven.TestData) error {
 	p := newArgs(d.Pos, d.CmdArgs)
-	p.time("interval", &h.cfg.Heartbeat.Interval)
-	p.time("timeout", &h.cfg.Heartbeat.Timeout)
-	return p.done()
+	hb := h.cfg.Heartbeat
+	p.time("interval", &hb.Interval)
+	p.time("timeout", &hb.Timeout)
+	if err := p.done(); err != nil {
+		return err
+	}
+	h.cfg.Heartbeat = hb
+	return nil
 }
 
 func (h *harness) doSubmit(d *datadriven.TestData) error {
@@ -497,6 +518,8 @@ func (h *harness) doSubmit(d *datadriven.TestData) error {
 	if err != nil {
 		return err
 	}
+	var jobs []workloads.Job
+	var deps [][]string
 	for _, l := range ls {
 		p := newArgs(l.pos, l.args)
 		j := workloads.Job{Name: l.name, Tenant: "default", Source: l.pos,
@@ -517,6 +540,12 @@ func (h *harness) doSubmit(d *datadriven.TestData) error {
 		if v, ok := p.one("mig"); ok {
 			j.Req.MIG.Profile, j.Req.GPUMilli = v, 0
 		}
+		if p.int("mig-slices", 1, 64, &milli) {
+			j.Req.MIG.MinSlices, j.Req.GPUMilli = milli, 0
+		}
+		if p.memory("mig-mem", &j.Req.MIG.MinMemoryMiB) {
+			j.Req.GPUMilli = 0
+		}
 		p.cores("cpu", &j.Req.CPUMilli)
 		p.memory("mem", &j.Req.MemoryMiB)
 		if v, ok := p.one("tenant"); ok {
@@ -526,7 +555,7 @@ func (h *harness) doSubmit(d *datadriven.TestData) error {
 		if !p.time("est", &j.Estimate) {
 			j.Estimate = j.Duration
 		}
-		deps, _ := p.vals("deps")
+		jobDeps, _ := p.vals("deps")
 		p.int("fails", 0, 1000, &j.FailedAttempts)
 		p.int("retries", 0, 1000, &j.MaxRetries)
 		p.time("deadline", &j.Deadline)
@@ -541,9 +570,11 @@ func (h *harness) doSubmit(d *datadriven.TestData) error {
 		if err := p.done(); err != nil {
 			return err
 		}
-		h.jobs = append(h.jobs, j)
-		h.deps = append(h.deps, deps)
+		jobs = append(jobs, j)
+		deps = append(deps, jobDeps)
 	}
+	h.jobs = append(h.jobs, jobs...)
+	h.deps = append(h.deps, deps...)
 	return nil
 }
 
@@ -568,6 +599,7 @@ func (h *harness) doFail(d *datadriven.TestData) error {
 	}
 	h.faults = append(h.faults, f)
 	h.faultNode = append(h.faultNode, node)
+	h.faultPos = append(h.faultPos, d.Pos)
 	return nil
 }
 
@@ -584,7 +616,7 @@ func (h *harness) start(d *datadriven.TestData) error {
 	}
 	c, err := hwmodel.NewCluster(h.nodes)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %v", d.Pos, err)
 	}
 	w, err := workloads.Build(h.jobs, h.deps, h.tenants, h.file)
 	if err != nil {
@@ -600,7 +632,7 @@ func (h *harness) start(d *datadriven.TestData) error {
 	}
 	policy, err := spec.New()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: policy %s: %v", d.Pos, spec, err)
 	}
 	byName := map[string]int{}
 	for i := range c.NumNodes() {
@@ -610,11 +642,11 @@ func (h *harness) start(d *datadriven.TestData) error {
 	for k := range faults {
 		n, ok := byName[h.faultNode[k]]
 		if !ok {
-			return fmt.Errorf("fail: node %q does not exist", h.faultNode[k])
+			return fieldError(h.faultPos[k], "node", "no node is named %q", h.faultNode[k])
 		}
 		faults[k].Node = n
 		if err := faults[k].Validate(c); err != nil {
-			return fmt.Errorf("fail: %v", err)
+			return fmt.Errorf("%s: %v", h.faultPos[k], err)
 		}
 	}
 	slices.SortStableFunc(faults, func(a, b hwmodel.Fault) int { return cmp.Compare(a.At, b.At) })
@@ -627,7 +659,7 @@ func (h *harness) start(d *datadriven.TestData) error {
 	cfg.Observe = func(now hwmodel.Time, _ sim.Observation) { h.observe() }
 	eng, err := sim.New(cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %v", d.Pos, err)
 	}
 	h.cluster, h.w, h.eng = c, w, eng
 	h.last = eng.Snapshot()
@@ -988,7 +1020,7 @@ func argKey(l parsedLine) string {
 
 func isTimeKey(k string) bool {
 	switch k {
-	case "start", "end", "wait", "run", "lost", "now", "down-until":
+	case "start", "end", "wait", "run", "lost", "checkpoint-time", "now", "down-until":
 		return true
 	}
 	return false
@@ -1018,7 +1050,7 @@ func jobFacts(j *sim.JobStatus, nodes []sim.NodeStatus) map[string]string {
 	return map[string]string{
 		"state": stateName(j), "attempts": strconv.Itoa(j.Attempts),
 		"start": fmtT(j.Start), "end": fmtT(j.End), "wait": fmtT(j.Wait), "run": fmtT(j.Run),
-		"lost": fmtT(j.LostTime), "placement": pl, "why": why, "reason": j.Reason,
+		"lost": fmtT(j.LostTime), "checkpoint-time": fmtT(j.CheckpointTime), "placement": pl, "why": why, "reason": j.Reason,
 		"hw-failures": strconv.Itoa(j.HardwareFailures), "profile": j.MIGProfile,
 	}
 }

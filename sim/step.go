@@ -137,8 +137,10 @@ func (e *Engine) instant(t hwmodel.Time) error {
 func (e *Engine) Now() hwmodel.Time { return e.now }
 
 // Next is the next instant the engine would process, and false when the
-// run is over. An instant that only repeats Now (a last scheduling point
-// for a policy with news) is reported as Now.
+// run is over. It is the time of the earliest pending event, which may
+// turn out stale when processed (the finish of an attempt that has since
+// failed or been preempted); an instant that only repeats Now (a last
+// scheduling point for a policy with news) is reported as Now.
 func (e *Engine) Next() (hwmodel.Time, bool) {
 	if e.err != nil || e.over {
 		return 0, false
