@@ -65,7 +65,7 @@ type column struct {
 // strict makes any other column an error (otherwise extra columns are
 // ignored). comments enables '#' comment lines.
 func openTable(rd io.Reader, file string, cols []column, strict, comments bool) (*table, error) {
-	lim := &recordLimiter{r: rd, line: 1, atStart: true}
+	lim := newRecordLimiter(rd, MaxLineBytes, MaxFields)
 	if comments {
 		lim.comment = '#'
 	}
@@ -250,7 +250,7 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-// limitError is a record over MaxLineBytes or MaxFields, at a 1-based line.
+// limitError is a record over the byte or field limit, at a 1-based line.
 type limitError struct {
 	line int
 	msg  string
@@ -259,17 +259,18 @@ type limitError struct {
 func (e *limitError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
 
 // recordLimiter passes bytes through and fails, before the CSV parser
-// buffers them, on the first record longer than MaxLineBytes or with more
-// than MaxFields fields. It follows CSV's quoting as far as it needs to:
+// buffers them, on the first record longer than maxBytes or with more
+// than maxFields fields (MaxLineBytes and MaxFields for the readers). It follows CSV's quoting as far as it needs to:
 // a '"' toggles quoting (a doubled "" inside quotes toggles twice), and a
 // line break or a comma counts only outside quotes. A bare quote inside an
 // unquoted cell, which this would misread, is a syntax error the CSV
 // parser reports first, on that line. Comment lines (comment != 0) are
 // skipped as the parser skips them, quotes and all.
 type recordLimiter struct {
-	r       io.Reader
-	comment byte
-	err     error // sticky, once a limit was passed
+	r                   io.Reader
+	maxBytes, maxFields int
+	comment             byte
+	err                 error // sticky, once a limit was passed
 
 	line      int // 1-based line of the next byte
 	startLine int // line where the current record started
@@ -278,6 +279,10 @@ type recordLimiter struct {
 	quoted    bool
 	inComment bool
 	atStart   bool // the next byte starts a line outside quotes
+}
+
+func newRecordLimiter(r io.Reader, maxBytes, maxFields int) *recordLimiter {
+	return &recordLimiter{r: r, maxBytes: maxBytes, maxFields: maxFields, line: 1, atStart: true}
 }
 
 func (l *recordLimiter) Read(p []byte) (int, error) {
@@ -309,13 +314,13 @@ func (l *recordLimiter) Read(p []byte) (int, error) {
 		switch {
 		case l.inComment:
 			// A comment line is not parsed: only its length matters.
-			if l.size > MaxLineBytes {
-				l.err = &limitError{l.startLine, fmt.Sprintf("want a line of at most %d bytes, found a longer one", MaxLineBytes)}
+			if l.size > l.maxBytes {
+				l.err = &limitError{l.startLine, fmt.Sprintf("want a line of at most %d bytes, found a longer one", l.maxBytes)}
 			}
-		case l.size > MaxLineBytes:
-			l.err = &limitError{l.startLine, fmt.Sprintf("want a record (a line, or several when a quoted cell holds line breaks) of at most %d bytes, found a longer one", MaxLineBytes)}
-		case l.fields > MaxFields:
-			l.err = &limitError{l.startLine, fmt.Sprintf("want at most %d fields on a line, found more", MaxFields)}
+		case l.size > l.maxBytes:
+			l.err = &limitError{l.startLine, fmt.Sprintf("want a record (a line, or several when a quoted cell holds line breaks) of at most %d bytes, found a longer one", l.maxBytes)}
+		case l.fields > l.maxFields:
+			l.err = &limitError{l.startLine, fmt.Sprintf("want at most %d fields on a line, found more", l.maxFields)}
 		}
 		if l.err != nil {
 			// Hand over what came before; the parser meets the error

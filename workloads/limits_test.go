@@ -3,11 +3,14 @@ package workloads
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -170,4 +173,87 @@ func TestPlural(t *testing.T) {
 			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
 		}
 	}
+}
+
+// csvRecord is one record as encoding/csv reads it, with the bytes of
+// input it took (from the end of the record before; comment and blank
+// lines before it included).
+type csvRecord struct {
+	fields []string
+	span   int64
+}
+
+// readCSVAll reads r as openTable's parser does, to the first error.
+func readCSVAll(r io.Reader, comments bool) (recs []csvRecord, tail int64, err error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	if comments {
+		cr.Comment = '#'
+	}
+	var off int64
+	for {
+		rec, err := cr.Read()
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return recs, cr.InputOffset() - off, err
+		}
+		recs = append(recs, csvRecord{rec, cr.InputOffset() - off})
+		off = cr.InputOffset()
+	}
+}
+
+// FuzzRecordLimiter: the limiter never refuses what it should pass. With
+// small limits (40 bytes, 4 fields), whenever it stops a read, reading the
+// same bytes without it meets a syntax error or a record (or trailing
+// comment) that breaks a limit; the records before the stop are the same
+// either way; and when it does not stop the read, nothing differs.
+func FuzzRecordLimiter(f *testing.F) {
+	for _, s := range []string{
+		"a,b\nc,d\n",
+		"a,b,c,d,e\n",
+		"x\n" + strings.Repeat("y", 50) + "\n",
+		"\"a\nb\nc\",d\n",
+		"\"a,b,c,d,e,f\"\n",
+		"# \"a,b,c,d,e,f\n\"q\"\"\",x\n",
+		"a,\"b\"\"c\",d\r\n\r\n#,,,,,,,,\n",
+		"a\"b,c\n" + strings.Repeat(",", 10) + "\n",
+	} {
+		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
+	}
+	const maxBytes, maxFields = 40, 4
+	f.Fuzz(func(t *testing.T, data []byte, comments bool) {
+		plain, plainTail, plainErr := readCSVAll(bytes.NewReader(data), comments)
+		lim := newRecordLimiter(bytes.NewReader(data), maxBytes, maxFields)
+		if comments {
+			lim.comment = '#'
+		}
+		got, _, err := readCSVAll(lim, comments)
+		if len(got) > len(plain) {
+			t.Fatalf("%d records through the limiter, %d without", len(got), len(plain))
+		}
+		for i := range got {
+			if !slices.Equal(got[i].fields, plain[i].fields) {
+				t.Fatalf("record %d: %q through the limiter, %q without", i, got[i].fields, plain[i].fields)
+			}
+		}
+		var le *limitError
+		if !errors.As(err, &le) {
+			if len(got) != len(plain) || fmt.Sprint(err) != fmt.Sprint(plainErr) {
+				t.Fatalf("without a limit passed: %d records and %v, want %d and %v", len(got), err, len(plain), plainErr)
+			}
+			return
+		}
+		if plainErr != nil || plainTail > maxBytes {
+			return
+		}
+		for _, r := range plain[len(got):] {
+			if len(r.fields) > maxFields || r.span > maxBytes {
+				return
+			}
+		}
+		t.Fatalf("the limiter refused valid input within the limits: %v", err)
+	})
 }
