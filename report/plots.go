@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -266,7 +267,7 @@ func series(d *Data, name, title, ylabel string, value func(Point) float64, perc
 	xlabel := "time since the first submission (" + unit + ")"
 	if cut {
 		ediv, eunit := timeUnit(end)
-		xlabel += fmt.Sprintf("; cut %.0f%% of the arrival window after the last arrival: the drain runs on to %.3g %s", 100*drainMargin, end/ediv, eunit)
+		xlabel += fmt.Sprintf("; cut %.0f%% of the arrival window after the last arrival: the drain runs on to %s", 100*drainMargin, amount(end/ediv, eunit))
 	}
 	p := NewPlot(title+" (mean over each time bucket)", xlabel, ylabel)
 	p.Y.Min = 0
@@ -310,7 +311,7 @@ func series(d *Data, name, title, ylabel string, value func(Point) float64, perc
 		}
 		l.Color, l.Width, l.Dashes = color.Gray{Y: 0x40}, vg.Points(1), []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("last arrival (%.3g %s)", last/div, unit), l)
+		p.Legend.Add("last arrival ("+amount(last/div, unit)+")", l)
 		entries++
 	}
 	p.X.Min = 0
@@ -335,6 +336,16 @@ func series(d *Data, name, title, ylabel string, value func(Point) float64, perc
 	}
 	p.Legend.Top = true
 	return Figure{Name: name, Title: title, plot: p}, nil
+}
+
+// amount writes x, to three significant digits, and its unit, a plural
+// noun ("hours"), singular when x reads 1: "1 hour", not "1 hours".
+func amount(x float64, unit string) string {
+	v := strconv.FormatFloat(x, 'g', 3, 64)
+	if v == "1" {
+		unit = strings.TrimSuffix(unit, "s")
+	}
+	return v + " " + unit
 }
 
 // shortTicks are gonum's default ticks labelled with as few digits as
@@ -514,7 +525,7 @@ func starvation(d *Data, name, by string, key func(Job) string, groups []string)
 		}
 		l.Color, l.Width, l.Dashes = color.Black, vg.Points(1), []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("starvation threshold (%.3g %s)", threshold/div, unit), l)
+		p.Legend.Add("starvation threshold ("+amount(threshold/div, unit)+")", l)
 		headroom(p, max(top, threshold)/div, len(names)+1)
 	}
 	p.Y.Min = 0

@@ -99,3 +99,45 @@ func TestSeriesArrivalWindow(t *testing.T) {
 		})
 	}
 }
+
+func TestAmount(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		unit string
+		want string
+	}{
+		{1, "hours", "1 hour"}, {1, "days", "1 day"}, {1, "minutes", "1 minute"}, {1, "seconds", "1 second"},
+		{2, "hours", "2 hours"}, {0, "hours", "0 hours"}, {1.5, "hours", "1.5 hours"}, {31.8431, "days", "31.8 days"},
+		{0.99999, "hours", "1 hour"},
+	} {
+		if got := amount(c.x, c.unit); got != c.want {
+			t.Errorf("amount(%g, %q) = %q, want %q", c.x, c.unit, got, c.want)
+		}
+	}
+}
+
+// TestStarvationThresholdLegend: the default threshold's floor, one hour,
+// reads "1 hour" in the legend.
+func TestStarvationThresholdLegend(t *testing.T) {
+	d := fixture()
+	for i := range d.Summaries {
+		d.Summaries[i].Starvation.ThresholdS = 3600
+		d.Summaries[i].Starvation.LongestWaitS = 3 * 3600
+	}
+	figs, err := Figures(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		if f.Name != "starvation-tenant" {
+			continue
+		}
+		svg, err := f.SVG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(svg, []byte("starvation threshold (1 hour)")) {
+			t.Errorf("the legend does not read \"starvation threshold (1 hour)\"")
+		}
+	}
+}
