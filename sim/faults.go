@@ -602,7 +602,9 @@ func (e *Engine) checkFaults() string {
 	for n := range f.nodeBlock {
 		if f.nodeBlock[n] != nil {
 			down += int64(f.nodeBlock[n][0].GPUCount()) * hwmodel.MilliPerGPU
-			if f.nodeUntil[n] <= e.now {
+			// At the repair's own instant the block stands until the repair
+			// event's turn (another event of the instant may come first).
+			if f.nodeUntil[n] < e.now {
 				return fmt.Sprintf("node %s still blocked after its repair at %d", e.cluster.Node(n).Name, f.nodeUntil[n])
 			}
 		}

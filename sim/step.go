@@ -15,9 +15,11 @@ const endOfTime = hwmodel.Time(math.MaxInt64)
 
 // RunUntil processes every instant at or before t, each as Run does: the
 // events due then, then one scheduling point, including the extra
-// scheduling points at the end of a run (maxIdleCalls). Afterwards Now is
-// the last instant processed and the next one, if any, is after t. A run
-// stepped to its end by RunUntil and a run made by Run alone are the same
+// scheduling points at the end of a run (maxIdleCalls). Afterwards the
+// next instant, if any, is after t, and the clock reads t (Now, and the
+// waiting and running times of Snapshot), since nothing happens in
+// between; if the run is over, it stays at the run's last instant, its
+// end. A run stepped by RunUntil and a run made by Run alone are the same
 // run: Run, called afterwards, finishes what is left and returns the
 // Result. RunUntil fails for a t before Now, after Run, and with the error
 // that stopped the run when an earlier call stopped on one.
@@ -30,10 +32,20 @@ func (e *Engine) RunUntil(t hwmodel.Time) error {
 	}
 	for {
 		more, err := e.step(t)
-		if err != nil || !more {
+		if err != nil {
 			return err
 		}
+		if !more {
+			break
+		}
 	}
+	if !e.over {
+		// The next instant is after t (step found it so), so moving the
+		// clock to t changes no event's order and no instant's time.
+		e.now = t
+		e.host.SetNow(t)
+	}
+	return nil
 }
 
 // step processes the next instant if it is at or before limit: every
@@ -133,7 +145,8 @@ func (e *Engine) instant(t hwmodel.Time) error {
 	return nil
 }
 
-// Now is the last instant the engine processed (0 before the first).
+// Now is the engine's clock: the last instant processed, or the time
+// RunUntil stepped to if that is later and the run is not over.
 func (e *Engine) Now() hwmodel.Time { return e.now }
 
 // Next is the next instant the engine would process, and false when the
