@@ -148,7 +148,11 @@ func (h *harness) do(t *testing.T, d *datadriven.TestData) (string, error) {
 		*h = harness{file: h.file}
 		return "", nil
 	case "assert":
-		return h.doAssert(t, d)
+		out, failures, err := h.doAssert(d)
+		for _, f := range failures {
+			t.Error(f)
+		}
+		return out, err
 	}
 	return "", fmt.Errorf("%s: unknown command %q (want cluster, tenants, policy, config, heartbeat, submit, fail, run, print, assert or reset)", d.Pos, d.Cmd)
 }
@@ -925,24 +929,26 @@ func (h *harness) doPrint(d *datadriven.TestData) (string, error) {
 	return b.String(), nil
 }
 
-// doAssert checks conditions on the engine's state now; a failed one fails
-// the test (a rewrite cannot turn it into expected output).
-func (h *harness) doAssert(t *testing.T, d *datadriven.TestData) (string, error) {
+// doAssert checks conditions on the engine's state now and returns the
+// failed ones, which fail the test (a rewrite cannot turn them into
+// expected output).
+func (h *harness) doAssert(d *datadriven.TestData) (string, []string, error) {
 	if err := h.start(d); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	ls, err := lines(d)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if len(ls) == 0 {
-		return "", fmt.Errorf("%s: assert has no conditions", d.Pos)
+		return "", nil, fmt.Errorf("%s: assert has no conditions", d.Pos)
 	}
 	s := h.eng.Snapshot()
 	checked := 0
+	var failures []string
 	for _, l := range ls {
 		if len(l.args) == 0 || (l.name != "engine" && len(l.args[0].Vals) != 0) {
-			return "", fmt.Errorf("%s: want job NAME KEY=VALUE..., node NAME KEY=VALUE..., tenant NAME KEY=VALUE... or engine KEY=VALUE...", l.pos)
+			return "", nil, fmt.Errorf("%s: want job NAME KEY=VALUE..., node NAME KEY=VALUE..., tenant NAME KEY=VALUE... or engine KEY=VALUE...", l.pos)
 		}
 		var got map[string]string
 		args := l.args
@@ -950,21 +956,21 @@ func (h *harness) doAssert(t *testing.T, d *datadriven.TestData) (string, error)
 		case "job":
 			k := slices.IndexFunc(s.Jobs, func(j sim.JobStatus) bool { return j.Name == args[0].Key })
 			if k < 0 {
-				return "", fmt.Errorf("%s: no job %q", l.pos, args[0].Key)
+				return "", nil, fmt.Errorf("%s: no job %q", l.pos, args[0].Key)
 			}
 			got = jobFacts(&s.Jobs[k], s.Nodes)
 			args = args[1:]
 		case "node":
 			k := slices.IndexFunc(s.Nodes, func(n sim.NodeStatus) bool { return n.Name == args[0].Key })
 			if k < 0 {
-				return "", fmt.Errorf("%s: no node %q", l.pos, args[0].Key)
+				return "", nil, fmt.Errorf("%s: no node %q", l.pos, args[0].Key)
 			}
 			got = nodeFacts(&s.Nodes[k])
 			args = args[1:]
 		case "tenant":
 			k := slices.IndexFunc(s.Tenants, func(t policies.Tenant) bool { return t.Name == args[0].Key })
 			if k < 0 {
-				return "", fmt.Errorf("%s: no tenant %q", l.pos, args[0].Key)
+				return "", nil, fmt.Errorf("%s: no tenant %q", l.pos, args[0].Key)
 			}
 			got = map[string]string{"milli": strconv.FormatInt(s.Tenants[k].AllocatedMilliGPU, 10)}
 			args = args[1:]
@@ -976,10 +982,10 @@ func (h *harness) doAssert(t *testing.T, d *datadriven.TestData) (string, error)
 				"rejections": strconv.FormatInt(s.Rejections, 10), "reconfigurations": strconv.FormatInt(s.MIGReconfigurations, 10),
 			}
 		default:
-			return "", fmt.Errorf("%s: unknown subject %q (want job, node, tenant or engine)", l.pos, l.name)
+			return "", nil, fmt.Errorf("%s: unknown subject %q (want job, node, tenant or engine)", l.pos, l.name)
 		}
 		if len(args) == 0 {
-			return "", fmt.Errorf("%s: nothing to check", l.pos)
+			return "", nil, fmt.Errorf("%s: nothing to check", l.pos)
 		}
 		for _, a := range args {
 			g, known := got[a.Key]
@@ -989,33 +995,34 @@ func (h *harness) doAssert(t *testing.T, d *datadriven.TestData) (string, error)
 					keys = append(keys, k)
 				}
 				slices.Sort(keys)
-				return "", fieldError(l.pos, a.Key, "unknown for %s (known: %s)", l.name, strings.Join(keys, ", "))
+				return "", nil, fieldError(l.pos, a.Key, "unknown for %s (known: %s)", l.name, strings.Join(keys, ", "))
 			}
 			want := strings.Join(a.Vals, ", ")
 			if isTimeKey(a.Key) {
 				w, err := parseT(want)
 				if err != nil {
-					return "", fieldError(l.pos, a.Key, "%v", err)
+					return "", nil, fieldError(l.pos, a.Key, "%v", err)
 				}
 				want = fmtT(w)
 			}
 			if g != want {
-				t.Errorf("%s: assert failed at %s: %s %s: %s is %q, want %q", l.pos, fmtT(s.Now), l.name, strings.TrimSpace(argKey(l)), a.Key, g, want)
+				failures = append(failures, fmt.Sprintf("%s: assert failed at %s: %s: %s is %q, want %q", l.pos, fmtT(s.Now), subject(l), a.Key, g, want))
 			}
 			checked++
 		}
 	}
-	if t.Failed() {
-		return "", nil
+	if len(failures) > 0 {
+		return "", failures, nil
 	}
-	return fmt.Sprintf("ok (%d checks)\n", checked), nil
+	return fmt.Sprintf("ok (%d checks)\n", checked), nil, nil
 }
 
-func argKey(l parsedLine) string {
+// subject names what an assert line checks: "job a", "engine".
+func subject(l parsedLine) string {
 	if l.name == "engine" {
-		return ""
+		return l.name
 	}
-	return l.args[0].Key
+	return l.name + " " + l.args[0].Key
 }
 
 func isTimeKey(k string) bool {
@@ -1147,4 +1154,58 @@ func fmtInstances(g sim.GPUStatus, m hwmodel.ModelID) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// TestScenarioAssertFails checks that assert catches a wrong expectation
+// and says which job, which field, what it is and what was wanted, and
+// that the harness answers commands with the engine's state.
+func TestScenarioAssertFails(t *testing.T) {
+	h := &harness{file: "inline"}
+	step := func(line, input string) (string, []string, error) {
+		t.Helper()
+		cmd, args, err := datadriven.ParseLine(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &datadriven.TestData{Pos: "inline:1", Cmd: cmd, CmdArgs: args, Input: input}
+		if cmd == "assert" {
+			return h.doAssert(d)
+		}
+		out, err := h.do(t, d)
+		return out, nil, err
+	}
+	for _, c := range []struct{ line, input string }{
+		{"cluster", "n0 gpus=1 model=H100 cpu=8 mem=64GiB"},
+		{"policy fcfs", ""},
+		{"submit", "a at=0s dur=10s\nb at=0s dur=10s"},
+		{"run until=5s", ""},
+	} {
+		if _, _, err := step(c.line, c.input); err != nil {
+			t.Fatalf("%s: %v", c.line, err)
+		}
+	}
+	tests := []struct {
+		input string
+		want  []string // the failures, in order; none: it passes
+	}{
+		{"job a state=running start=0s\njob b state=ready wait=5s", nil},
+		{"job a state=succeeded", []string{`inline:2: assert failed at 5s: job a: state is "running", want "succeeded"`}},
+		{"job b start=0s attempts=1", []string{
+			`inline:2: assert failed at 5s: job b: start is "-", want "0s"`,
+			`inline:2: assert failed at 5s: job b: attempts is "0", want "1"`}},
+		{"engine now=6s running=1", []string{`inline:2: assert failed at 5s: engine: now is "5s", want "6s"`}},
+		{"node n0 free-gpus=1", []string{`inline:2: assert failed at 5s: node n0: free-gpus is "0", want "1"`}},
+	}
+	for _, tc := range tests {
+		out, failures, err := step("assert", tc.input)
+		if err != nil {
+			t.Fatalf("assert %q: %v", tc.input, err)
+		}
+		if !slices.Equal(failures, tc.want) {
+			t.Errorf("assert %q: failures\n%q\nwant\n%q", tc.input, failures, tc.want)
+		}
+		if (out == "") != (len(tc.want) > 0) {
+			t.Errorf("assert %q: output %q with %d failures", tc.input, out, len(failures))
+		}
+	}
 }

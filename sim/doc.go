@@ -140,7 +140,41 @@
 // one. A fault freezes the GPUs under it (no progress, no events) until
 // its detection fails their jobs, as without sharing.
 //
+// Stepping (step.go): Run and RunUntil share one step function, which
+// processes one instant as described above, so a run stepped by RunUntil
+// in any increments is the run Run makes: the same Result, the same
+// Observe calls (step_test.go checks it). RunUntil(t) processes every
+// instant at or before t, the end-of-run scheduling points included, and
+// leaves the clock at t while the run goes on; Now, Next and Snapshot read
+// the engine between steps and change nothing. A Snapshot is a copy: its
+// jobs' books as if the run stopped at Now (a job not started has Start
+// -1, a job not terminal End -1), and the nodes', GPUs' and tenants'
+// books.
+//
+// Scenario tests (datadriven_test.go): the files under
+// testdata/scenarios are scripts of commands (cluster, tenants, policy,
+// config, heartbeat, submit, fail, run, print, assert, reset), each
+// followed by the output the engine gives; run with -rewrite to refresh
+// that output, then review the diff. The harness's doc comment lists the
+// commands and their arguments.
+//
 // Determinism: sim never reads the wall clock, never starts goroutines,
 // never uses the global random source and never lets map order reach an
 // output. The same workload, cluster and policy give the same Result.
+//
+// # Files
+//
+//   - engine.go: Config, Result, Outcome, New, Run, arrivals, finishes
+//     and the job state machine;
+//   - step.go: the step function, RunUntil, Now, Next and Snapshot;
+//   - schedule.go: the scheduling point and applying decisions;
+//   - heap.go: the typed event heap;
+//   - invariants.go: the invariant check behind Config.CheckInvariants;
+//   - faults.go: injected faults, heartbeat detection, retries, back-off
+//     and checkpoints;
+//   - mig.go: MIG placements, reconfigurations and their books;
+//   - sharing.go: processor sharing of fractional GPUs;
+//   - coupled.go: the Coupled model interface and its access to the
+//     cluster;
+//   - testdata/scenarios: the scenario files datadriven_test.go runs.
 package sim
