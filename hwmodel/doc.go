@@ -2,7 +2,9 @@
 // (gpu.go), MIG profiles and layouts (mig.go), nodes and the cluster's
 // capacity books (cluster.go, with the MIG books in cluster_mig.go),
 // simulated time (time.go), and cluster specs and presets that describe a
-// cluster as data (spec.go, presets.go; the schema is in docs/cluster.md),
+// cluster as data (spec.go, presets.go; the schema is in docs/cluster.md;
+// files are read by package config's strict decoder, and ClusterSpec,
+// NodeGroupSpec and NodeSpec each say in their Check what a valid one is),
 // and hardware failures (faults.go: Fault, the FailureModel that draws
 // them as a renewal process per node and per GPU from its own seeded
 // stream, ParseFault and ReadFaultTrace).

@@ -35,7 +35,7 @@ func FuzzParseClusterSpec(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spec, err := hwmodel.ParseClusterSpec(data, "fuzz.yaml")
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml: ") {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
 				t.Fatalf("error does not name the file: %q", err)
 			}
 			return

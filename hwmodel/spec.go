@@ -5,17 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"sigs.k8s.io/yaml"
+	"github.com/brigadesim/brigade/config"
 )
 
 // UnlimitedCapacity is the CPU (milli-cores) or memory (MiB) capacity a node
@@ -48,7 +46,7 @@ const (
 // node_groups[1], ..., then nodes[0], nodes[1], ... Placement policies that
 // scan nodes in index order (first fit) see them in that order.
 type ClusterSpec struct {
-	Name        string          `json:"name"`
+	Name        string          `json:"name" config:"required"`
 	Description string          `json:"description,omitempty"`
 	NodeGroups  []NodeGroupSpec `json:"node_groups,omitempty"`
 	Nodes       []NodeSpec      `json:"nodes,omitempty"`
@@ -61,23 +59,23 @@ type ClusterSpec struct {
 // NodeGroupSpec is Count identical nodes named NamePrefix-000,
 // NamePrefix-001, ... (three digits, more when Count exceeds 1000).
 type NodeGroupSpec struct {
-	NamePrefix  string `json:"name_prefix"`
-	Count       int    `json:"count"`
-	GPUModel    string `json:"gpu_model,omitempty"`  // catalogue name or alias; may be empty only when GPUsPerNode is 0
-	GPUsPerNode int    `json:"gpus_per_node"`        // 0..MaxGPUsPerNode
-	CPUMilli    *int64 `json:"cpu_milli,omitempty"`  // nil: UnlimitedCapacity
-	MemoryMiB   *int64 `json:"memory_mib,omitempty"` // nil: UnlimitedCapacity
+	NamePrefix  string `json:"name_prefix" config:"required"`
+	Count       int    `json:"count" config:"required"`
+	GPUModel    string `json:"gpu_model,omitempty"`             // catalogue name or alias; may be empty only when GPUsPerNode is 0
+	GPUsPerNode int    `json:"gpus_per_node" config:"required"` // 0..MaxGPUsPerNode
+	CPUMilli    *int64 `json:"cpu_milli,omitempty"`             // nil: UnlimitedCapacity
+	MemoryMiB   *int64 `json:"memory_mib,omitempty"`            // nil: UnlimitedCapacity
 	// MIG gives every node's GPUs their MIG layouts; nil: no MIG.
 	MIG *MIGSpec `json:"mig,omitempty"`
 }
 
 // NodeSpec is one individually named node.
 type NodeSpec struct {
-	Name      string `json:"name"`
-	GPUModel  string `json:"gpu_model,omitempty"`  // may be empty only when GPUs is 0
-	GPUs      int    `json:"gpus"`                 // 0..MaxGPUsPerNode
-	CPUMilli  *int64 `json:"cpu_milli,omitempty"`  // nil: UnlimitedCapacity
-	MemoryMiB *int64 `json:"memory_mib,omitempty"` // nil: UnlimitedCapacity
+	Name      string `json:"name" config:"required"`
+	GPUModel  string `json:"gpu_model,omitempty"`    // may be empty only when GPUs is 0
+	GPUs      int    `json:"gpus" config:"required"` // 0..MaxGPUsPerNode
+	CPUMilli  *int64 `json:"cpu_milli,omitempty"`    // nil: UnlimitedCapacity
+	MemoryMiB *int64 `json:"memory_mib,omitempty"`   // nil: UnlimitedCapacity
 	// MIG gives the node's GPUs their MIG layouts; nil: no MIG.
 	MIG *MIGSpec `json:"mig,omitempty"`
 }
@@ -119,16 +117,37 @@ func (m MIGSpec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m.All)
 }
 
+// UnmarshalConfig reads a layout string, or a list of them, one per GPU.
+func (m *MIGSpec) UnmarshalConfig(v config.Value) {
+	if one, ok := v.String(); ok {
+		*m = MIGSpec{All: one}
+		return
+	}
+	if !v.IsList() {
+		v.Fail("want a MIG layout string, a named layout (%s), or a list of layout strings, one per GPU; got %s", strings.Join(MIGLayoutNames(), ", "), v.Describe())
+		return
+	}
+	list := []string{}
+	for _, item := range v.Items() {
+		l, ok := item.String()
+		if !ok && !item.IsNull() {
+			item.Fail("want a layout string (\"\" for a GPU used whole), got %s; put it in quotes", item.Describe())
+		}
+		list = append(list, l)
+	}
+	*m = MIGSpec{PerGPU: list}
+}
+
 // layouts parses the spec for gpus GPUs of model, reporting problems under
 // field; nil when no GPU is MIG-enabled.
-func (m *MIGSpec) layouts(model ModelID, gpus int, field string, p *problems) []MIGLayout {
+func (m *MIGSpec) layouts(model ModelID, gpus int, field string, p *config.Errors) []MIGLayout {
 	if m == nil {
 		return nil
 	}
 	if m.PerGPU == nil {
 		l, err := ParseMIGLayout(model, m.All)
 		if err != nil {
-			p.add(field, "MIG layout %q: %v", m.All, err)
+			p.Add(field, "MIG layout %q: %v", m.All, err)
 			return nil
 		}
 		if len(l) == 0 || gpus == 0 {
@@ -141,7 +160,7 @@ func (m *MIGSpec) layouts(model ModelID, gpus int, field string, p *problems) []
 		return out
 	}
 	if len(m.PerGPU) != gpus {
-		p.add(field, "lists %d layouts for %d GPUs; want one per GPU (\"\" for a GPU used whole), or one string for all", len(m.PerGPU), gpus)
+		p.Add(field, "lists %d layouts for %d GPUs; want one per GPU (\"\" for a GPU used whole), or one string for all", len(m.PerGPU), gpus)
 		return nil
 	}
 	out := make([]MIGLayout, gpus)
@@ -149,7 +168,7 @@ func (m *MIGSpec) layouts(model ModelID, gpus int, field string, p *problems) []
 	for g, s := range m.PerGPU {
 		l, err := ParseMIGLayout(model, s)
 		if err != nil {
-			p.add(fmt.Sprintf("%s[%d]", field, g), "MIG layout %q for GPU %d: %v", s, g, err)
+			p.Add(fmt.Sprintf("%s[%d]", field, g), "MIG layout %q for GPU %d: %v", s, g, err)
 			continue
 		}
 		out[g] = l
@@ -161,357 +180,43 @@ func (m *MIGSpec) layouts(model ModelID, gpus int, field string, p *problems) []
 	return out
 }
 
-// SpecError is one problem with a cluster spec: the file (or preset) it is
-// in, the field path such as "node_groups[1].gpu_model" (empty for problems
-// with the whole file, such as YAML syntax), and what was expected.
-type SpecError struct {
-	File  string
-	Field string
-	Msg   string
-}
+// EditDistance is config.EditDistance, the one distance behind the
+// did-you-mean hints, here for the model's callers (the policy grammar).
+func EditDistance(a, b string) int { return config.EditDistance(a, b) }
 
-func (e *SpecError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		b.WriteString(": ")
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
-
-// maxReported bounds how many problems one error lists.
-const maxReported = 10
-
-// problems collects SpecErrors for one source.
-type problems struct {
-	file string
-	errs []error
-	more int
-}
-
-func (p *problems) add(field, format string, args ...any) {
-	if len(p.errs) >= maxReported {
-		p.more++
-		return
-	}
-	p.errs = append(p.errs, &SpecError{File: p.file, Field: field, Msg: fmt.Sprintf(format, args...)})
-}
-
-func (p *problems) err() error {
-	if len(p.errs) == 0 {
-		return nil
-	}
-	errs := p.errs
-	if p.more > 0 {
-		errs = append(errs[:len(errs):len(errs)], &SpecError{File: p.file, Msg: fmt.Sprintf("and %d more problems", p.more)})
-	}
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
-}
+// SpecError is one problem with a cluster spec: the file (or preset) it
+// is in, the line (0 for a spec built in Go), the field path such as
+// "node_groups[1].gpu_model" (empty for problems with the whole file, such
+// as YAML syntax), and what was expected. Every config file Brigade reads
+// reports its problems this way.
+type SpecError = config.Error
 
 // LoadClusterSpec reads a cluster spec from a YAML or JSON file.
 func LoadClusterSpec(path string) (*ClusterSpec, error) {
-	f, err := os.Open(path)
+	data, err := config.ReadFile(path, "cluster spec", maxSpecBytes)
 	if err != nil {
-		return nil, fmt.Errorf("cluster spec: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSpecBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("cluster spec: %w", err)
-	}
-	if len(data) > maxSpecBytes {
-		return nil, &SpecError{File: path, Msg: fmt.Sprintf("file is larger than %d MiB; is it a cluster spec?", maxSpecBytes>>20)}
+		return nil, err
 	}
 	return ParseClusterSpec(data, path)
 }
 
-// ParseClusterSpec reads a cluster spec from YAML or JSON. file names the
-// source in errors. Unknown fields, duplicate keys, wrong types and invalid
-// values are errors; each names the file and the field path. A YAML syntax
-// error keeps the YAML library's line number.
+// ParseClusterSpec reads a cluster spec from YAML or JSON with the strict
+// decoder (package config). file names the source in errors. Every
+// problem is reported at once, up to ten: unknown fields, duplicate keys,
+// wrong types and invalid values, each with the file, the line and the
+// field path.
 func ParseClusterSpec(data []byte, file string) (*ClusterSpec, error) {
-	p := &problems{file: file}
-	j, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		p.add("", "%s", oneLine(err.Error()))
-		return nil, p.err()
-	}
-	var tree any
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.UseNumber()
-	if err := dec.Decode(&tree); err != nil { // cannot happen: j came from json.Marshal
-		p.add("", "%v", err)
-		return nil, p.err()
-	}
-	checkTree(tree, p)
-	if err := p.err(); err != nil {
+	s := &ClusterSpec{Source: file}
+	if err := config.Decode(data, file, s); err != nil {
 		return nil, err
 	}
-	s := &ClusterSpec{}
-	if err := yaml.UnmarshalStrict(data, s); err != nil { // backstop; checkTree catches these first
-		p.add("", "%v", err)
-		return nil, p.err()
-	}
-	s.Source = file
 	if len(s.NodeGroups) == 0 {
 		s.NodeGroups = nil // "node_groups: []" and no node_groups read the same
 	}
 	if len(s.Nodes) == 0 {
 		s.Nodes = nil
 	}
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
 	return s, nil
-}
-
-// oneLine joins the YAML library's multi-line "unmarshal errors:" list
-// into one line: "yaml: unmarshal errors: line 2: ...; line 5: ...".
-func oneLine(msg string) string {
-	lines := strings.Split(msg, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimSpace(lines[i])
-	}
-	if len(lines) > 1 && strings.HasSuffix(lines[0], ":") {
-		return lines[0] + " " + strings.Join(lines[1:], "; ")
-	}
-	return strings.Join(lines, "; ")
-}
-
-// --- structural check of the decoded tree, for errors with field paths ---
-
-type fieldKind uint8
-
-const (
-	kindString fieldKind = iota
-	kindInt
-	kindList
-	kindStringOrList // a string, or a list of strings
-)
-
-type fieldDef struct {
-	name     string
-	kind     fieldKind
-	required bool
-	item     []fieldDef // for lists: the fields of each item
-}
-
-var (
-	groupFields = []fieldDef{
-		{name: "name_prefix", kind: kindString, required: true},
-		{name: "count", kind: kindInt, required: true},
-		{name: "gpu_model", kind: kindString},
-		{name: "gpus_per_node", kind: kindInt, required: true},
-		{name: "cpu_milli", kind: kindInt},
-		{name: "memory_mib", kind: kindInt},
-		{name: "mig", kind: kindStringOrList},
-	}
-	nodeFields = []fieldDef{
-		{name: "name", kind: kindString, required: true},
-		{name: "gpu_model", kind: kindString},
-		{name: "gpus", kind: kindInt, required: true},
-		{name: "cpu_milli", kind: kindInt},
-		{name: "memory_mib", kind: kindInt},
-		{name: "mig", kind: kindStringOrList},
-	}
-	specFields = []fieldDef{
-		{name: "name", kind: kindString, required: true},
-		{name: "description", kind: kindString},
-		{name: "node_groups", kind: kindList, item: groupFields},
-		{name: "nodes", kind: kindList, item: nodeFields},
-	}
-)
-
-func fieldNames(defs []fieldDef) string {
-	names := make([]string, len(defs))
-	for i, d := range defs {
-		names[i] = d.name
-	}
-	return strings.Join(names, ", ")
-}
-
-func joinPath(path, field string) string {
-	if path == "" {
-		return field
-	}
-	return path + "." + field
-}
-
-func checkTree(tree any, p *problems) {
-	if tree == nil {
-		p.add("", "the spec is empty; want a mapping with fields %s", fieldNames(specFields))
-		return
-	}
-	checkObject(tree, "", specFields, p)
-}
-
-func checkObject(v any, path string, defs []fieldDef, p *problems) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		p.add(path, "want a mapping with fields %s, got %s", fieldNames(defs), describe(v))
-		return
-	}
-	known := make(map[string]bool, len(defs))
-	for _, d := range defs {
-		known[d.name] = true
-		val, present := obj[d.name]
-		fp := joinPath(path, d.name)
-		if !present || val == nil {
-			if d.required {
-				p.add(fp, "required field is missing")
-			}
-			continue
-		}
-		switch d.kind {
-		case kindString:
-			if _, ok := val.(string); !ok {
-				p.add(fp, "want a string, got %s; put it in quotes", describe(val))
-			}
-		case kindInt:
-			checkInt(val, fp, p)
-		case kindStringOrList:
-			switch val := val.(type) {
-			case string:
-			case []any:
-				for i, it := range val {
-					if _, ok := it.(string); !ok {
-						p.add(fmt.Sprintf("%s[%d]", fp, i), "want a layout string (\"\" for a GPU used whole), got %s; put it in quotes", describe(it))
-					}
-				}
-			default:
-				p.add(fp, "want a MIG layout string, a named layout (%s), or a list of layout strings, one per GPU; got %s", strings.Join(MIGLayoutNames(), ", "), describe(val))
-			}
-		case kindList:
-			items, ok := val.([]any)
-			if !ok {
-				p.add(fp, "want a list, got %s", describe(val))
-				continue
-			}
-			for i, it := range items {
-				checkObject(it, fmt.Sprintf("%s[%d]", fp, i), d.item, p)
-			}
-		}
-	}
-	// Unknown fields, in a fixed order so that errors are deterministic.
-	var unknown []string
-	for k := range obj {
-		if !known[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	slices.Sort(unknown)
-	for _, k := range unknown {
-		hint := ""
-		if m := suggest(k, defs); m != "" {
-			hint = fmt.Sprintf("; did you mean %q?", m)
-		}
-		p.add(joinPath(path, k), "unknown field (known fields: %s)%s", fieldNames(defs), hint)
-	}
-}
-
-// suggest returns the known field an unknown key most likely misspells, or
-// "": the field it equals ignoring case and "-" for "_"; else the one it
-// shares the longest prefix with (3 bytes at least); else one within two
-// edits of a key of 6 bytes or more.
-func suggest(key string, defs []fieldDef) string {
-	k := strings.ToLower(strings.ReplaceAll(key, "-", "_"))
-	best, bestPrefix, bestDist := "", 2, 0
-	for _, d := range defs {
-		if k == d.name {
-			return d.name
-		}
-		n := 0
-		for n < len(k) && n < len(d.name) && k[n] == d.name[n] {
-			n++
-		}
-		dist := EditDistance(k, d.name)
-		if n > bestPrefix || (n == bestPrefix && best != "" && dist < bestDist) {
-			best, bestPrefix, bestDist = d.name, n, dist
-		}
-	}
-	if best != "" {
-		return best
-	}
-	if len(k) >= 6 {
-		for _, d := range defs {
-			if EditDistance(k, d.name) <= 2 {
-				return d.name
-			}
-		}
-	}
-	return ""
-}
-
-// EditDistance is the Levenshtein distance between a and b, capped at 64
-// (longer strings count as 64 apart): the did-you-mean hints of every
-// strict decoder and of the policy grammar.
-func EditDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-func checkInt(v any, path string, p *problems) {
-	n, ok := v.(json.Number)
-	if !ok {
-		p.add(path, "want a whole number, got %s", describe(v))
-		return
-	}
-	if _, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	switch {
-	case err == nil && f == float64(int64(f)) && f > -9e18 && f < 9e18:
-		return // e.g. 4.0 or 1e3; the decoder reads it as an integer
-	case err == nil && (f > 9e18 || f < -9e18):
-		p.add(path, "number %s is out of range", n)
-	default:
-		p.add(path, "want a whole number, got %s", n)
-	}
-}
-
-func describe(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "nothing"
-	case string:
-		return fmt.Sprintf("string %q", v)
-	case json.Number:
-		return "number " + string(v)
-	case bool:
-		return fmt.Sprintf("boolean %v (YAML reads unquoted y/n, yes/no, on/off as booleans)", v)
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a mapping"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // --- validation of values ---
@@ -544,12 +249,12 @@ func checkName(name string, maxLen int) string {
 	return ""
 }
 
-func checkCapacity(v *int64, field string, p *problems) int64 {
+func checkCapacity(v *int64, field string, p *config.Errors) int64 {
 	if v == nil {
 		return UnlimitedCapacity
 	}
 	if *v < 0 || *v > UnlimitedCapacity {
-		p.add(field, "must be in 0..%d (leave it out for unlimited), got %d", UnlimitedCapacity, *v)
+		p.Add(field, "must be in 0..%d (leave it out for unlimited), got %d", UnlimitedCapacity, *v)
 		return 0
 	}
 	return *v
@@ -557,13 +262,13 @@ func checkCapacity(v *int64, field string, p *problems) int64 {
 
 // checkMIGSpec reports problems with a mig field; model is the checked
 // model (meaningful only when name is a known model).
-func checkMIGSpec(m *MIGSpec, name string, model ModelID, gpus int, field string, p *problems) {
+func checkMIGSpec(m *MIGSpec, name string, model ModelID, gpus int, field string, p *config.Errors) {
 	if m == nil {
 		return
 	}
 	if _, ok := LookupModel(name); !ok {
 		if name == "" && (m.PerGPU != nil || strings.TrimSpace(m.All) != "") {
-			p.add(field, "needs gpu_model: MIG layouts are per GPU model")
+			p.Add(field, "needs gpu_model: MIG layouts are per GPU model")
 		}
 		return // an unknown model is reported under gpu_model
 	}
@@ -573,23 +278,23 @@ func checkMIGSpec(m *MIGSpec, name string, model ModelID, gpus int, field string
 			empty = empty && strings.TrimSpace(s) == ""
 		}
 		if !empty {
-			p.add(field, "%s does not support MIG (MIG models: A100-40GB, A100-80GB, H100-80GB, H200-141GB)", Model(model).Name)
+			p.Add(field, "%s does not support MIG (MIG models: A100-40GB, A100-80GB, H100-80GB, H200-141GB)", Model(model).Name)
 		}
 		return
 	}
 	m.layouts(model, gpus, field, p)
 }
 
-func checkModel(model string, gpus int, field string, p *problems) ModelID {
+func checkModel(model string, gpus int, field string, p *config.Errors) ModelID {
 	if model == "" {
 		if gpus > 0 {
-			p.add(field, "required when a node has GPUs; want one of: %s (or an alias, see docs/cluster.md)", ModelNames())
+			p.Add(field, "required when a node has GPUs; want one of: %s (or an alias, see docs/cluster.md)", ModelNames())
 		}
 		return 0
 	}
 	m, ok := LookupModel(model)
 	if !ok {
-		p.add(field, "unknown GPU model %q; want one of: %s (or an alias, see docs/cluster.md)", model, ModelNames())
+		p.Add(field, "unknown GPU model %q; want one of: %s (or an alias, see docs/cluster.md)", model, ModelNames())
 		return 0
 	}
 	return m.ID
@@ -614,82 +319,108 @@ func (o nodeOrigin) String() string {
 }
 
 // Validate reports every problem with the spec (up to ten), each as a
-// *SpecError joined with errors.Join; nil means Build will succeed.
+// *SpecError joined with errors.Join; nil means Build will succeed. It is
+// Check, for a spec built in Go.
 func (s *ClusterSpec) Validate() error {
-	_, err := s.expand()
-	return err
+	return config.Validate(s.where(), s)
 }
 
 // NodeList validates the spec and returns its nodes in cluster order.
-func (s *ClusterSpec) NodeList() ([]Node, error) { return s.expand() }
+func (s *ClusterSpec) NodeList() ([]Node, error) {
+	e := config.NewErrors(s.where())
+	nodes := s.expand(e)
+	if err := e.Err(); err != nil {
+		return nil, err
+	}
+	return nodes, nil
+}
 
-func (s *ClusterSpec) expand() ([]Node, error) {
-	p := &problems{file: s.where()}
+// Check reports every problem with the spec: each node group's and node's
+// own (NodeGroupSpec.Check, NodeSpec.Check), a spec without nodes, sizes
+// over MaxSpecNodes and MaxSpecGPUs, and node names given twice.
+func (s *ClusterSpec) Check(e *config.Errors) { s.expand(e) }
+
+// Check reports what is wrong with one node group.
+func (g *NodeGroupSpec) Check(e *config.Errors) {
+	if msg := checkName(g.NamePrefix, maxNameLen-8); msg != "" {
+		e.Add("name_prefix", "%s", msg)
+	}
+	if g.Count <= 0 || g.Count > MaxSpecNodes {
+		e.Add("count", "must be in 1..%d, got %d", MaxSpecNodes, g.Count)
+	}
+	if g.GPUsPerNode < 0 || g.GPUsPerNode > MaxGPUsPerNode {
+		e.Add("gpus_per_node", "must be in 0..%d, got %d", MaxGPUsPerNode, g.GPUsPerNode)
+	}
+	gm := checkModel(g.GPUModel, g.GPUsPerNode, "gpu_model", e)
+	checkCapacity(g.CPUMilli, "cpu_milli", e)
+	checkCapacity(g.MemoryMiB, "memory_mib", e)
+	if g.GPUsPerNode >= 0 && g.GPUsPerNode <= MaxGPUsPerNode {
+		checkMIGSpec(g.MIG, g.GPUModel, gm, g.GPUsPerNode, "mig", e)
+	}
+}
+
+// Check reports what is wrong with one node.
+func (n *NodeSpec) Check(e *config.Errors) {
+	if msg := checkName(n.Name, maxNameLen); msg != "" {
+		e.Add("name", "%s", msg)
+	}
+	if n.GPUs < 0 || n.GPUs > MaxGPUsPerNode {
+		e.Add("gpus", "must be in 0..%d, got %d", MaxGPUsPerNode, n.GPUs)
+	}
+	nm := checkModel(n.GPUModel, n.GPUs, "gpu_model", e)
+	checkCapacity(n.CPUMilli, "cpu_milli", e)
+	checkCapacity(n.MemoryMiB, "memory_mib", e)
+	if n.GPUs >= 0 && n.GPUs <= MaxGPUsPerNode {
+		checkMIGSpec(n.MIG, n.GPUModel, nm, n.GPUs, "mig", e)
+	}
+}
+
+// expand checks the spec and, when it is valid, returns its nodes.
+func (s *ClusterSpec) expand(p *config.Errors) []Node {
+	before := p.Count()
 	if msg := checkName(s.Name, maxNameLen); msg != "" {
-		p.add("name", "%s", msg)
+		p.Add("name", "%s", msg)
 	}
 	if !utf8.ValidString(s.Description) {
-		p.add("description", "is not valid UTF-8")
+		p.Add("description", "is not valid UTF-8")
 	}
 	if len(s.NodeGroups) == 0 && len(s.Nodes) == 0 {
-		p.add("", "the cluster has no nodes: node_groups and nodes are both empty")
+		p.Add("", "the cluster has no nodes: node_groups and nodes are both empty")
 	}
 	totalNodes, totalGPUs := 0, 0
 	sizeOK := true
-	for i, g := range s.NodeGroups {
-		path := fmt.Sprintf("node_groups[%d]", i)
-		if msg := checkName(g.NamePrefix, maxNameLen-8); msg != "" {
-			p.add(path+".name_prefix", "%s", msg)
-		}
-		if g.Count <= 0 || g.Count > MaxSpecNodes {
-			p.add(path+".count", "must be in 1..%d, got %d", MaxSpecNodes, g.Count)
+	for i := range s.NodeGroups {
+		g := &s.NodeGroups[i]
+		g.Check(p.Index("node_groups", i))
+		if g.Count <= 0 || g.Count > MaxSpecNodes || g.GPUsPerNode < 0 || g.GPUsPerNode > MaxGPUsPerNode {
 			sizeOK = false
-		}
-		if g.GPUsPerNode < 0 || g.GPUsPerNode > MaxGPUsPerNode {
-			p.add(path+".gpus_per_node", "must be in 0..%d, got %d", MaxGPUsPerNode, g.GPUsPerNode)
-			sizeOK = false
-		}
-		gm := checkModel(g.GPUModel, g.GPUsPerNode, path+".gpu_model", p)
-		checkCapacity(g.CPUMilli, path+".cpu_milli", p)
-		checkCapacity(g.MemoryMiB, path+".memory_mib", p)
-		if g.GPUsPerNode >= 0 && g.GPUsPerNode <= MaxGPUsPerNode {
-			checkMIGSpec(g.MIG, g.GPUModel, gm, g.GPUsPerNode, path+".mig", p)
 		}
 		if sizeOK {
 			totalNodes += g.Count
 			totalGPUs += g.Count * g.GPUsPerNode
 		}
 	}
-	for i, n := range s.Nodes {
-		path := fmt.Sprintf("nodes[%d]", i)
-		if msg := checkName(n.Name, maxNameLen); msg != "" {
-			p.add(path+".name", "%s", msg)
-		}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		n.Check(p.Index("nodes", i))
 		if n.GPUs < 0 || n.GPUs > MaxGPUsPerNode {
-			p.add(path+".gpus", "must be in 0..%d, got %d", MaxGPUsPerNode, n.GPUs)
 			sizeOK = false
-		}
-		nm := checkModel(n.GPUModel, n.GPUs, path+".gpu_model", p)
-		checkCapacity(n.CPUMilli, path+".cpu_milli", p)
-		checkCapacity(n.MemoryMiB, path+".memory_mib", p)
-		if n.GPUs >= 0 && n.GPUs <= MaxGPUsPerNode {
-			checkMIGSpec(n.MIG, n.GPUModel, nm, n.GPUs, path+".mig", p)
 		}
 		if sizeOK {
 			totalNodes++
-			totalGPUs += max(n.GPUs, 0)
+			totalGPUs += n.GPUs
 		}
 	}
 	if sizeOK && totalNodes > MaxSpecNodes {
-		p.add("", "the cluster has %d nodes, at most %d allowed", totalNodes, MaxSpecNodes)
+		p.Add("", "the cluster has %d nodes, at most %d allowed", totalNodes, MaxSpecNodes)
 		sizeOK = false
 	}
 	if sizeOK && totalGPUs > MaxSpecGPUs {
-		p.add("", "the cluster has %d GPUs, at most %d allowed", totalGPUs, MaxSpecGPUs)
+		p.Add("", "the cluster has %d GPUs, at most %d allowed", totalGPUs, MaxSpecGPUs)
 		sizeOK = false
 	}
-	if err := p.err(); err != nil || !sizeOK {
-		return nil, err
+	if p.Count() != before || !sizeOK {
+		return nil
 	}
 
 	// Every value is in range: name the nodes and look for repeats.
@@ -705,7 +436,7 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 			name := groupNodeName(g.NamePrefix, k, width)
 			here := nodeOrigin{group: i, index: k}
 			if prev, dup := origin[name]; dup {
-				p.add(fmt.Sprintf("node_groups[%d].name_prefix", i), "node name %q (%s) repeats %s", name, here, prev)
+				p.Add(fmt.Sprintf("node_groups[%d].name_prefix", i), "node name %q (%s) repeats %s", name, here, prev)
 				break // one report per group is enough
 			}
 			origin[name] = here
@@ -714,7 +445,7 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 	}
 	for i, n := range s.Nodes {
 		if prev, dup := origin[n.Name]; dup {
-			p.add(fmt.Sprintf("nodes[%d].name", i), "node name %q repeats %s", n.Name, prev)
+			p.Add(fmt.Sprintf("nodes[%d].name", i), "node name %q repeats %s", n.Name, prev)
 			continue
 		}
 		origin[n.Name] = nodeOrigin{group: -1, index: i}
@@ -728,15 +459,15 @@ func (s *ClusterSpec) expand() ([]Node, error) {
 			MIG:       n.MIG.layouts(model, n.GPUs, "", p),
 		})
 	}
-	if err := p.err(); err != nil {
-		return nil, err
+	if p.Count() != before {
+		return nil
 	}
-	return nodes, nil
+	return nodes
 }
 
 // Build validates the spec and returns a Cluster with all capacity free.
 func (s *ClusterSpec) Build() (*Cluster, error) {
-	nodes, err := s.expand()
+	nodes, err := s.NodeList()
 	if err != nil {
 		return nil, err
 	}

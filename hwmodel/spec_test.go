@@ -2,6 +2,7 @@ package hwmodel_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -120,48 +121,49 @@ func TestParseBadSpecs(t *testing.T) {
 	models := strings.Split(hwmodel.ModelNames(), ", ")
 	tests := []struct {
 		file  string
+		line  int      // the line of the problem at field (0: the whole file)
 		field string   // the SpecError's field path ("" for whole-file problems)
 		want  []string // substrings of the error
 	}{
-		{"unknown_model.yaml", "node_groups[1].gpu_model", append([]string{`unknown GPU model "B200"`}, models...)},
-		{"count_zero.yaml", "node_groups[0].count", []string{"1..100000", "got 0"}},
-		{"count_negative.yaml", "node_groups[1].count", []string{"got -3"}},
-		{"count_fraction.yaml", "node_groups[0].count", []string{"whole number", "2.5"}},
-		{"count_string.yaml", "node_groups[0].count", []string{"whole number", `"four"`}},
-		{"gpus_per_node_65.yaml", "node_groups[0].gpus_per_node", []string{"0..64", "got 65"}},
-		{"gpus_negative.yaml", "nodes[1].gpus", []string{"0..64", "got -1"}},
-		{"gpus_missing.yaml", "node_groups[0].gpus_per_node", []string{"required"}},
-		{"model_missing.yaml", "nodes[0].gpu_model", append([]string{"required"}, models...)},
-		{"duplicate_nodes.yaml", "nodes[1].name", []string{`"gpu-box" repeats nodes[0]`}},
-		{"duplicate_group_node.yaml", "nodes[0].name", []string{`"t4-003" repeats node_groups[0] node 3`}},
-		{"duplicate_prefix.yaml", "node_groups[1].name_prefix", []string{`"t4-000"`, "repeats node_groups[0]"}},
-		{"unknown_field.yaml", "node_groups[0].cpus", []string{"unknown field", `did you mean "cpu_milli"`}},
-		{"unknown_field_case.yaml", "node_groups[0].Count", []string{"unknown field", `did you mean "count"`}},
-		{"unknown_top_field.yaml", "node_group", []string{"unknown field", `did you mean "node_groups"`}},
-		{"unknown_field.json", "nodes[1].gpu_models", []string{"unknown field", `did you mean "gpu_model"`}},
-		{"syntax.yaml", "", []string{"yaml: line 4"}},
-		{"syntax.json", "", []string{"yaml: line 4"}},
-		{"duplicate_key.yaml", "", []string{`yaml: unmarshal errors: line 6: key "count" already set in map; line 8: key "gpus_per_node"`}},
-		{"empty.yaml", "", []string{"empty"}},
-		{"no_nodes.yaml", "", []string{"no nodes"}},
-		{"not_a_list.yaml", "node_groups", []string{"want a list"}},
-		{"not_a_mapping.yaml", "", []string{"want a mapping", "got a list"}},
-		{"name_space.yaml", "nodes[0].name", []string{"space"}},
-		{"name_bool.yaml", "name", []string{"want a string", "boolean"}},
-		{"name_missing.yaml", "name", []string{"required"}},
-		{"cpu_negative.yaml", "nodes[0].cpu_milli", []string{"got -1000", "leave it out for unlimited"}},
-		{"memory_huge.yaml", "nodes[0].memory_mib", []string{"out of range"}},
-		{"memory_too_big.yaml", "nodes[0].memory_mib", []string{"0..1099511627776"}},
-		{"too_many_nodes.yaml", "", []string{"120000 nodes", "at most 100000"}},
-		{"too_many_gpus.yaml", "", []string{"1280000 GPUs"}},
-		{"mig_overlap.yaml", "nodes[0].mig[1]", []string{`MIG layout "4g.20gb@0,3g.20gb@0" for GPU 1: instance 1 (3g.20gb@0) overlaps instance 0 (4g.20gb@0) at memory slice 0`}},
-		{"mig_bad_start.yaml", "nodes[0].mig[0]", []string{"GPU 0", "3g.20gb cannot start at memory slice 2 (valid starts: 0, 4)"}},
-		{"mig_count.yaml", "node_groups[0].mig", []string{"lists 3 layouts for 8 GPUs"}},
-		{"mig_not_capable.yaml", "node_groups[0].mig", []string{"T4 does not support MIG"}},
-		{"mig_type.yaml", "node_groups[0].mig", []string{"want a MIG layout string", "balanced", "got number 3"}},
-		{"mig_item_type.yaml", "nodes[0].mig[1]", []string{"want a layout string", "number 7"}},
-		{"mig_unknown_profile.yaml", "node_groups[0].mig", []string{`profile "3g.40gb" does not exist on H200-141GB`, "1g.18gb,"}},
-		{"mig_no_model.yaml", "nodes[0].mig", []string{"needs gpu_model"}},
+		{"unknown_model.yaml", 9, "node_groups[1].gpu_model", append([]string{`unknown GPU model "B200"`}, models...)},
+		{"count_zero.yaml", 4, "node_groups[0].count", []string{"1..100000", "got 0"}},
+		{"count_negative.yaml", 8, "node_groups[1].count", []string{"got -3"}},
+		{"count_fraction.yaml", 4, "node_groups[0].count", []string{"whole number", "2.5"}},
+		{"count_string.yaml", 4, "node_groups[0].count", []string{"whole number", `"four"`}},
+		{"gpus_per_node_65.yaml", 6, "node_groups[0].gpus_per_node", []string{"0..64", "got 65"}},
+		{"gpus_negative.yaml", 8, "nodes[1].gpus", []string{"0..64", "got -1"}},
+		{"gpus_missing.yaml", 3, "node_groups[0].gpus_per_node", []string{"required"}},
+		{"model_missing.yaml", 3, "nodes[0].gpu_model", append([]string{"required"}, models...)},
+		{"duplicate_nodes.yaml", 6, "nodes[1].name", []string{`"gpu-box" repeats nodes[0]`}},
+		{"duplicate_group_node.yaml", 8, "nodes[0].name", []string{`"t4-003" repeats node_groups[0] node 3`}},
+		{"duplicate_prefix.yaml", 7, "node_groups[1].name_prefix", []string{`"t4-000"`, "repeats node_groups[0]"}},
+		{"unknown_field.yaml", 7, "node_groups[0].cpus", []string{"unknown field", `did you mean "cpu_milli"`}},
+		{"unknown_field_case.yaml", 4, "node_groups[0].Count", []string{"unknown field", `did you mean "count"`}},
+		{"unknown_top_field.yaml", 2, "node_group", []string{"unknown field", `did you mean "node_groups"`}},
+		{"unknown_field.json", 5, "nodes[1].gpu_models", []string{"unknown field", `did you mean "gpu_model"`}},
+		{"syntax.yaml", 5, "", []string{"YAML syntax: did not find expected '-' indicator"}},
+		{"syntax.json", 5, "", []string{"YAML syntax: did not find expected ',' or ']'"}},
+		{"duplicate_key.yaml", 6, "node_groups[0].count", []string{`node_groups[0].count: appears twice (also on line 4)`, `:8: node_groups[0].gpus_per_node: appears twice (also on line 7)`}},
+		{"empty.yaml", 0, "", []string{"empty"}},
+		{"no_nodes.yaml", 1, "", []string{"no nodes"}},
+		{"not_a_list.yaml", 3, "node_groups", []string{"want a list"}},
+		{"not_a_mapping.yaml", 1, "", []string{"want a mapping", "got a list"}},
+		{"name_space.yaml", 3, "nodes[0].name", []string{"space"}},
+		{"name_bool.yaml", 1, "name", []string{"want a string", "boolean"}},
+		{"name_missing.yaml", 1, "name", []string{"required"}},
+		{"cpu_negative.yaml", 6, "nodes[0].cpu_milli", []string{"got -1000", "leave it out for unlimited"}},
+		{"memory_huge.yaml", 6, "nodes[0].memory_mib", []string{"out of range"}},
+		{"memory_too_big.yaml", 6, "nodes[0].memory_mib", []string{"0..1099511627776"}},
+		{"too_many_nodes.yaml", 1, "", []string{"120000 nodes", "at most 100000"}},
+		{"too_many_gpus.yaml", 1, "", []string{"1280000 GPUs"}},
+		{"mig_overlap.yaml", 6, "nodes[0].mig[1]", []string{`MIG layout "4g.20gb@0,3g.20gb@0" for GPU 1: instance 1 (3g.20gb@0) overlaps instance 0 (4g.20gb@0) at memory slice 0`}},
+		{"mig_bad_start.yaml", 7, "nodes[0].mig[0]", []string{"GPU 0", "3g.20gb cannot start at memory slice 2 (valid starts: 0, 4)"}},
+		{"mig_count.yaml", 7, "node_groups[0].mig", []string{"lists 3 layouts for 8 GPUs"}},
+		{"mig_not_capable.yaml", 7, "node_groups[0].mig", []string{"T4 does not support MIG"}},
+		{"mig_type.yaml", 7, "node_groups[0].mig", []string{"want a MIG layout string", "balanced", "got number 3"}},
+		{"mig_item_type.yaml", 6, "nodes[0].mig[1]", []string{"want a layout string", "number 7"}},
+		{"mig_unknown_profile.yaml", 7, "node_groups[0].mig", []string{`profile "3g.40gb" does not exist on H200-141GB`, "1g.18gb,"}},
+		{"mig_no_model.yaml", 5, "nodes[0].mig", []string{"needs gpu_model"}},
 	}
 	seen := map[string]bool{}
 	for _, tc := range tests {
@@ -173,7 +175,7 @@ func TestParseBadSpecs(t *testing.T) {
 				t.Fatalf("accepted: %+v", spec)
 			}
 			msg := err.Error()
-			if !strings.HasPrefix(msg, path+": ") {
+			if !strings.HasPrefix(msg, path+":") {
 				t.Errorf("error %q does not start with the file name", msg)
 			}
 			var se *hwmodel.SpecError
@@ -182,10 +184,10 @@ func TestParseBadSpecs(t *testing.T) {
 			}
 			found := false
 			for _, e := range allSpecErrors(err) {
-				found = found || e.Field == tc.field
+				found = found || e.Field == tc.field && e.Line == tc.line
 			}
 			if !found {
-				t.Errorf("no problem reported at field %q in %q", tc.field, msg)
+				t.Errorf("no problem reported at line %d, field %q in %q", tc.line, tc.field, msg)
 			}
 			if tc.field != "" && !strings.Contains(msg, ": "+tc.field+": ") {
 				t.Errorf("error %q does not name the field %q", msg, tc.field)
@@ -234,6 +236,48 @@ func TestSpecErrorsAreCapped(t *testing.T) {
 	errs := allSpecErrors(err)
 	if len(errs) != 11 || !strings.Contains(errs[10].Msg, "and 20 more problems") {
 		t.Fatalf("got %d problems, last %q; want 10 and a count of the rest", len(errs), errs[len(errs)-1].Msg)
+	}
+}
+
+// TestSpecReportsEveryProblem: a file with two mistakes reports both, with
+// their lines; one with twelve reports ten and counts the other two.
+func TestSpecReportsEveryProblem(t *testing.T) {
+	two := `name: lab
+nodes:
+  - name: a
+    gpus: eight
+    gpu_model: T4
+  - name: b
+    gpu_model: B200
+    gpus: 1
+`
+	_, err := hwmodel.ParseClusterSpec([]byte(two), "cluster.yaml")
+	var got []string
+	for _, e := range allSpecErrors(err) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`cluster.yaml:4: nodes[0].gpus: want a whole number, got "eight"`,
+		`cluster.yaml:7: nodes[1].gpu_model: unknown GPU model "B200"; want one of: ` + hwmodel.ModelNames() + ` (or an alias, see docs/cluster.md)`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("two mistakes:\n got %q\nwant %q", got, want)
+	}
+
+	var b strings.Builder
+	b.WriteString("name: lab\nnodes:\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "  - {name: n%02d, gpu_model: T4, gpus: %d}\n", i, 65+i)
+	}
+	_, err = hwmodel.ParseClusterSpec([]byte(b.String()), "cluster.yaml")
+	errs := allSpecErrors(err)
+	if len(errs) != 11 || errs[10].Error() != "cluster.yaml: and 2 more problems" {
+		t.Fatalf("twelve mistakes: %v", err)
+	}
+	for i, e := range errs[:10] {
+		if e.Line != 3+i || e.Field != fmt.Sprintf("nodes[%d].gpus", i) || e.Msg != fmt.Sprintf("must be in 0..64, got %d", 65+i) {
+			t.Errorf("problem %d: %v", i, e)
+		}
 	}
 }
 
