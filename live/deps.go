@@ -1,8 +1,6 @@
 package live
 
 import (
-	"fmt"
-
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
@@ -79,28 +77,4 @@ func (d *Driver) propagate(changed []*Record) []*Record {
 		}
 	}
 	return out
-}
-
-// checkDeps verifies a job file's dependencies: each names a job listed
-// above it in the file, as the trace format has them, so the file is in
-// an order the jobs can start in and holds no cycle. Errors name the
-// entry and field.
-func checkDeps(specs []JobSpec) error {
-	index := make(map[string]int, len(specs))
-	for i, s := range specs {
-		index[s.Name] = i
-	}
-	for i, s := range specs {
-		for _, dep := range s.Deps {
-			switch k, ok := index[dep]; {
-			case !ok:
-				return fmt.Errorf("jobs[%d] (%q): deps: %q is no job of this file", i, s.Name, dep)
-			case k == i:
-				return fmt.Errorf("jobs[%d] (%q): deps: a job cannot wait for itself", i, s.Name)
-			case k > i:
-				return fmt.Errorf("jobs[%d] (%q): deps: %q is listed below it; a job waits only for jobs above it in the file", i, s.Name, dep)
-			}
-		}
-	}
-	return nil
 }

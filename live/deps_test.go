@@ -93,21 +93,6 @@ func TestDepsRunInOrderAndFailuresPropagate(t *testing.T) {
 	}
 }
 
-func TestJobFileDepsErrors(t *testing.T) {
-	for _, tc := range []struct{ file, want string }{
-		{"jobs:\n  - {name: a, command: x, deps: [zz]}\n", `jobs[0] ("a"): deps: "zz" is no job of this file`},
-		{"jobs:\n  - {name: a, command: x, deps: [a]}\n", `jobs[0] ("a"): deps: a job cannot wait for itself`},
-		{"jobs:\n  - {name: a, command: x, deps: [b]}\n  - {name: b, command: x}\n", `deps: "b" is listed below it`},
-		{"jobs:\n  - {name: a, command: x, cpu_milli: -1}\n", "cpu_milli: must be >= 0"},
-		{"jobs:\n  - {name: a, command: x, memory_mib: -5}\n", "memory_mib: must be >= 0"},
-	} {
-		_, err := ParseJobs("f.yaml", []byte(tc.file))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "f.yaml: ") {
-			t.Errorf("%q: err = %v, want %q", tc.file, err, tc.want)
-		}
-	}
-}
-
 // CPU and memory are booked against the machine: two jobs that together
 // need more CPU than it has run one after the other, though GPUs are
 // free; a job that can never fit fails at submission, saying why.

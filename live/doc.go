@@ -96,7 +96,9 @@
 //   - driver.go: Driver, Config, Clock, the scheduling rounds, launches,
 //     ends, retries, preemption and restart (settle).
 //   - store.go: the bbolt state file (State, Record, ReadState).
-//   - jobfile.go: ParseJobFile, the strict YAML job file.
+//   - jobfile.go: ParseJobFile, the job file read by package config's
+//     strict decoder; JobSpec.Check and the file's Check (names, deps)
+//     say what a valid job and file are.
 //   - policy.go: the policies live mode runs, from their specs.
 //   - deps.go: DAG dependencies: pending jobs and failure propagation.
 //   - machine.go: the machine's CPU and memory (DetectMachine).

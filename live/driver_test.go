@@ -159,21 +159,6 @@ func TestLiveManyJobs(t *testing.T) {
 	}
 }
 
-func TestParseJobsErrors(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"jobs:\n- name: a\n  command: true\n  gpu: 1\n", `jobs[0] (a): gpu: unknown field`},
-		{"jobs:\n- name: ../x\n  command: true\n", `jobs[0] ("../x"): name:`},
-		{"jobs:\n- name: a\n", `jobs[0] ("a"): command: required`},
-		{"jobs:\n- name: a\n  command: x\n  estimate: soon\n", `jobs[0] ("a"): estimate:`},
-		{"jobs:\n- name: a\n  command: x\n- name: a\n  command: y\n", `jobs[1]: name: "a" is already used`},
-	} {
-		_, err := ParseJobs("f.yaml", []byte(c.in))
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "f.yaml: ") {
-			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
-		}
-	}
-}
-
 // The exit status of a job that ends while the driver is down is not lost:
 // its wrapper writes it to a file the restarted driver reads, whether the
 // job ended before the restart or after it was re-adopted. A job that

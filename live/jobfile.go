@@ -2,20 +2,18 @@ package live
 
 import (
 	"fmt"
-	"os"
-	"reflect"
+	"maps"
 	"regexp"
-	"sort"
-	"strings"
+	"slices"
 
+	"github.com/brigadesim/brigade/config"
 	"github.com/brigadesim/brigade/hwmodel"
-	"sigs.k8s.io/yaml"
 )
 
 // JobSpec is one entry of a live job file (docs/live.md).
 type JobSpec struct {
-	Name     string            `json:"name"`
-	Command  string            `json:"command"`
+	Name     string            `json:"name" config:"required"`
+	Command  string            `json:"command" config:"required"`
 	Args     []string          `json:"args,omitempty"`
 	Shell    bool              `json:"shell,omitempty"`
 	Env      map[string]string `json:"env,omitempty"`
@@ -44,16 +42,18 @@ type JobSpec struct {
 // takes nothing a real job needs.
 const MaxRetries = 100
 
+// jobFile is a job file's schema: the list of jobs.
 type jobFile struct {
 	Jobs []JobSpec `json:"jobs"`
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// ParseJobFile reads a job file strictly: unknown fields, duplicate names
-// and invalid values are errors naming the file, the entry and the field.
+// ParseJobFile reads a job file strictly (package config): unknown
+// fields, duplicate keys and names, and invalid values are errors naming
+// the file, the line and the field, all of them at once (up to ten).
 func ParseJobFile(path string) ([]JobSpec, error) {
-	b, err := os.ReadFile(path)
+	b, err := config.ReadFile(path, "job file", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -61,98 +61,103 @@ func ParseJobFile(path string) ([]JobSpec, error) {
 }
 
 // ParseJobs is ParseJobFile on bytes already read; path only names errors.
+// A file with nothing in it (or only comments) lists no jobs: the driver
+// watches the file, which may be started empty and filled later.
 func ParseJobs(path string, b []byte) ([]JobSpec, error) {
+	e := config.NewErrors(path)
 	var f jobFile
-	if err := yaml.UnmarshalStrict(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, locate(b, err))
+	if root, ok := config.Parse(b, e); ok && !root.IsNull() {
+		root.Decode(&f)
 	}
-	seen := make(map[string]int)
-	for i := range f.Jobs {
-		if err := f.Jobs[i].validate(); err != nil {
-			return nil, fmt.Errorf("%s: jobs[%d] (%q): %v", path, i, f.Jobs[i].Name, err)
-		}
-		if k, ok := seen[f.Jobs[i].Name]; ok {
-			return nil, fmt.Errorf("%s: jobs[%d]: name: %q is already used by jobs[%d]", path, i, f.Jobs[i].Name, k)
-		}
-		seen[f.Jobs[i].Name] = i
-	}
-	if err := checkDeps(f.Jobs); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	if err := e.Err(); err != nil {
+		return nil, err
 	}
 	return f.Jobs, nil
 }
 
-// locate names the entry and field of a strict decoding error when it can.
-func locate(b []byte, err error) error {
-	var loose struct {
-		Jobs []map[string]any `json:"jobs"`
-	}
-	if yaml.Unmarshal(b, &loose) != nil {
-		return err
-	}
-	known := map[string]bool{}
-	t := reflect.TypeOf(JobSpec{})
-	for i := 0; i < t.NumField(); i++ {
-		known[strings.Split(t.Field(i).Tag.Get("json"), ",")[0]] = true
-	}
-	for i, m := range loose.Jobs {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
+// Check reports every problem of the file: each job's own, names used
+// twice, and dependencies on no job of the file, on the job itself or on
+// one below it (a job waits only for jobs above it, as the trace format
+// has them, so the file is in an order the jobs can start in and holds no
+// cycle).
+func (f *jobFile) Check(e *config.Errors) {
+	index := make(map[string]int, len(f.Jobs))
+	for i := range f.Jobs {
+		s := &f.Jobs[i]
+		s.Check(e.Index("jobs", i))
+		if k, ok := index[s.Name]; ok && s.Name != "" {
+			e.Add(fmt.Sprintf("jobs[%d].name", i), "%q is already used by jobs[%d]", s.Name, k)
+			continue
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if !known[k] {
-				return fmt.Errorf("jobs[%d] (%v): %s: unknown field", i, m["name"], k)
+		index[s.Name] = i
+	}
+	for i, s := range f.Jobs {
+		for d, dep := range s.Deps {
+			field := fmt.Sprintf("jobs[%d].deps[%d]", i, d)
+			switch k, ok := index[dep]; {
+			case !ok:
+				e.Add(field, "%q is no job of this file", dep)
+			case k == i:
+				e.Add(field, "a job cannot wait for itself")
+			case k > i:
+				e.Add(field, "%q is listed below it; a job waits only for jobs above it in the file", dep)
 			}
 		}
 	}
-	return err
 }
 
-func (s *JobSpec) validate() error {
+// Check reports what is wrong with one job.
+func (s *JobSpec) Check(e *config.Errors) {
 	switch {
 	case s.Name == "":
-		return fmt.Errorf("name: required")
+		e.Add("name", "required")
 	case !nameRE.MatchString(s.Name):
-		return fmt.Errorf("name: %q must be letters, digits, '.', '_' or '-' (at most 128, not starting with '.' or '-'), so that its log file stays in the log folder", s.Name)
-	case s.Command == "":
-		return fmt.Errorf("command: required")
-	case s.Shell && len(s.Args) > 0:
-		return fmt.Errorf("args: not allowed with shell: true (put them in command)")
-	case s.GPUs < 0:
-		return fmt.Errorf("gpus: must be >= 0, got %d", s.GPUs)
+		e.Add("name", "%q must be letters, digits, '.', '_' or '-' (at most 128, not starting with '.' or '-'), so that its log file stays in the log folder", s.Name)
+	}
+	if s.Command == "" {
+		e.Add("command", "required")
+	}
+	if s.Shell && len(s.Args) > 0 {
+		e.Add("args", "not allowed with shell: true (put them in command)")
+	}
+	if s.GPUs < 0 {
+		e.Add("gpus", "must be >= 0, got %d", s.GPUs)
+	}
+	switch {
 	case s.GPUMilli < 0 || s.GPUMilli >= hwmodel.MilliPerGPU:
-		return fmt.Errorf("gpu_milli: must be in 1..999 (a time-sliced share of one GPU), got %d", s.GPUMilli)
+		e.Add("gpu_milli", "must be in 1..999 (a time-sliced share of one GPU), got %d", s.GPUMilli)
 	case s.GPUMilli > 0 && s.GPUs > 0:
-		return fmt.Errorf("gpu_milli: give either gpus or gpu_milli, not both")
-	case s.MIGProfile != "" && (s.GPUs > 0 || s.GPUMilli > 0):
-		return fmt.Errorf("mig_profile: give one of gpus, gpu_milli or mig_profile")
-	case s.CPUMilli < 0:
-		return fmt.Errorf("cpu_milli: must be >= 0, got %d", s.CPUMilli)
-	case s.MemoryMiB < 0:
-		return fmt.Errorf("memory_mib: must be >= 0, got %d", s.MemoryMiB)
-	case s.Retries < 0 || s.Retries > MaxRetries:
-		return fmt.Errorf("retries: must be in 0..%d, got %d", MaxRetries, s.Retries)
+		e.Add("gpu_milli", "give either gpus or gpu_milli, not both")
+	}
+	if s.MIGProfile != "" && (s.GPUs > 0 || s.GPUMilli > 0) {
+		e.Add("mig_profile", "give one of gpus, gpu_milli or mig_profile")
+	}
+	if s.CPUMilli < 0 {
+		e.Add("cpu_milli", "must be >= 0, got %d", s.CPUMilli)
+	}
+	if s.MemoryMiB < 0 {
+		e.Add("memory_mib", "must be >= 0, got %d", s.MemoryMiB)
+	}
+	if s.Retries < 0 || s.Retries > MaxRetries {
+		e.Add("retries", "must be in 0..%d, got %d", MaxRetries, s.Retries)
 	}
 	for _, f := range []struct{ name, v string }{{"estimate", s.Estimate}, {"deadline", s.Deadline}} {
 		if f.v == "" {
 			continue
 		}
 		d, err := hwmodel.ParseDuration(f.v)
-		if err != nil {
-			return fmt.Errorf("%s: %v", f.name, err)
-		}
-		if d <= 0 {
-			return fmt.Errorf("%s: must be > 0, got %q", f.name, f.v)
+		switch {
+		case err != nil:
+			e.Add(f.name, "%v", err)
+		case d <= 0:
+			e.Add(f.name, "must be > 0, got %q", f.v)
 		}
 	}
-	for k := range s.Env {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		if k == "" || k == "CUDA_VISIBLE_DEVICES" {
-			return fmt.Errorf("env: %q may not be set (the driver sets CUDA_VISIBLE_DEVICES)", k)
+			e.Add("env."+k, "%q may not be set (the driver sets CUDA_VISIBLE_DEVICES)", k)
 		}
 	}
-	return nil
 }
 
 // request is the hwmodel.Request the spec asks for.
