@@ -21,7 +21,7 @@
 //
 // Invariants: the checks read source only (go/parser, go/doc/comment; no
 // type checking, no build), so they see every file whatever its build
-// constraints and run in well under a second; their output is sorted, so
+// constraints and take about a second; their output is sorted, so
 // the same tree gives the same report. testdata/bad is a small module
 // that breaks each rule; the test compares its report with
 // testdata/bad.golden (go test ./internal/archtest -rewrite refreshes it),
