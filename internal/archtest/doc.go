@@ -7,7 +7,8 @@
 //     may allow only rows above it, so the rules form a layered DAG; the
 //     non-test files of every package import only what their row allows,
 //     and modules outside the standard library only where the modules
-//     table allows them. The document is the one statement of the rules:
+//     table allows them; that table's "imported by" column is a fact, so a
+//     package it names must import the module. The document is the one statement of the rules:
 //     the check reads the tables, so the text and the code cannot part.
 //   - the core (hwmodel, policies, sim) never imports a driver or what
 //     stands on one, and its non-test files never read the wall clock,

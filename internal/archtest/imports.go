@@ -83,7 +83,8 @@ func CheckImports(m *Module, r *Rules) []Violation {
 			}
 		}
 	}
-	used := map[string]bool{} // module paths some non-test file imports
+	used := map[string]bool{}         // module paths some non-test file imports
+	importers := map[[2]string]bool{} // (module path, package dir) pairs
 	for _, pkg := range m.Packages {
 		rule := r.Package(pkg.Dir)
 		if rule == nil {
@@ -115,6 +116,7 @@ func CheckImports(m *Module, r *Rules) []Violation {
 					continue
 				}
 				used[mr.Path] = true
+				importers[[2]string{mr.Path, pkg.Dir}] = true
 				if !slices.Contains(mr.ImportedBy, pkg.Dir) {
 					out = append(out, Violation{f.Name, imp.Line, RuleModules,
 						fmt.Sprintf("%s imports %s; %s allows module %s only to %s", pkg.Dir, imp.Path, r.Doc, mr.Path, list(mr.ImportedBy))})
@@ -122,9 +124,17 @@ func CheckImports(m *Module, r *Rules) []Violation {
 			}
 		}
 	}
+	// The modules table states a fact, who imports what, so a package it
+	// names that no longer imports the module is an error too.
 	for _, mr := range r.Modules {
 		if !used[mr.Path] {
 			out = append(out, Violation{r.Doc, mr.Line, RuleModules, fmt.Sprintf("module %s is imported by no package's non-test files; remove its row", mr.Path)})
+			continue
+		}
+		for _, dir := range mr.ImportedBy {
+			if _, ok := row[dir]; ok && !importers[[2]string{mr.Path, dir}] {
+				out = append(out, Violation{r.Doc, mr.Line, RuleModules, fmt.Sprintf("module %s is listed as imported by %s, whose non-test files do not import it", mr.Path, dir)})
+			}
 		}
 	}
 	return out
