@@ -14,7 +14,9 @@
 //
 // # Files
 //
-//   - grid.go: Grid, the grid file and its expansion into runs.
+//   - grid.go: Grid, the grid file (read by package config's strict
+//     decoder; Grid.Check and Policy.Check say what a valid one is) and
+//     its expansion into runs.
 //   - run.go: Sweep and RunOne, shards, the durable per-run records.
 //   - tables.go: WriteTables, runs.csv and runs.parquet from the records.
 //   - summary.go: Summarise, summary.csv and pairs.csv across seeds.

@@ -5,18 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/brigadesim/brigade/config"
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
@@ -86,38 +83,80 @@ func (p *Policy) UnmarshalJSON(b []byte) error {
 	return dec.Decode((*plain)(p))
 }
 
+// UnmarshalConfig reads a policy written as a spec string or as an object.
+func (p *Policy) UnmarshalConfig(v config.Value) {
+	if spec, ok := v.String(); ok {
+		*p = Policy{Name: spec}
+		return
+	}
+	if !v.IsMapping() {
+		v.Fail("want a policy spec such as \"sjf+bf/bestfit\", or a mapping with fields %s; got %s", strings.Join(config.Names[Policy](), ", "), v.Describe())
+		return
+	}
+	type plain Policy
+	v.Decode((*plain)(p))
+}
+
+// Check reports what is wrong with the entry: its spec, and each
+// shorthand field.
+func (p *Policy) Check(e *config.Errors) {
+	before := e.Count()
+	if p.Name == "" {
+		e.Add("name", "want a policy spec (known orders: %s)", strings.Join(policies.Names(), ", "))
+	} else if _, err := policies.ParseSpec(p.Name); err != nil {
+		e.Add("name", "%v", err)
+	}
+	if p.Placement != "" && !slices.Contains(policies.PlacementNames(), p.Placement) {
+		e.Add("placement", "want one of %s, got %q", strings.Join(policies.PlacementNames(), ", "), p.Placement)
+	}
+	if p.BackfillDepth < 0 {
+		e.Add("backfill_depth", "want > 0, got %d", p.BackfillDepth)
+	}
+	for _, w := range []struct {
+		field string
+		v     *float64
+	}{{"priority_weight", p.PriorityWeight}, {"wait_weight", p.WaitWeight}} {
+		if w.v != nil && (*w.v < 0 || math.IsNaN(*w.v) || math.IsInf(*w.v, 0)) {
+			e.Add(w.field, "want a finite weight >= 0, got %v", *w.v)
+		}
+	}
+	if e.Count() == before {
+		if err := p.spec().Check(); err != nil {
+			e.Add("name", "%v", err)
+		}
+	}
+}
+
 // Spec is the policy the entry names: its spec with the shorthand fields
 // applied.
 func (p Policy) Spec() (policies.Spec, error) {
+	if err := config.Validate("", &p); err != nil {
+		return policies.Spec{}, err
+	}
+	return p.spec(), nil
+}
+
+// spec applies the shorthand to the parsed spec; p's name must parse.
+func (p Policy) spec() policies.Spec {
 	s, err := policies.ParseSpec(p.Name)
 	if err != nil {
-		return s, fmt.Errorf("name: %w", err)
+		return s
 	}
 	if p.Placement != "" {
-		if !slices.Contains(policies.PlacementNames(), p.Placement) {
-			return s, fmt.Errorf("placement: want one of %s, got %q", strings.Join(policies.PlacementNames(), ", "), p.Placement)
-		}
 		s.Placement = p.Placement
 	}
 	if p.Backfill {
 		s.Backfill = true
 	}
-	if p.BackfillDepth != 0 {
-		if p.BackfillDepth < 0 {
-			return s, fmt.Errorf("backfill_depth: want > 0, got %d", p.BackfillDepth)
-		}
+	if p.BackfillDepth > 0 {
 		s.BackfillDepth = p.BackfillDepth
 	}
 	for _, w := range []struct {
 		v   *float64
 		dst *float64
 	}{{p.PriorityWeight, &s.PriorityWeight}, {p.WaitWeight, &s.WaitWeightPerHour}} {
-		if w.v == nil {
-			continue
-		}
 		switch {
-		case *w.v < 0 || math.IsNaN(*w.v) || math.IsInf(*w.v, 0):
-			return s, fmt.Errorf("priority_weight, wait_weight: want a finite weight >= 0, got %v", *w.v)
+		case w.v == nil:
 		case *w.v == 0:
 			*w.dst = -1 // off
 		default:
@@ -127,7 +166,7 @@ func (p Policy) Spec() (policies.Spec, error) {
 	if p.Oracle {
 		s.UseOracle = true
 	}
-	return s.Canonical(), nil
+	return s.Canonical()
 }
 
 // Seeds is a list of seeds, written as a YAML list or a range "1-10".
@@ -157,6 +196,33 @@ func (s *Seeds) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalConfig reads a list of seeds, one seed, or a string of ranges
+// as ParseSeeds takes it.
+func (s *Seeds) UnmarshalConfig(v config.Value) {
+	want := "want a list of seeds or a range like \"1-10\", got %s"
+	switch {
+	case v.IsList():
+		var list []uint64
+		v.Decode(&list)
+		*s = list
+	case v.IsScalar():
+		if str, ok := v.String(); ok {
+			out, err := ParseSeeds(str)
+			if err != nil {
+				v.Fail(want, v.Describe())
+				return
+			}
+			*s = out
+			return
+		}
+		var one uint64
+		v.Decode(&one)
+		*s = Seeds{one}
+	default:
+		v.Fail(want, v.Describe())
+	}
+}
+
 // ParseSeeds reads "A-B" (inclusive), "A" or a comma-separated mix of them.
 func ParseSeeds(str string) (Seeds, error) {
 	var out Seeds
@@ -178,133 +244,108 @@ func ParseSeeds(str string) (Seeds, error) {
 	return out, nil
 }
 
-// LoadGrid reads and checks a grid file: YAML (or JSON), strict — an
-// unknown field is an error naming the file and the field.
+// LoadGrid reads and checks a grid file: YAML (or JSON), strict (package
+// config): every problem at once, each naming the file, the line and the
+// field. Relative paths in it resolve against its folder.
 func LoadGrid(path string) (*Grid, error) {
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path, "grid", 0)
 	if err != nil {
 		return nil, err
 	}
-	g, err := ParseGrid(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	return ParseGrid(data, path)
+}
+
+// ParseGrid reads and checks a grid; file names it in errors, and its
+// folder is where the grid's relative paths resolve (nothing else is read
+// from it). Metrics default to DefaultMetrics.
+func ParseGrid(data []byte, file string) (*Grid, error) {
+	g := &Grid{dir: filepath.Dir(file)}
+	if err := config.Decode(data, file, g); err != nil {
+		return nil, err
 	}
-	g.dir = filepath.Dir(path)
-	if err := g.check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if len(g.Metrics) == 0 {
+		g.Metrics = slices.Clone(DefaultMetrics)
 	}
 	return g, nil
 }
 
-// ParseGrid decodes a grid strictly, without checking its values.
-func ParseGrid(data []byte) (*Grid, error) {
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("not valid YAML: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
-	var g Grid
-	if err := dec.Decode(&g); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("%s: want %s, got a %s", te.Field, kind(te.Type), te.Value)
-		}
-		msg := err.Error()
-		if _, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			var generic any
-			if json.Unmarshal(js, &generic) == nil {
-				if path, known := unknownField(generic, reflect.TypeFor[Grid](), ""); path != "" {
-					return nil, fmt.Errorf("%s: unknown field (known there: %s; see docs/sweeps.md)", path, strings.Join(known, ", "))
-				}
-			}
-		}
-		return nil, errors.New(strings.TrimPrefix(msg, "json: "))
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("more than one document")
-	}
-	return &g, nil
-}
-
-func (g *Grid) check() error {
+// Check reports every problem of the grid: a workload, clusters, policies
+// (each as Policy.Check says, with distinct labels), loads, seeds, metrics
+// and durations; the trace files and cluster spec files it names must be
+// readable.
+func (g *Grid) Check(e *config.Errors) {
 	if len(g.Traces)+len(g.Synthetic) == 0 {
-		return fmt.Errorf("no workload: give traces (path, format) or synthetic (jobs, load)")
+		e.Add("", "no workload: give traces (path, format) or synthetic (jobs, load)")
 	}
 	for i, t := range g.Traces {
+		te := e.Index("traces", i)
 		if t.Path == "" {
-			return fmt.Errorf("traces[%d].path: missing (want a trace file)", i)
+			te.Add("path", "missing (want a trace file)")
+		} else if _, err := os.Stat(g.path(t.Path)); err != nil {
+			te.Add("path", "%v", err)
 		}
 		if err := workloads.CheckFormat(t.Format); err != nil {
-			return fmt.Errorf("traces[%d].format: %v", i, err)
-		}
-		if _, err := os.Stat(g.path(t.Path)); err != nil {
-			return fmt.Errorf("traces[%d].path: %v", i, err)
+			te.Add("format", "%v", err)
 		}
 	}
 	for i, s := range g.Synthetic {
 		if s.Jobs <= 0 {
-			return fmt.Errorf("synthetic[%d].jobs: want a positive number of jobs, got %d", i, s.Jobs)
+			e.Add(fmt.Sprintf("synthetic[%d].jobs", i), "want a positive number of jobs, got %d", s.Jobs)
 		}
 		if s.Load < 0 {
-			return fmt.Errorf("synthetic[%d].load: want a positive load, got %g", i, s.Load)
+			e.Add(fmt.Sprintf("synthetic[%d].load", i), "want a positive load, got %g", s.Load)
 		}
 	}
 	if len(g.Clusters) == 0 {
-		return fmt.Errorf("clusters: want at least one preset name (%s) or spec file", strings.Join(hwmodel.Presets(), ", "))
+		e.Add("clusters", "want at least one preset name (%s) or spec file", strings.Join(hwmodel.Presets(), ", "))
 	}
-	for i, c := range g.Clusters {
+	for i := range g.Clusters {
 		if _, err := g.Cluster(i); err != nil {
-			return fmt.Errorf("clusters[%d] %q: %v", i, c, err)
+			e.Add(fmt.Sprintf("clusters[%d]", i), "%v", err)
 		}
 	}
 	if len(g.Policies) == 0 {
-		return fmt.Errorf("policies: want at least one (known: %s)", strings.Join(policies.Names(), ", "))
+		e.Add("policies", "want at least one (known: %s)", strings.Join(policies.Names(), ", "))
 	}
 	labels := map[string]int{}
-	for i, p := range g.Policies {
-		spec, err := p.Spec()
-		if err != nil {
-			return fmt.Errorf("policies[%d].%v", i, err)
-		}
-		if err := spec.Check(); err != nil {
-			return fmt.Errorf("policies[%d].name: %v", i, err)
+	for i := range g.Policies {
+		pe := e.Index("policies", i)
+		before := pe.Count()
+		g.Policies[i].Check(pe)
+		if pe.Count() != before {
+			continue
 		}
 		if j, dup := labels[g.Label(i)]; dup {
-			return fmt.Errorf("policies[%d]: label %q is already policies[%d]'s; give each a distinct label", i, g.Label(i), j)
+			pe.Add("", "label %q is already policies[%d]'s; give each a distinct label", g.Label(i), j)
 		}
 		labels[g.Label(i)] = i
 	}
 	for i, l := range g.Loads {
 		if !(l > 0) {
-			return fmt.Errorf("loads[%d]: want a positive offered load, got %g", i, l)
+			e.Add(fmt.Sprintf("loads[%d]", i), "want a positive offered load, got %g", l)
 		}
 	}
 	if len(g.Seeds) == 0 {
-		return fmt.Errorf("seeds: want a list of seeds or a range like \"1-10\"")
+		e.Add("seeds", "want a list of seeds or a range like \"1-10\"")
 	}
 	seen := map[uint64]bool{}
 	for _, s := range g.Seeds {
 		if seen[s] {
-			return fmt.Errorf("seeds: seed %d is listed twice", s)
+			e.Add("seeds", "seed %d is listed twice", s)
 		}
 		seen[s] = true
 	}
-	if len(g.Metrics) == 0 {
-		g.Metrics = slices.Clone(DefaultMetrics)
-	}
 	for i, m := range g.Metrics {
 		if _, err := Metric(results.Summary{}, m); err != nil {
-			return fmt.Errorf("metrics[%d]: %v", i, err)
+			e.Add(fmt.Sprintf("metrics[%d]", i), "%v", err)
 		}
 	}
 	if _, err := g.bucket(); err != nil {
-		return fmt.Errorf("bucket: %v", err)
+		e.Add("bucket", "%v", err)
 	}
 	if _, err := g.starvation(); err != nil {
-		return fmt.Errorf("starvation_threshold: %v", err)
+		e.Add("starvation_threshold", "%v", err)
 	}
-	return nil
 }
 
 func (g *Grid) bucket() (hwmodel.Time, error) {
@@ -404,72 +445,6 @@ func Metric(s results.Summary, name string) (float64, error) {
 		return 0, fmt.Errorf("metric %q is not a number of summary.json (want e.g. %s.mean)", name, name)
 	}
 	return f, nil
-}
-
-func kind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Uint64:
-		return "an integer"
-	case reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice:
-		return "a list"
-	case reflect.Struct:
-		return "a mapping"
-	}
-	return "a " + t.String()
-}
-
-// unknownField finds the first field of v (decoded JSON) that type t has
-// no field for, returning its path (e.g. policies[1].backfil) and the
-// fields known there.
-func unknownField(v any, t reflect.Type, path string) (string, []string) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch x := v.(type) {
-	case []any:
-		if t.Kind() == reflect.Slice {
-			for i, e := range x {
-				if p, k := unknownField(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); p != "" {
-					return p, k
-				}
-			}
-		}
-	case map[string]any:
-		if t.Kind() != reflect.Struct {
-			return "", nil
-		}
-		fields := map[string]reflect.Type{}
-		var known []string
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			fields[name] = f.Type
-			known = append(known, name)
-		}
-		for _, k := range slices.Sorted(mapsKeys(x)) {
-			sub := k
-			if path != "" {
-				sub = path + "." + k
-			}
-			ft, ok := fields[k]
-			if !ok {
-				return sub, known
-			}
-			if p, kn := unknownField(x[k], ft, sub); p != "" {
-				return p, kn
-			}
-		}
-	}
-	return "", nil
 }
 
 func lookup(m map[string]any, path []string) (any, bool) {
