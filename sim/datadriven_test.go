@@ -17,7 +17,7 @@ package sim_test
 //	                        backoff= backoff-factor= checkpoint=(EVERY, COST)
 //	                        mig-reconfig-time= sharing=processor
 //	heartbeat interval=T timeout=T
-//	submit                  one job per line: NAME at=T dur=T [gpus=N] [milli=M]
+//	submit                  one job per line: NAME at=T dur=T [gpus=N] [gpu_milli=M]
 //	                        [mig=PROFILE] [mig-slices=N] [mig-mem=SIZE] [cpu=CORES] [mem=SIZE] [tenant=NAME] [prio=P]
 //	                        [est=T] [deps=(A, B)] [fails=K] [retries=R] [deadline=T]
 //	                        [models=(M1, M2)] [checkpoint=(EVERY, COST)]
@@ -31,15 +31,14 @@ package sim_test
 //
 // Times are durations as hwmodel.ParseDuration reads them (90s, 5m, 1h;
 // a bare number is seconds) and print as seconds. A job asks for one whole
-// GPU unless it says otherwise (gpus=0: CPU only; milli=M: M milli-GPU of
-// one GPU; mig=PROFILE: one MIG instance of that profile; mig-slices=N,
-// mig-mem=SIZE: one MIG instance with at least N compute slices and SIZE
-// memory), and its estimate is its true duration unless est= says
-// otherwise. Setup commands must come before the
-// first command that needs the engine (run, print, assert). Bad input is
-// answered with an "error:" line naming the file, line and field, so a
-// scenario can show the message; a failed assert fails the test whatever
-// the flags.
+// GPU unless it says otherwise (gpus=0: CPU only; gpu_milli=M: M
+// milli-GPU of one GPU; mig=PROFILE: one MIG instance of that profile;
+// mig-slices=N, mig-mem=SIZE: one MIG instance with at least N compute
+// slices and SIZE memory), and its estimate is its true duration unless
+// est= says otherwise. Setup commands must come before the first command
+// that needs the engine (run, print, assert). Bad input is answered with
+// an "error:" line naming the file, line and field, so a scenario can show
+// the message; a failed assert fails the test whatever the flags.
 
 import (
 	"cmp"
@@ -538,7 +537,7 @@ func (h *harness) doSubmit(d *datadriven.TestData) error {
 			j.Req.GPUMilli = 0
 		}
 		var milli int
-		if p.int("milli", 1, hwmodel.MilliPerGPU, &milli) {
+		if p.int("gpu_milli", 1, hwmodel.MilliPerGPU, &milli) {
 			j.Req.GPUMilli = int32(milli)
 		}
 		if v, ok := p.one("mig"); ok {
