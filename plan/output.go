@@ -1,12 +1,12 @@
 package plan
 
 import (
-	"bytes"
 	"encoding/csv"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,39 +15,155 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/brigadesim/brigade/report"
 	"github.com/brigadesim/brigade/results"
 )
 
-// Answer is one line saying what was found.
+// label names a point for messages: "8 × P100 (64 GPUs)", "4 replicas
+// (8 GPUs)".
+func (r *Result) label(p Point) string {
+	return fmt.Sprintf("%s (%d GPUs)", r.short(p), p.GPUs)
+}
+
+func (r *Result) short(p Point) string {
+	if r.Axis == AxisReplicas {
+		return fmt.Sprintf("%d replicas", p.Size)
+	}
+	return fmt.Sprintf("%d × %s", p.Size, p.Model)
+}
+
+// Answer is one line saying what was found, or, without an answer, why
+// not (Unreachable).
 func (r *Result) Answer() string {
 	if r.Best < 0 {
 		return r.Unreachable()
 	}
 	p := r.Points[r.Best]
-	s := fmt.Sprintf("smallest cluster meeting every target: %d GPUs of %s (%d nodes)", p.GPUs, p.Model, p.Nodes)
+	if r.Axis == AxisReplicas {
+		s := fmt.Sprintf("smallest replica count meeting every target: %d replicas of %s = %d GPUs of %s (%g GPU-hours per hour)",
+			p.Size, r.Service, p.GPUs, p.Model, p.GPUHoursPerHour)
+		if p.Size > 1 && r.NeighbourFails {
+			s += fmt.Sprintf("; %d replicas fail", p.Size-1)
+		}
+		return s
+	}
 	if r.Prices != nil {
-		s = fmt.Sprintf("cheapest cluster meeting every target: %d GPUs of %s (%d nodes), %.2f per hour at the given prices", p.GPUs, p.Model, p.Nodes, p.Cost)
+		return fmt.Sprintf("cheapest cluster meeting every target: %d GPUs of %s (%d nodes), %.2f per hour at the given prices", p.GPUs, p.Model, p.Size, p.Cost)
+	}
+	return fmt.Sprintf("smallest cluster meeting every target: %d GPUs of %s (%d nodes)", p.GPUs, p.Model, p.Size)
+}
+
+// Unreachable explains, when no size met every target, which targets
+// failed at the largest size of each model tried and by how much, and
+// which failed at the smallest size meeting the targets that growing
+// helps (those that growing only moves further away). "" when there is
+// an answer.
+func (r *Result) Unreachable() string {
+	if r.Best >= 0 {
+		return ""
+	}
+	s := "no cluster in the allowed range meets every target"
+	if r.Axis == AxisReplicas {
+		s = fmt.Sprintf("no replica count in %d..%d meets every target", r.Lo, r.Hi)
+	}
+	largest := map[string]int{}
+	for _, m := range r.Models {
+		last := -1
+		for i, p := range r.Points {
+			if p.Model == m && (last < 0 || p.Size > r.Points[last].Size) {
+				last = i
+			}
+		}
+		if last < 0 {
+			continue
+		}
+		largest[m] = last
+		p := r.Points[last]
+		if r.Axis == AxisReplicas {
+			s += fmt.Sprintf("; at %s:", r.label(p))
+		} else {
+			s += fmt.Sprintf("; at the largest size, %s:", r.label(p))
+		}
+		for k, t := range r.Targets {
+			if p.Pass[k] {
+				continue
+			}
+			s += r.fails(t, p.Values[k])
+			// The best value any size tried reached, when another size
+			// came closer.
+			best := last
+			for i, q := range r.Points {
+				if q.Model == m && t.Worse(q.Values[k], r.Points[best].Values[k]) == r.Points[best].Values[k] && q.Values[k] != r.Points[best].Values[k] {
+					best = i
+				}
+			}
+			if best != last {
+				s += fmt.Sprintf(" (the closest of the sizes tried was %s: %s)", r.short(r.Points[best]), t.Format(r.Points[best].Values[k]))
+			}
+			s += ";"
+		}
+		if p.Unfit > 0 {
+			s += fmt.Sprintf(" %d jobs can never fit it;", p.Unfit)
+		}
+		s = s[:len(s)-1]
+	}
+	for _, i := range r.searched {
+		p := r.Points[i]
+		if p.OK() || largest[p.Model] == i {
+			continue
+		}
+		if r.Axis == AxisReplicas {
+			s += fmt.Sprintf("; at %s, the fewest meeting the targets that more replicas help:", r.label(p))
+		} else {
+			s += fmt.Sprintf("; at %s, the smallest size at which every job fits and the targets met at the largest size hold:", r.label(p))
+		}
+		for k, t := range r.Targets {
+			if !p.Pass[k] {
+				s += r.fails(t, p.Values[k])
+				if r.Axis == AxisReplicas {
+					s += " (more replicas only move it further)"
+				}
+				s += ";"
+			}
+		}
+		s = s[:len(s)-1]
 	}
 	return s
 }
 
+func (r *Result) fails(t Target, v float64) string {
+	if r.Axis == AxisReplicas {
+		return fmt.Sprintf(" %s fails with %s", t, t.Miss(v))
+	}
+	return fmt.Sprintf(" target %s fails: %s", t, t.Miss(v))
+}
+
 func (r *Result) header() []string {
-	h := []string{"model", "nodes", "gpus", "cost_per_h", "unfit_jobs"}
+	h := []string{"replicas", "gpus", "gpu_h_per_h", "requests"}
+	if r.Axis == AxisNodes {
+		h = []string{"model", "nodes", "gpus", "cost_per_h", "unfit_jobs"}
+	}
 	for _, t := range r.Targets {
-		h = append(h, t.Key, t.String())
+		h = append(h, t.Key(), t.String())
 	}
 	return append(h, "all_pass", "chosen")
 }
 
-func (r *Result) row(i int) []string {
+// row is Points[i] as table cells; human prints latencies in ms or s,
+// otherwise they are plain seconds.
+func (r *Result) row(i int, human bool) []string {
 	p := r.Points[i]
-	row := []string{p.Model, strconv.Itoa(p.Nodes), strconv.Itoa(p.GPUs), strconv.FormatFloat(p.Cost, 'f', 2, 64), strconv.Itoa(p.Unfit)}
-	for k := range r.Targets {
-		row = append(row, fmtNum(p.Values[k]), passFail(p.Pass[k]))
+	row := []string{strconv.Itoa(p.Size), strconv.Itoa(p.GPUs), fmtNum(p.GPUHoursPerHour), strconv.FormatInt(p.Requests, 10)}
+	if r.Axis == AxisNodes {
+		row = []string{p.Model, strconv.Itoa(p.Size), strconv.Itoa(p.GPUs), strconv.FormatFloat(p.Cost, 'f', 2, 64), strconv.Itoa(p.Unfit)}
+	}
+	for k, t := range r.Targets {
+		v := fmtNum(p.Values[k])
+		if human && t.Unit == Seconds {
+			v = fmtSeconds(p.Values[k])
+		}
+		row = append(row, v, passFail(p.Pass[k]))
 	}
 	chosen := ""
 	if i == r.Best {
@@ -63,17 +179,29 @@ func passFail(ok bool) string {
 	return "fail"
 }
 
-// WriteTable prints the evidence table, one row per size tried.
+// WriteTable prints the evidence table: one row per size used, each
+// target's metric (the worst over seeds) and pass or fail; * marks the
+// answer.
 func (r *Result) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(r.header(), "\t")+"\t")
 	for i := range r.Points {
-		fmt.Fprintln(tw, strings.Join(r.row(i), "\t")+"\t")
+		fmt.Fprintln(tw, strings.Join(r.row(i, true), "\t")+"\t")
 	}
 	return tw.Flush()
 }
 
-// WriteCSV writes the evidence table as CSV, atomically.
+// WriteMarkdownTable writes the evidence table as a Markdown table.
+func (r *Result) WriteMarkdownTable(w io.Writer) {
+	h := r.header()
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat(" --- |", len(h)))
+	for i := range r.Points {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r.row(i, true), " | "))
+	}
+}
+
+// WriteCSV writes the evidence table as CSV (latencies in seconds),
+// atomically.
 func (r *Result) WriteCSV(path string) error {
 	return results.AtomicWriteFile(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
@@ -81,7 +209,7 @@ func (r *Result) WriteCSV(path string) error {
 			return err
 		}
 		for i := range r.Points {
-			if err := cw.Write(r.row(i)); err != nil {
+			if err := cw.Write(r.row(i, false)); err != nil {
 				return err
 			}
 		}
@@ -90,52 +218,77 @@ func (r *Result) WriteCSV(path string) error {
 	})
 }
 
-// WriteMarkdownTable writes the evidence table as a Markdown table.
-func (r *Result) WriteMarkdownTable(w io.Writer) {
-	h := r.header()
-	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat(" --- |", len(h)))
-	for i := range r.Points {
-		fmt.Fprintf(w, "| %s |\n", strings.Join(r.row(i), " | "))
+// WriteFiles writes plan.csv and, for each of formats ("png", "svg"),
+// plan.FORMAT into dir (created if missing). It returns the names
+// written.
+func (r *Result) WriteFiles(dir string, formats ...string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
+	if err := r.WriteCSV(filepath.Join(dir, "plan.csv")); err != nil {
+		return nil, err
+	}
+	names := []string{"plan.csv"}
+	var png, svg string
+	for _, f := range formats {
+		switch f {
+		case "png":
+			png = filepath.Join(dir, "plan.png")
+		case "svg":
+			svg = filepath.Join(dir, "plan.svg")
+		default:
+			return nil, fmt.Errorf("plan: unknown plot format %q (want png or svg)", f)
+		}
+		names = append(names, "plan."+f)
+	}
+	if err := r.WritePlots(png, svg); err != nil {
+		return nil, err
+	}
+	return names, nil
 }
 
-var modelColours = []color.Color{
-	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
-	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
-	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
-}
-
+// The figure: one panel per target, stacked.
 const (
-	panelWidth  = 5 * vg.Inch
-	panelHeight = 4 * vg.Inch
-	plotDPI     = 150
+	plotWidth   = 9 * vg.Inch
+	panelHeight = 3 * vg.Inch
+	plotDPI     = 120
 )
+
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+
+// x is where a point sits on the plots' size axis: GPUs for a cluster
+// (models with different node sizes compare), replicas for a service.
+func (r *Result) x(p Point) float64 {
+	if r.Axis == AxisReplicas {
+		return float64(p.Size)
+	}
+	return float64(p.GPUs)
+}
 
 func (r *Result) panel(k int) (*plot.Plot, error) {
 	t := r.Targets[k]
-	p := plot.New()
-	p.Title.Text = "target " + t.String()
-	p.X.Label.Text = "cluster size (GPUs, log scale)"
+	xLabel := "cluster size (GPUs, log scale)"
+	if r.Axis == AxisReplicas {
+		xLabel = "replicas (log scale)"
+	}
+	unit := ""
+	if t.Unit == Seconds {
+		unit = " (s)"
+	}
+	p := report.NewPlot("target "+t.String(), xLabel, t.Key()+unit+", worst over seeds")
+	p.Legend.Top = true
+	// The search's sizes double: a log scale spaces them evenly.
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Label.Text = t.Key + " (worst over seeds)"
-	p.Legend.Top = true
-	minX, maxX := 0.0, 1.0
-	for i, pt := range r.Points {
-		if i == 0 || float64(pt.GPUs) < minX {
-			minX = float64(pt.GPUs)
-		}
-		if i == 0 || float64(pt.GPUs) > maxX {
-			maxX = float64(pt.GPUs)
-		}
+	minX, maxX := math.Inf(1), math.Inf(-1)
+	for _, pt := range r.Points {
+		minX, maxX = math.Min(minX, r.x(pt)), math.Max(maxX, r.x(pt))
 	}
 	for mi, m := range r.Models {
 		var xy plotter.XYs
 		for _, pt := range r.Points {
 			if pt.Model == m {
-				xy = append(xy, plotter.XY{X: float64(pt.GPUs), Y: pt.Values[k]})
+				xy = append(xy, plotter.XY{X: r.x(pt), Y: pt.Values[k]})
 			}
 		}
 		if len(xy) == 0 {
@@ -145,68 +298,80 @@ func (r *Result) panel(k int) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := modelColours[mi%len(modelColours)]
-		l.Color, s.Color = c, c
-		l.Dashes = modelDashes[mi%len(modelDashes)]
-		s.Shape = modelGlyphs[mi%len(modelGlyphs)]
+		report.StyleLine(l, mi)
+		s.Color = l.Color
+		s.Shape = glyphs[mi%len(glyphs)]
+		// Models that meet at one value stay visible: earlier ones are
+		// drawn bigger.
 		s.Radius = vg.Points(3 + float64(len(r.Models)-1-mi))
 		p.Add(l, s)
-		p.Legend.Add(m, l, s)
+		name := m
+		if r.Axis == AxisReplicas {
+			name = "service " + r.Service
+		}
+		p.Legend.Add(name, l, s)
 	}
-	if err := report.AddTargetLine(p, minX, maxX, t.Value, "target "+t.Op+" "+fmtNum(t.Value)); err != nil {
+	if err := report.AddTargetLine(p, minX, maxX, t.Value, "target "+t.Op+" "+t.Format(t.Value)); err != nil {
 		return nil, err
 	}
 	if r.Best >= 0 {
 		b := r.Points[r.Best]
-		if err := report.AddChosenRing(p, float64(b.GPUs), b.Values[k], fmt.Sprintf("chosen: %d × %s", b.Nodes, b.Model)); err != nil {
+		if err := report.AddChosenRing(p, r.x(b), b.Values[k], "chosen: "+r.short(b)); err != nil {
 			return nil, err
 		}
 	}
 	if t.Upper() && t.Value > 0 {
-		// Small clusters miss a ceiling by orders of magnitude; show the
-		// region around the target and let the rest run off the top.
+		// Too small a size misses a ceiling by orders of magnitude; show
+		// the region around the bound and let the rest run off the top.
 		top := 3 * t.Value
 		if r.Best >= 0 {
 			top = math.Max(top, 1.2*r.Points[r.Best].Values[k])
 		}
-		p.Y.Min, p.Y.Max = math.Min(p.Y.Min, 0), math.Min(p.Y.Max, top)
-		p.Y.Label.Text += ", clipped at " + fmtNum(p.Y.Max)
+		p.Y.Min = math.Min(p.Y.Min, 0)
+		if p.Y.Max > top {
+			p.Y.Max = top
+			p.Y.Label.Text += ", clipped at " + fmtNum(top)
+		}
 	}
 	return p, nil
 }
 
-var modelDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}}
-
-var modelGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
-
-// WritePlots draws one panel per target, side by side, to pngPath and
-// svgPath (either may be ""), atomically.
+// WritePlots draws each target's metric against the size (one panel per
+// target, stacked; one line per model), with the bound as a dashed line
+// and the answer ringed, to pngPath and svgPath (either may be ""),
+// atomically.
 func (r *Result) WritePlots(pngPath, svgPath string) error {
-	width := panelWidth * vg.Length(len(r.Targets))
-	for _, out := range []struct{ path, format string }{{pngPath, "png"}, {svgPath, "svg"}} {
-		if out.path == "" {
-			continue
-		}
-		var c vg.CanvasWriterTo
-		if out.format == "png" {
-			c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, panelHeight), vgimg.UseDPI(plotDPI))}
-		} else {
-			c = vgsvg.New(width, panelHeight)
-		}
-		dc := draw.New(c)
+	h := panelHeight * vg.Length(len(r.Targets))
+	var perr error
+	drawAll := func(c draw.Canvas) {
 		for k := range r.Targets {
 			p, err := r.panel(k)
 			if err != nil {
-				return err
+				perr = err
+				return
 			}
-			left := panelWidth * vg.Length(k)
-			p.Draw(draw.Crop(dc, left, left+panelWidth-width, 0, 0))
+			top := h - panelHeight*vg.Length(k)
+			p.Draw(draw.Crop(c, 0, 0, top-panelHeight, top-h))
 		}
-		var buf bytes.Buffer
-		if _, err := c.WriteTo(&buf); err != nil {
+	}
+	for _, out := range []struct {
+		path   string
+		render func() ([]byte, error)
+	}{
+		{pngPath, func() ([]byte, error) { return report.RenderPNG(plotWidth, h, plotDPI, drawAll) }},
+		{svgPath, func() ([]byte, error) { return report.RenderSVG(plotWidth, h, drawAll) }},
+	} {
+		if out.path == "" {
+			continue
+		}
+		b, err := out.render()
+		if err == nil {
+			err = perr
+		}
+		if err != nil {
 			return err
 		}
-		if err := results.AtomicWriteFile(out.path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+		if err := results.AtomicWriteFile(out.path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return err
 		}
 	}

@@ -12,8 +12,6 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/plan"
 	"github.com/brigadesim/brigade/policies"
-	"github.com/brigadesim/brigade/runner"
-	"github.com/brigadesim/brigade/sim"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -105,7 +103,7 @@ func parsePrices(s string) (map[string]float64, error) {
 }
 
 func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
-	targets, err := plan.ParseTargets(f.targets)
+	targets, err := plan.ParseTargets(f.targets, plan.SummaryMetrics())
 	if err != nil {
 		return usageError{fmt.Errorf("--target: %w", err)}
 	}
@@ -190,69 +188,27 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 	for i := range w.Jobs {
 		reqs[i] = w.Jobs[i].Req
 	}
-	target := policies.TargetFromRequests(reqs)
 	if !f.quiet {
 		fmt.Fprintf(stderr, "brigade: planning for %d jobs from %s under %s, %s, %d-%d nodes of %d GPUs, seeds %s\n",
 			len(w.Jobs), name, f.spec, strings.Join(models, ","), lo, hi, f.gpusPerNode, f.seeds)
 	}
-	eval := func(model string, nodes int) (plan.Point, error) {
-		spec := &hwmodel.ClusterSpec{
-			Name:       fmt.Sprintf("%s-%dx%d", strings.ToLower(model), nodes, f.gpusPerNode),
-			NodeGroups: []hwmodel.NodeGroupSpec{{NamePrefix: "node", Count: nodes, GPUModel: model, GPUsPerNode: f.gpusPerNode}},
+	cfg := plan.ClusterConfig{Workload: w, WorkloadName: name, Policy: f.spec, Target: policies.TargetFromRequests(reqs),
+		StarvationThreshold: starvation, Targets: targets, Models: models, Prices: prices, GPUsPerNode: f.gpusPerNode,
+		MinNodes: lo, MaxNodes: hi, Seeds: seeds}
+	if !f.quiet {
+		cfg.Progress = func(p plan.Point) {
+			fmt.Fprintf(stderr, "brigade: %d × %s (%d GPUs): %s\n", p.Size, p.Model, p.GPUs, passFail(p.OK()))
 		}
-		p := plan.Point{Model: model, Nodes: nodes, GPUs: nodes * f.gpusPerNode}
-		p.Cost = float64(p.GPUs) * prices[model]
-		for si, seed := range seeds {
-			runs, err := runner.Run(runner.Spec{
-				Workload: w, WorkloadName: name, NewCluster: spec.Build, ClusterName: spec.Name,
-				Policies: []policies.Spec{f.spec}, Placer: policies.PlacerConfig{Seed: seed, Target: target}, Seed: seed, StarvationThreshold: starvation,
-			})
-			if err != nil {
-				return p, err
-			}
-			m, err := plan.Metrics(runs[0].Summary)
-			if err != nil {
-				return p, err
-			}
-			unfit := 0
-			for _, j := range runs[0].Engine.Jobs {
-				if strings.HasPrefix(j.Reason, sim.ReasonUnsatisfiable) {
-					unfit++
-				}
-			}
-			p.Unfit = max(p.Unfit, unfit)
-			for k, t := range targets {
-				v := m[t.Key]
-				if si == 0 {
-					p.Values = append(p.Values, v)
-				} else {
-					p.Values[k] = t.Worse(p.Values[k], v)
-				}
-			}
-		}
-		for k, t := range targets {
-			p.Pass = append(p.Pass, t.Holds(p.Values[k]))
-		}
-		if !f.quiet {
-			fmt.Fprintf(stderr, "brigade: %d × %s (%d GPUs): %s\n", nodes, model, p.GPUs, passFail(p.OK()))
-		}
-		return p, nil
 	}
-	res, err := plan.Plan(targets, models, prices, lo, hi, eval)
+	res, err := plan.Cluster(cfg)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return err
-	}
-	if err := res.WriteCSV(filepath.Join(f.out, "plan.csv")); err != nil {
-		return err
-	}
-	if err := res.WritePlots(filepath.Join(f.out, "plan.png"), filepath.Join(f.out, "plan.svg")); err != nil {
+	if _, err := res.WriteFiles(f.out, "png", "svg"); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, res.Answer())
-	fmt.Fprintf(stdout, "%d sizes simulated (of %d per model in range), each on %d seed(s):\n", res.Evals, hi-lo+1, len(seeds))
+	fmt.Fprintf(stdout, "%d sizes simulated (of %d per model in range), each on %d seed(s):\n", len(res.Points), hi-lo+1, len(seeds))
 	if err := res.WriteTable(stdout); err != nil {
 		return err
 	}
@@ -291,7 +247,7 @@ func writePlanMarkdown(f planFlags, res *plan.Result, workload, png string) erro
 	for mi, m := range res.Models {
 		if i := res.PerModel[mi]; i >= 0 {
 			p := res.Points[i]
-			fmt.Fprintf(&b, "- %s: %d nodes × %d GPUs = %d GPUs", m, p.Nodes, f.gpusPerNode, p.GPUs)
+			fmt.Fprintf(&b, "- %s: %d nodes × %d GPUs = %d GPUs", m, p.Size, f.gpusPerNode, p.GPUs)
 			if res.Prices != nil {
 				fmt.Fprintf(&b, ", %.2f per hour", p.Cost)
 			}
@@ -300,7 +256,7 @@ func writePlanMarkdown(f planFlags, res *plan.Result, workload, png string) erro
 			fmt.Fprintf(&b, "- %s: no size in range meets every target\n", m)
 		}
 	}
-	fmt.Fprintf(&b, "\n%d sizes were simulated; the range held %d sizes per model.\n\n", res.Evals, f.maxGPUs/f.gpusPerNode-max(1, (f.minGPUs+f.gpusPerNode-1)/f.gpusPerNode)+1)
+	fmt.Fprintf(&b, "\n%d sizes were simulated; the range held %d sizes per model.\n\n", len(res.Points), res.Hi-res.Lo+1)
 	fmt.Fprintf(&b, "## Evidence\n\nEvery size tried, with each target's metric (the worst value over the seeds) and whether it passed; `*` marks the answer. The same table is in plan.csv.\n\n")
 	var t strings.Builder
 	res.WriteMarkdownTable(&t)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/brigadesim/brigade/plan"
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/serving"
 )
@@ -22,9 +23,10 @@ import (
 //
 // The file's variants, batch jobs, cluster, faults and autoscaling are
 // left out: every replica count is a run of the service alone with that
-// many warm replicas on a cluster just big enough (serving.PlanReplicas).
+// many warm replicas on a cluster just big enough (plan.Replicas, which
+// runs serving.Fixed).
 func servePlan(exp *serving.Experiment, f serveFlags, stdout, stderr io.Writer) error {
-	targets, err := serving.ParsePlanTargets(f.plan)
+	targets, err := plan.ParseTargets(f.plan, plan.ServiceMetrics())
 	if err != nil {
 		return usageError{fmt.Errorf("--plan: %w", err)}
 	}
@@ -40,7 +42,7 @@ func servePlan(exp *serving.Experiment, f serveFlags, stdout, stderr io.Writer) 
 			return usageError{fmt.Errorf("--seeds: %w", err)}
 		}
 	}
-	cfg := serving.PlanConfig{Spec: &exp.Spec, Service: f.planService, Targets: targets, MaxReplicas: f.planMax,
+	cfg := plan.ReplicaConfig{Spec: &exp.Spec, Service: f.planService, Targets: targets, MaxReplicas: f.planMax,
 		Seeds: seeds, Rate: f.planRate}
 	if !f.quiet {
 		name := f.planService
@@ -53,11 +55,11 @@ func servePlan(exp *serving.Experiment, f serveFlags, stdout, stderr io.Writer) 
 		}
 		fmt.Fprintf(stderr, "brigade serve: planning replicas of %s in 1..%d for %s over %s, seeds %s; autoscaling, incidents and batch jobs left out\n",
 			name, f.planMax, traffic, results.HumanDuration(exp.Spec.Horizon.Seconds()), joinSeeds(seeds))
-		cfg.Progress = func(p serving.PlanPoint) {
-			fmt.Fprintf(stderr, "brigade serve: %d replicas (%d GPUs): %s\n", p.Replicas, p.GPUs, passFail(p.OK()))
+		cfg.Progress = func(p plan.Point) {
+			fmt.Fprintf(stderr, "brigade serve: %d replicas (%d GPUs): %s\n", p.Size, p.GPUs, passFail(p.OK()))
 		}
 	}
-	r, err := serving.PlanReplicas(cfg)
+	r, err := plan.Replicas(cfg)
 	if err != nil {
 		return err
 	}
@@ -73,7 +75,11 @@ func servePlan(exp *serving.Experiment, f serveFlags, stdout, stderr io.Writer) 
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	files, err := serving.WritePlanFiles(tmp, r, f.noPlots)
+	var plots []string
+	if !f.noPlots {
+		plots = []string{"png"}
+	}
+	files, err := r.WriteFiles(tmp, plots...)
 	if err != nil {
 		return err
 	}
@@ -85,7 +91,7 @@ func servePlan(exp *serving.Experiment, f serveFlags, stdout, stderr io.Writer) 
 		rate = fmt.Sprintf(" at %g rps", r.Rate)
 	}
 	fmt.Fprintf(stdout, "service %s%s: %d replica counts simulated (of %d in range), each on %d seed(s); %d GPUs of %s per replica\n",
-		r.Service, rate, len(r.Points), r.MaxReplicas, len(r.Seeds), r.GPUsPerReplica, r.GPUModel)
+		r.Service, rate, len(r.Points), r.Hi, len(r.Seeds), r.GPUsPer, r.Models[0])
 	if err := r.WriteTable(stdout); err != nil {
 		return err
 	}
