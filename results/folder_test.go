@@ -87,7 +87,10 @@ func TestWriteFolder(t *testing.T) {
 			}, "no space left", "1", true},
 		{"failed first write leaves nothing", nil, func(t *testing.T, tmp string) error { return diskFull }, "no space left", "", false},
 		{"user folder is refused", func(t *testing.T, out string) { os.WriteFile(filepath.Join(out, "thesis.tex"), []byte("mine"), 0o644) },
-			func(t *testing.T, tmp string) error { t.Error("write called for a folder that may not be replaced"); return nil },
+			func(t *testing.T, tmp string) error {
+				t.Error("write called for a folder that may not be replaced")
+				return nil
+			},
 			"it holds thesis.tex and no run.json", "", false},
 	}
 	for _, tc := range tests {

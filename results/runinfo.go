@@ -49,7 +49,7 @@ type RunInfo struct {
 	// VCSRevision is the commit the binary was built from (Revision);
 	// absent when the build recorded none.
 	VCSRevision string `json:"vcs_revision,omitempty"`
-	Seed           uint64 `json:"seed"`
+	Seed        uint64 `json:"seed"`
 	// Command is the command line as given: the program name, then its
 	// arguments.
 	Command []string `json:"command"`

@@ -71,7 +71,7 @@ func (c BenchCase) Prepare(w *workloads.Workload) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := PrepareOptions{RevealOracle: spec.UseOracle, MIGReconfigure: spec.MIGReconfigure, MIGConvertWhole: spec.MIGConvertWhole}
+	opt := Options{}.ForPolicy(spec)
 	if c.Faults.Injects() {
 		opt.Faults = c.Faults
 		if opt.FaultSchedule, err = c.Faults.Schedule(cluster, w, c.Seed); err != nil {
@@ -125,9 +125,37 @@ func Measure(p *Prepared) (BenchResult, error) {
 // thousand and run mostly after the last arrival, so the arrival window
 // would see far less than the offered load.
 func SyntheticAtLoad(jobs int, seed uint64, gpus int, load float64) (*workloads.Workload, error) {
+	return syntheticAtLoad(syntheticConfig(), jobs, seed, gpus, load)
+}
+
+// SyntheticFor is SyntheticAtLoad for cluster c: the GPU counts that no
+// node or gang of c could hold (with the CPU and memory a synthetic job
+// asks per GPU) are not drawn, so that every job can run. On a cluster
+// that holds every count, it is SyntheticAtLoad exactly.
+func SyntheticFor(c *hwmodel.Cluster, jobs int, seed uint64, load float64) (*workloads.Workload, error) {
+	cfg := syntheticConfig()
+	var counts []int
+	var weights []float64
+	for i, n := range cfg.GPUCounts {
+		r := hwmodel.Request{GPUs: n, GPUMilli: hwmodel.MilliPerGPU, CPUMilli: int64(n) * cfg.CPUMilliPerGPU, MemoryMiB: int64(n) * cfg.MemoryMiBPerGPU}
+		if c.Satisfiable(r) == nil {
+			counts, weights = append(counts, n), append(weights, cfg.GPUWeights[i])
+		}
+	}
+	if len(counts) > 0 {
+		cfg.GPUCounts, cfg.GPUWeights = counts, weights
+	}
+	return syntheticAtLoad(cfg, jobs, seed, c.TotalGPUs(), load)
+}
+
+func syntheticConfig() workloads.SyntheticConfig {
 	cfg := workloads.DefaultSyntheticConfig()
-	cfg.Jobs = jobs
 	cfg.Duration.Max = 2 * hwmodel.Day
+	return cfg
+}
+
+func syntheticAtLoad(cfg workloads.SyntheticConfig, jobs int, seed uint64, gpus int, load float64) (*workloads.Workload, error) {
+	cfg.Jobs = jobs
 	w, err := workloads.Generate(cfg, seed)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func TestRecordsCarryRequestAndDeps(t *testing.T) {
 		NewCluster: func() (*hwmodel.Cluster, error) {
 			return hwmodel.NewCluster([]hwmodel.Node{{Name: "n0", GPUs: 8, CPUMilli: 64000, MemoryMiB: 1 << 20}})
 		},
-		Policies: []policies.Spec{policies.MustParseSpec("fcfs")}, CheckInvariants: true,
+		Policies: []policies.Spec{policies.MustParseSpec("fcfs")}, Options: runner.Options{CheckInvariants: true},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,75 @@ import (
 	"github.com/brigadesim/brigade/workloads"
 )
 
-// Spec is one comparison: a workload, a cluster, and the policies to run.
+// Options are a run's engine settings: the one struct that command-line
+// flags fill, that Spec carries to every policy's run, and that Prepare
+// turns into the engine's sim.Config (engineConfig, the one place each
+// setting reaches the engine). A new engine setting is a field here and a
+// line there.
+type Options struct {
+	// Bucket is the time-series resolution; 0 picks one hour.
+	Bucket hwmodel.Time
+	// CheckInvariants re-verifies the engine's books after every event
+	// (sim.Config.CheckInvariants; slow).
+	CheckInvariants bool
+	// FragTarget, when set, turns on fragmentation tracking: after every
+	// batch of events the cluster's fragmentation against it is measured
+	// (a pass over the nodes, re-evaluating only those that changed), and
+	// the time series and summary report GPU fragmentation.
+	FragTarget *policies.TargetWorkload
+	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU
+	// when the policy's MIG mode reconfigures (sim.Config.MIGReconfigTime).
+	MIGReconfigTime hwmodel.Time
+	// StartupDelay is added to every attempt (sim.Config.StartupDelay).
+	StartupDelay hwmodel.Time
+	// ProcessorSharing: sim.Config.ProcessorSharing.
+	ProcessorSharing bool
+	// Faults sets detection, retries, restart and default checkpoints;
+	// nil leaves the engine's defaults. Run draws the failures it
+	// injects once, from Spec.Seed's failure stream, so every policy
+	// faces the same ones.
+	Faults *Faults
+
+	// What a policy spec decides (ForPolicy sets them; Run does for each
+	// policy of a Spec): whether policies see true durations, and MIG
+	// reconfiguration as sim.Config has it.
+	RevealOracle                    bool
+	MIGReconfigure, MIGConvertWhole bool
+	// FaultSchedule is the failures to inject (Faults.Schedule); Run
+	// fills it.
+	FaultSchedule []hwmodel.Fault
+}
+
+// ForPolicy is o with the settings policy spec p decides.
+func (o Options) ForPolicy(p policies.Spec) Options {
+	o.RevealOracle, o.MIGReconfigure, o.MIGConvertWhole = p.UseOracle, p.MIGReconfigure, p.MIGConvertWhole
+	return o
+}
+
+// engineConfig is the engine's configuration for o, without the cluster,
+// workload, policy and observer that Prepare adds.
+func (o Options) engineConfig() sim.Config {
+	cfg := sim.Config{
+		RevealOracle:     o.RevealOracle,
+		CheckInvariants:  o.CheckInvariants,
+		MIGReconfigure:   o.MIGReconfigure,
+		MIGConvertWhole:  o.MIGConvertWhole,
+		MIGReconfigTime:  o.MIGReconfigTime,
+		StartupDelay:     o.StartupDelay,
+		ProcessorSharing: o.ProcessorSharing,
+		Faults:           o.FaultSchedule,
+	}
+	if f := o.Faults; f != nil {
+		cfg.Heartbeat = sim.Heartbeat{Interval: f.HeartbeatInterval, Timeout: f.HeartbeatTimeout}
+		cfg.Retry = sim.RetryPolicy{Kind: f.Retry, Max: f.MaxRetries, BackoffBase: f.Backoff, BackoffFactor: f.BackoffFactor}
+		cfg.RestartTime = f.RestartTime
+		cfg.DefaultCheckpoint = sim.Checkpoint{Every: f.CheckpointEvery, Cost: f.CheckpointCost}
+	}
+	return cfg
+}
+
+// Spec is one comparison: a workload, a cluster, and the policies to run
+// with the same engine Options.
 type Spec struct {
 	Workload     *workloads.Workload
 	WorkloadName string
@@ -28,30 +96,20 @@ type Spec struct {
 	// Placer configures the placements that need it: the seed of
 	// "random" and the target workload of "fgd"; every spec gets it.
 	Placer policies.PlacerConfig
-	Seed   uint64
-	// Bucket is the time-series resolution; 0 picks one hour.
-	Bucket              hwmodel.Time
+	// Seed is the run's root seed: recorded in the summaries, and the
+	// failure stream of Options.Faults draws from it.
+	Seed uint64
+	// StarvationThreshold is the wait above which a job counts as
+	// starved; 0 takes SharedStarvationThreshold of the runs.
 	StarvationThreshold hwmodel.Time
-	CheckInvariants     bool
-	// FragTarget, when set, is the workload fragmentation is measured
-	// against; the time series and summary then report GPU fragmentation.
-	FragTarget *policies.TargetWorkload
 	// Parallel is how many policies run at once; 0 or 1 runs them in turn.
 	Parallel int
-	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU
-	// when a spec's MIG mode reconfigures (sim.Config.MIGReconfigTime).
-	MIGReconfigTime hwmodel.Time
-	// StartupDelay is added to every attempt (sim.Config.StartupDelay).
-	StartupDelay hwmodel.Time
-	// ProcessorSharing: sim.Config.ProcessorSharing.
-	ProcessorSharing bool
-	// Faults, when not nil, injects hardware failures: the schedule is
-	// drawn once, from Seed's failure stream, so every policy faces the
-	// same failures.
-	Faults *Faults
-	// Progress, when not nil, is called after each policy's run ends with
-	// how many of the policies have ended; calls may come from several
-	// goroutines, one at a time. It cannot change any result.
+	// Options are the engine settings every policy runs with.
+	Options
+	// Progress, when not nil, is told as the runs advance how many jobs
+	// have ended over all the policies' runs, out of total (the jobs
+	// times the policies): at most a few hundred calls per run, from
+	// several goroutines but one at a time. It cannot change any result.
 	Progress func(done, total int)
 }
 
@@ -95,19 +153,24 @@ func Run(spec Spec) ([]PolicyRun, error) {
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	var progressMu sync.Mutex
-	finished := 0
+	ended := make([]int, len(spec.Policies))
+	total, sum := len(spec.Workload.Jobs)*len(spec.Policies), 0
 	for k, p := range spec.Policies {
+		var progress func(int)
+		if spec.Progress != nil {
+			progress = func(n int) {
+				progressMu.Lock()
+				defer progressMu.Unlock()
+				sum += n - ended[k]
+				ended[k] = n
+				spec.Progress(sum, total)
+			}
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			runs[k], errs[k] = runOne(spec, p, schedule)
-			if spec.Progress != nil {
-				progressMu.Lock()
-				finished++
-				spec.Progress(finished, len(spec.Policies))
-				progressMu.Unlock()
-			}
+			runs[k], errs[k] = runOne(spec, p, schedule, progress)
 		}()
 	}
 	wg.Wait()
@@ -189,7 +252,7 @@ func FaultEvents(res *sim.Result) []results.FaultEvent {
 	return out
 }
 
-func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault) (PolicyRun, error) {
+func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault, progress func(ended int)) (PolicyRun, error) {
 	p.Placer = spec.Placer
 	policy, err := p.New()
 	if err != nil {
@@ -199,19 +262,19 @@ func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault) (PolicyRun, er
 	if err != nil {
 		return PolicyRun{}, err
 	}
-	prep, err := Prepare(cluster, spec.Workload, policy, PrepareOptions{
-		Bucket: spec.Bucket, RevealOracle: p.UseOracle, CheckInvariants: spec.CheckInvariants,
-		FragTarget:     spec.FragTarget,
-		MIGReconfigure: p.MIGReconfigure, MIGConvertWhole: p.MIGConvertWhole,
-		MIGReconfigTime: spec.MIGReconfigTime, StartupDelay: spec.StartupDelay, ProcessorSharing: spec.ProcessorSharing,
-		Faults: spec.Faults, FaultSchedule: schedule,
-	})
+	opt := spec.Options.ForPolicy(p)
+	opt.FaultSchedule = schedule
+	prep, err := Prepare(cluster, spec.Workload, policy, opt)
 	if err != nil {
 		return PolicyRun{}, err
 	}
+	prep.Progress = progress
 	res, err := prep.Engine.Run()
 	if err != nil {
 		return PolicyRun{}, err
+	}
+	if progress != nil {
+		progress(len(spec.Workload.Jobs))
 	}
 	prep.Timeline.Close(res.End)
 	return PolicyRun{
@@ -220,43 +283,28 @@ func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault) (PolicyRun, er
 	}, nil
 }
 
-// PrepareOptions tune Prepare.
-type PrepareOptions struct {
-	Bucket          hwmodel.Time // time-series resolution; 0 means one hour
-	RevealOracle    bool
-	CheckInvariants bool
-	// FragTarget, when set, turns on fragmentation tracking: after every
-	// batch of events the cluster's fragmentation against it is measured
-	// (a pass over the nodes, re-evaluating only those that changed).
-	FragTarget *policies.TargetWorkload
-	// MIG reconfiguration, as sim.Config has it.
-	MIGReconfigure, MIGConvertWhole bool
-	MIGReconfigTime                 hwmodel.Time
-	// StartupDelay is added to every attempt (sim.Config.StartupDelay).
-	StartupDelay hwmodel.Time
-	// ProcessorSharing: sim.Config.ProcessorSharing.
-	ProcessorSharing bool
-	// Faults sets detection, retries, restart and default checkpoints, and
-	// FaultSchedule is the failures to inject (Faults.Schedule); both may
-	// be nil.
-	Faults        *Faults
-	FaultSchedule []hwmodel.Fault
-}
-
 // Prepared is an engine wired to a timeline, ready to Run.
 type Prepared struct {
 	Engine   *sim.Engine
 	Timeline *results.Timeline
+	// Progress, when set before the run, is told how many of the
+	// workload's jobs have ended, as they end; at most about
+	// progressSteps calls per run, so it costs nothing per event.
+	Progress func(ended int)
 	arrivals *results.Integrals
 }
+
+// progressSteps is about how many times a run calls Prepared.Progress.
+const progressSteps = 200
 
 // Arrivals is the timeline's integrals over the arrival window, once the
 // run has reached the last submission; nil before.
 func (p *Prepared) Arrivals() *results.Integrals { return p.arrivals }
 
-// Prepare builds an engine for w on the idle cluster c under policy, with a
+// Prepare builds an engine for w on the idle cluster c under policy, with
+// the settings opt (see Options.ForPolicy for the policy's own) and a
 // timeline fed after every batch of events, as every command runs it.
-func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, opt PrepareOptions) (*Prepared, error) {
+func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, opt Options) (*Prepared, error) {
 	bucket := opt.Bucket
 	if bucket <= 0 {
 		bucket = hwmodel.Hour
@@ -283,41 +331,37 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 	if opt.FragTarget != nil {
 		meter = policies.NewFragMeter(*opt.FragTarget)
 	}
-	cfg := sim.Config{
-		Cluster:          c,
-		Workload:         w,
-		Policy:           policy,
-		RevealOracle:     opt.RevealOracle,
-		CheckInvariants:  opt.CheckInvariants,
-		MIGReconfigure:   opt.MIGReconfigure,
-		MIGConvertWhole:  opt.MIGConvertWhole,
-		MIGReconfigTime:  opt.MIGReconfigTime,
-		StartupDelay:     opt.StartupDelay,
-		ProcessorSharing: opt.ProcessorSharing,
-		Observe: func(now hwmodel.Time, o sim.Observation) {
-			state := results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli,
-				MIGSlices: int64(o.MIGSlices), MIGBusySlices: int64(o.MIGBusySlices),
-				MIGFreeSlices: int64(o.MIGFreeSlices), MIGFragSlices: int64(o.MIGFragSlices)}
-			if meter != nil {
-				state.FragmentedMilli = int64(math.Round(meter.Cluster(c.View())))
+	// Jobs ended = jobs arrived - jobs in the system; arrived counts the
+	// jobs submitted by now (Jobs is sorted by Submit, and the engine
+	// observes after every arrival instant).
+	arrived, step, next := 0, max(1, len(w.Jobs)/progressSteps), 0
+	cfg := opt.engineConfig()
+	cfg.Cluster, cfg.Workload, cfg.Policy = c, w, policy
+	cfg.Observe = func(now hwmodel.Time, o sim.Observation) {
+		state := results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli,
+			MIGSlices: int64(o.MIGSlices), MIGBusySlices: int64(o.MIGBusySlices),
+			MIGFreeSlices: int64(o.MIGFreeSlices), MIGFragSlices: int64(o.MIGFragSlices)}
+		if meter != nil {
+			state.FragmentedMilli = int64(math.Round(meter.Cluster(c.View())))
+		}
+		state.DownMilli = o.DownMilli
+		p.Timeline.ObserveTenants(now, state, o.TenantMilli)
+		if p.arrivals == nil && now >= lastSubmit {
+			// The engine observes at every arrival instant, so this is
+			// the integral over exactly [first submit, last submit].
+			ig := p.Timeline.Integrals()
+			p.arrivals = &ig
+		}
+		if p.Progress != nil {
+			for arrived < len(w.Jobs) && w.Jobs[arrived].Submit <= now {
+				arrived++
 			}
-			state.DownMilli = o.DownMilli
-			p.Timeline.ObserveTenants(now, state, o.TenantMilli)
-			if p.arrivals == nil && now >= lastSubmit {
-				// The engine observes at every arrival instant, so this is
-				// the integral over exactly [first submit, last submit].
-				ig := p.Timeline.Integrals()
-				p.arrivals = &ig
+			if ended := arrived - o.InSystem; ended >= next {
+				p.Progress(ended)
+				next = ended + step
 			}
-		},
+		}
 	}
-	if f := opt.Faults; f != nil {
-		cfg.Heartbeat = sim.Heartbeat{Interval: f.HeartbeatInterval, Timeout: f.HeartbeatTimeout}
-		cfg.Retry = sim.RetryPolicy{Kind: f.Retry, Max: f.MaxRetries, BackoffBase: f.Backoff, BackoffFactor: f.BackoffFactor}
-		cfg.RestartTime = f.RestartTime
-		cfg.DefaultCheckpoint = sim.Checkpoint{Every: f.CheckpointEvery, Cost: f.CheckpointCost}
-	}
-	cfg.Faults = opt.FaultSchedule
 	eng, err := sim.New(cfg)
 	if err != nil {
 		return nil, err
@@ -430,7 +474,10 @@ var Files = []string{"summary.json", "jobs.parquet", "attempts.parquet", "timese
 // summary.json, jobs.parquet, attempts.parquet, timeseries.parquet and
 // tenants.parquet, and the CSV twins jobs.csv, timeseries.csv and
 // tenants.csv (docs/results.md).
-func Write(dir string, runs []PolicyRun) error {
+func Write(dir string, runs []PolicyRun) error { return WriteFiles(dir, runs, nil) }
+
+// WriteFiles is Write, calling step (when not nil) after each file.
+func WriteFiles(dir string, runs []PolicyRun, step func()) error {
 	sums := make([]results.Summary, len(runs))
 	jobs := make([]results.PolicyJobs, len(runs))
 	series := make([]results.PolicyTimeline, len(runs))
@@ -439,26 +486,23 @@ func Write(dir string, runs []PolicyRun) error {
 		jobs[i] = results.PolicyJobs{Policy: r.Summary.Policy, Jobs: r.Jobs}
 		series[i] = results.PolicyTimeline{Policy: r.Summary.Policy, Timeline: r.Timeline}
 	}
-	if err := results.WriteSummaryJSON(filepath.Join(dir, "summary.json"), sums); err != nil {
-		return err
+	writers := []func() error{
+		func() error { return results.WriteSummaryJSON(filepath.Join(dir, "summary.json"), sums) },
+		func() error { return results.WriteJobsParquet(filepath.Join(dir, "jobs.parquet"), jobs) },
+		func() error { return results.WriteAttemptsParquet(filepath.Join(dir, "attempts.parquet"), jobs) },
+		func() error { return results.WriteTimeseriesParquet(filepath.Join(dir, "timeseries.parquet"), series) },
+		func() error { return results.WriteTenantsParquet(filepath.Join(dir, "tenants.parquet"), series) },
+		func() error { return results.WriteJobsCSV(filepath.Join(dir, "jobs.csv"), jobs) },
+		func() error { return results.WriteTimeseriesCSV(filepath.Join(dir, "timeseries.csv"), series) },
+		func() error { return results.WriteTenantsCSV(filepath.Join(dir, "tenants.csv"), series) },
 	}
-	if err := results.WriteJobsParquet(filepath.Join(dir, "jobs.parquet"), jobs); err != nil {
-		return err
+	for _, write := range writers {
+		if err := write(); err != nil {
+			return err
+		}
+		if step != nil {
+			step()
+		}
 	}
-	if err := results.WriteAttemptsParquet(filepath.Join(dir, "attempts.parquet"), jobs); err != nil {
-		return err
-	}
-	if err := results.WriteTimeseriesParquet(filepath.Join(dir, "timeseries.parquet"), series); err != nil {
-		return err
-	}
-	if err := results.WriteTenantsParquet(filepath.Join(dir, "tenants.parquet"), series); err != nil {
-		return err
-	}
-	if err := results.WriteJobsCSV(filepath.Join(dir, "jobs.csv"), jobs); err != nil {
-		return err
-	}
-	if err := results.WriteTimeseriesCSV(filepath.Join(dir, "timeseries.csv"), series); err != nil {
-		return err
-	}
-	return results.WriteTenantsCSV(filepath.Join(dir, "tenants.csv"), series)
+	return nil
 }

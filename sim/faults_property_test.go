@@ -104,7 +104,7 @@ func runFaulty(t testing.TB, w *workloads.Workload, policy string, opt policies.
 	if err != nil {
 		t.Fatal(err)
 	}
-	prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{RevealOracle: opt.UseOracle, CheckInvariants: true,
+	prep, err := runner.Prepare(c, w, p, runner.Options{RevealOracle: opt.UseOracle, CheckInvariants: true,
 		Faults: &fs.opt, FaultSchedule: fs.faults})
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestHeartbeatsCostNoEvents(t *testing.T) {
 	}
 	slices.SortStableFunc(fs, func(a, b hwmodel.Fault) int { return cmp.Compare(a.At, b.At) })
 	p, _ := policies.New("fcfs", policies.Options{})
-	prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{
+	prep, err := runner.Prepare(c, w, p, runner.Options{
 		Faults:        &runner.Faults{Named: fs, HeartbeatInterval: 5 * hwmodel.Second, HeartbeatTimeout: 30 * hwmodel.Second, Retry: "fixed", MaxRetries: 5},
 		FaultSchedule: fs})
 	if err != nil {

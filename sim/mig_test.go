@@ -82,7 +82,7 @@ func runMIG(t testing.TB, c *hwmodel.Cluster, w *workloads.Workload, policy stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{CheckInvariants: true, RevealOracle: opt.UseOracle,
+	prep, err := runner.Prepare(c, w, p, runner.Options{CheckInvariants: true, RevealOracle: opt.UseOracle,
 		MIGReconfigure: opt.MIGReconfigure, MIGConvertWhole: opt.MIGConvertWhole, MIGReconfigTime: reconfig})
 	if err != nil {
 		t.Fatal(err)

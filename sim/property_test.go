@@ -62,7 +62,7 @@ func runChecked(t testing.TB, w *workloads.Workload, policy string, opt policies
 	if err != nil {
 		t.Fatal(err)
 	}
-	prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{RevealOracle: opt.UseOracle, CheckInvariants: true})
+	prep, err := runner.Prepare(c, w, p, runner.Options{RevealOracle: opt.UseOracle, CheckInvariants: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestHeterogeneousGangsNeverStrand(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, _ := policies.New(name, policies.Options{})
-		prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{CheckInvariants: true})
+		prep, err := runner.Prepare(c, w, p, runner.Options{CheckInvariants: true})
 		if err != nil {
 			t.Fatal(err)
 		}

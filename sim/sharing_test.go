@@ -115,7 +115,7 @@ func TestProcessorSharingProperty(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{CheckInvariants: true, ProcessorSharing: true, StartupDelay: hwmodel.Time(seed%3) * s})
+				prep, err := runner.Prepare(c, w, p, runner.Options{CheckInvariants: true, ProcessorSharing: true, StartupDelay: hwmodel.Time(seed%3) * s})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -175,7 +175,7 @@ func TestProcessorSharingWithFaults(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{CheckInvariants: true, ProcessorSharing: true,
+				prep, err := runner.Prepare(c, w, p, runner.Options{CheckInvariants: true, ProcessorSharing: true,
 					Faults: &fs.opt, FaultSchedule: fs.faults, StartupDelay: hwmodel.Time(seed%3) * s})
 				if err != nil {
 					t.Fatal(err)

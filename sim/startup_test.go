@@ -69,7 +69,7 @@ func TestStartupDelayProperty(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{CheckInvariants: true,
+				prep, err := runner.Prepare(c, w, p, runner.Options{CheckInvariants: true,
 					Faults: &fs.opt, FaultSchedule: fs.faults, StartupDelay: delay})
 				if err != nil {
 					t.Fatal(err)

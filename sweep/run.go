@@ -252,8 +252,8 @@ func RunOne(g *Grid, r RunSpec) (Record, error) {
 		Workload: w, WorkloadName: r.Workload,
 		NewCluster: spec.Build, ClusterName: spec.Name,
 		Policies: specs, Placer: policies.PlacerConfig{Seed: r.Seed, Target: target}, Seed: r.Seed,
-		Bucket: bucket, StarvationThreshold: starvation,
-		FragTarget: &target,
+		StarvationThreshold: starvation,
+		Options:             runner.Options{Bucket: bucket, FragTarget: &target},
 	})
 	if err != nil {
 		return Record{}, err

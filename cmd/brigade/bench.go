@@ -9,6 +9,7 @@ import (
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/runner"
 	"github.com/brigadesim/brigade/workloads"
 )
@@ -44,14 +45,26 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	load := fs.Float64("load", 0.9, "offered GPU demand as a multiple of cluster capacity")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	trace := fs.String("trace", "", "replay this trace `file` instead of synthetic workloads")
-	format := fs.String("format", "auto", "trace format (philly, openb, brigade, auto)")
+	format := fs.String("format", workloads.AutoFormat, "trace format: "+strings.Join(workloads.FormatNames(), ", ")+", or auto to tell by the header")
 	clusterArg := fs.String("cluster", "philly-like", "cluster preset or spec file, with --trace")
-	nodeMTBF := fs.String("node-mtbf", "", "also measure each synthetic case with random node failures of this mean `time` between failures per node")
-	gpuMTBF := fs.String("gpu-mtbf", "", "also measure with random GPU failures of this mean `time` between failures per GPU")
-	ckptEvery := fs.String("checkpoint-every", "0", "with failures: jobs checkpoint every this much `progress`")
-	ckptCost := fs.String("checkpoint-cost", "0", "with failures: `time` each checkpoint takes")
+	// With failures: heartbeats every 5 s, dead after 30 s, at most 10
+	// fixed retries, each restarting for 2 minutes.
+	ff := runner.Faults{HeartbeatInterval: 5 * hwmodel.Second, HeartbeatTimeout: 30 * hwmodel.Second,
+		Retry: "fixed", MaxRetries: 10, BackoffFactor: 2, RestartTime: 2 * hwmodel.Minute}
+	ff.Model = hwmodel.FailureModel{NodeRepair: hwmodel.RepairModel{Kind: "fixed", Mean: 2 * hwmodel.Hour, Sigma: 1},
+		GPURepair: hwmodel.RepairModel{Kind: "fixed", Mean: 4 * hwmodel.Hour, Sigma: 1}, Distribution: "exponential", WeibullShape: 0.7}
+	fs.duration(&ff.Model.NodeMTBF, "node-mtbf", "", positive, "also measure each synthetic case with random node failures of this mean time between failures per node")
+	fs.duration(&ff.Model.GPUMTBF, "gpu-mtbf", "", positive, "also measure with random GPU failures of this mean time between failures per GPU")
+	fs.duration(&ff.CheckpointEvery, "checkpoint-every", "0", nonNegative, "with failures: jobs checkpoint every this much progress")
+	fs.duration(&ff.CheckpointCost, "checkpoint-cost", "0", nonNegative, "with failures: time each checkpoint takes")
+	quiet := fs.Bool("quiet", false, "print nothing but errors and the table (no progress bar either; the bar shows only when stderr is a terminal)")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
+	}
+	for _, n := range *jobs {
+		if err := runner.CheckJobCount(n, 1); err != nil {
+			return usageError{fmt.Errorf("--jobs: %w", err)}
+		}
 	}
 	for _, n := range *names {
 		s, err := policies.ParseSpec(n)
@@ -63,14 +76,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var faults *runner.Faults
-	if *nodeMTBF != "" || *gpuMTBF != "" {
-		ff := faultFlags{nodeMTBF: *nodeMTBF, gpuMTBF: *gpuMTBF, nodeRepair: "2h", gpuRepair: "4h", repairDist: "fixed", repairSigma: 1,
-			dist: "exponential", weibullShape: 0.7, hbInterval: "5s", hbTimeout: "30s", retry: "fixed", maxRetries: 10,
-			backoff: "0", backoffFactor: 2, restart: "2m", ckptEvery: *ckptEvery, ckptCost: *ckptCost}
-		var err error
-		if faults, err = faultsFromFlags(ff, nil); err != nil {
-			return err
+	if ff.Model.Enabled() {
+		if ff.CheckpointCost > 0 && ff.CheckpointEvery == 0 {
+			return usageError{fmt.Errorf("--checkpoint-cost needs --checkpoint-every")}
 		}
+		faults = &ff
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "policy\tjobs\tgpus\tload\tevents\tmax queued\twall s\tevents/s\tallocs/event\t"
@@ -86,14 +96,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	if *trace != "" {
-		f := *format
-		if f == "auto" {
-			var err error
-			if f, err = detectFormat(*trace); err != nil {
-				return err
-			}
-		}
-		w, err := workloads.ReadFile(*trace, f)
+		w, err := workloads.ReadFile(*trace, *format)
 		if err != nil {
 			return err
 		}
@@ -112,11 +115,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			prep, err := runner.Prepare(c, w, p, runner.PrepareOptions{RevealOracle: s.UseOracle, MIGReconfigure: s.MIGReconfigure, MIGConvertWhole: s.MIGConvertWhole})
+			prep, err := runner.Prepare(c, w, p, runner.Options{}.ForPolicy(s))
 			if err != nil {
 				return err
 			}
-			r, err := runner.Measure(prep)
+			r, err := measure(prep, stderr, *quiet, fmt.Sprintf("brigade bench %s %s", n, filepath.Base(*trace)), len(w.Jobs))
 			if err != nil {
 				return err
 			}
@@ -129,6 +132,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			g = (g + 7) / 8 * 8
 			for _, j := range *jobs {
 				c := runner.BenchCase{Jobs: j, GPUs: g, Policy: n, Load: *load, Seed: *seed}
+				if !*quiet {
+					// Generating millions of jobs takes seconds: say so.
+					fmt.Fprintf(stderr, "brigade bench: generating %s for %s\n", results.Plural(j, "job", "jobs"), c)
+				}
 				w, err := c.BenchWorkload()
 				if err != nil {
 					return err
@@ -143,7 +150,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 					if err != nil {
 						return err
 					}
-					r, err := runner.Measure(prep)
+					r, err := measure(prep, stderr, *quiet, "brigade bench "+c.String(), len(w.Jobs))
 					if err != nil {
 						return fmt.Errorf("%s: %w", c, err)
 					}
@@ -156,6 +163,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintln(stderr, strings.TrimSpace("engine only; workload generation not timed"))
+	if !*quiet {
+		fmt.Fprintln(stderr, "brigade bench: engine only; workload generation not timed")
+	}
 	return tw.Flush()
+}
+
+// measure is runner.Measure with a progress bar over the run's jobs on a
+// terminal. The bar's callback is called a few hundred times per run, so
+// it does not change what is measured.
+func measure(prep *runner.Prepared, stderr io.Writer, quiet bool, label string, jobs int) (runner.BenchResult, error) {
+	bar := newProgress(stderr, quiet, label, "jobs", jobs)
+	prep.Progress = bar.Set
+	defer bar.Done()
+	return runner.Measure(prep)
 }

@@ -39,7 +39,7 @@ func TestSimFaults(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "faults.csv")
 	os.WriteFile(trace, []byte("time_s,node,gpu,duration_s\n7200,dgx-h100-001,,3600\n9000,dgx-h100-002,3,600\n"), 0o644)
-	code, stdout, stderr := brigade(t, "sim", "--synthetic", "300", "--policy", "fcfs", "--quiet", "--out", dir,
+	code, stdout, stderr := brigade(t, "sim", "--synthetic", "300", "--policy", "fcfs", "--quiet", "--out", filepath.Join(dir, "out"),
 		"--fail", "dgx-h100-000@1h+30m", "--fail-trace", trace, "--node-mtbf", "20d", "--checkpoint-every", "5m", "--checkpoint-cost", "10s",
 		"--retry", "fixed", "--max-retries", "5", "--restart-time", "2m")
 	if code != exitOK {
@@ -48,7 +48,7 @@ func TestSimFaults(t *testing.T) {
 	if !strings.Contains(stdout, "goodput") || !strings.Contains(stdout, "lost") {
 		t.Errorf("table without fault columns:\n%s", stdout)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	b, err := os.ReadFile(filepath.Join(dir, "out", "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,7 +201,7 @@ func runFaultSetups(f faultsExampleFlags) (*faultExample, error) {
 		runs, err := runner.Run(runner.Spec{
 			Workload: wl, WorkloadName: name, NewCluster: spec.Build, ClusterName: "dgx-h100x64",
 			Policies: []policies.Spec{{Order: "fcfs", Options: policies.Options{Backfill: s.fill}}},
-			Seed:     f.seed, CheckInvariants: f.check, Faults: faults,
+			Seed:     f.seed, Options: runner.Options{CheckInvariants: f.check, Faults: faults},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)

@@ -187,7 +187,27 @@ func TestFillBadInput(t *testing.T) {
 // node list given by --nodes, under every placement (fgd gets the trace's
 // requests as its target); a five-column pod list is refused for replay.
 func TestSimOpenBNodes(t *testing.T) {
-	trace := "../../workloads/testdata/openb/good.csv"
+	// pod-d asks for 8 V100s, which no node of the list has: the run is
+	// refused, naming it; without it every placement runs.
+	full := "../../workloads/testdata/openb/good.csv"
+	code, _, stderr := brigade(t, "sim", "--quiet", "--format", "openb", "--nodes", fillNodes, "--trace", full, "--out", t.TempDir())
+	if code != exitError || !strings.Contains(stderr, `good.csv:5: job "pod-d" can never run`) {
+		t.Errorf("pod-d: exit %d, %s", code, stderr)
+	}
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "pod-d,") {
+			kept = append(kept, line)
+		}
+	}
+	trace := filepath.Join(t.TempDir(), "pods.csv")
+	if err := os.WriteFile(trace, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, placement := range []string{"firstfit", "fgd", "bestfit", "dotprod", "packing", "clustering", "random"} {
 		code, stdout, stderr := brigade(t, "sim", "--quiet", "--format", "openb", "--nodes", fillNodes, "--trace", trace,
 			"--policy", "fcfs", "--placement", placement, "--out", t.TempDir())
@@ -195,7 +215,7 @@ func TestSimOpenBNodes(t *testing.T) {
 			t.Errorf("--placement %s: exit %d\n%s%s", placement, code, stdout, stderr)
 		}
 	}
-	code, _, stderr := brigade(t, "sim", "--nodes", fillNodes, "--cluster", "philly-like", "--out", t.TempDir())
+	code, _, stderr = brigade(t, "sim", "--nodes", fillNodes, "--cluster", "philly-like", "--out", t.TempDir())
 	if code != exitUsage || !strings.Contains(stderr, "give one") {
 		t.Errorf("--nodes with --cluster: exit %d, %s", code, stderr)
 	}

@@ -87,18 +87,23 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 	state := fs.String("state", "brigade-state.db", "the crash-safe state file (bbolt)")
 	logs := fs.String("logs", "brigade-logs", "folder for per-job log files")
 	fake := fs.Int("gpus-fake", 0, "use N made-up GPUs instead of NVML (tests, demos)")
-	tick := fs.Duration("tick", time.Second, "how often to re-read the job file and poll re-adopted processes")
+	tick := new(time.Duration)
+	fs.wallDuration(tick, "tick", time.Second, positive, "how often to re-read the job file and poll re-adopted processes")
 	done := fs.Bool("exit-when-done", false, "exit once no job is queued or running")
-	heartbeat := fs.Duration("heartbeat-interval", live.DefaultHeartbeat, "how often NVML is polled as each GPU's heartbeat; a GPU that does not answer or reports a critical XID/ECC error is marked down and its jobs rerun elsewhere (0: no health checks)")
+	heartbeat := new(time.Duration)
+	fs.wallDuration(heartbeat, "heartbeat-interval", live.DefaultHeartbeat, nonNegative, "how often NVML is polled as each GPU's heartbeat; a GPU that does not answer or reports a critical XID/ECC error is marked down and its jobs rerun elsewhere (0: no health checks)")
 	gpusUp := fs.StringSlice("gpu-up", nil, "GPUs (UUIDs or indices) an operator has repaired: clear the down state --state keeps for them")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9400 (\"\": none)")
 	metricsPublic := fs.Bool("metrics-public", false, "allow a --metrics address that is not loopback (reachable from other machines)")
-	backoff := fs.Duration("backoff", live.DefaultBackoff, "exponential retry back-off, as brigade sim's: a failed job's first retry waits this `long`, each further one --backoff-factor times longer (0: none)")
+	backoff := new(time.Duration)
+	fs.wallDuration(backoff, "backoff", live.DefaultBackoff, nonNegative, "exponential retry back-off, as brigade sim's: a failed job's first retry waits this long, each further one --backoff-factor times longer (0: none)")
 	backoffFactor := fs.Float64("backoff-factor", 2, "back-off growth per retry")
-	grace := fs.Duration("grace", live.DefaultGrace, "how long a preempted job has between SIGTERM and SIGKILL to save a checkpoint in $BRIGADE_CHECKPOINT_DIR")
+	grace := new(time.Duration)
+	fs.wallDuration(grace, "grace", live.DefaultGrace, positive, "how long a preempted job has between SIGTERM and SIGKILL to save a checkpoint in $BRIGADE_CHECKPOINT_DIR")
 	cpus := fs.Float64("cpus", 0, "CPU cores that jobs' cpu_milli requests are booked against (0: this machine's)")
 	memoryMiB := fs.Int64("memory-mib", 0, "memory in MiB that jobs' memory_mib requests are booked against (0: this machine's)")
 	tenantWeights := fs.String("tenant-weights", "", "CSV `file` of tenant,weight for fair share, as brigade sim's (default: every tenant weighs 1)")
+	quiet := fs.Bool("quiet", false, "print nothing but errors and the end-of-run summary (no log of job starts and ends on stderr)")
 	out := fs.String("out", "brigade-live-out", "`folder` for the results, written when the run ends (replaced atomically, but only when empty or an earlier Brigade results folder, and never one holding the job file, state or logs); \"\" writes none")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
@@ -159,6 +164,10 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 			return errors.New("NVML reports no GPUs on this machine")
 		}
 	}
+	logTo := stderr
+	if *quiet {
+		logTo = io.Discard
+	}
 	lm, err := openLiveMetrics(*metricsAddr, *metricsPublic, *fake > 0, gpus, stderr)
 	if err != nil {
 		return err
@@ -172,7 +181,7 @@ func runLive(args []string, stdout, stderr io.Writer) error {
 		defer health.Close()
 	}
 	d, err := live.Open(live.Config{GPUs: gpus, Policy: *policy, State: *state, LogDir: *logs,
-		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: stderr, Metrics: lm.metrics(),
+		JobsFile: *jobs, Tick: *tick, ExitWhenDone: *done, Log: logTo, Metrics: lm.metrics(),
 		Health: health, HeartbeatInterval: *heartbeat, GPUsUp: *gpusUp, Backoff: *backoff, BackoffFactor: *backoffFactor,
 		Grace: *grace, Machine: machine})
 	if err != nil {

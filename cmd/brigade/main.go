@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/runner"
 	"github.com/spf13/pflag"
 )
 
@@ -38,6 +41,7 @@ func commands() []command {
 		{"fidelity", "how far two runs of the same jobs differ (a live run and its replay): start order, start-time and JCT error, utilisation (docs/replay.md)", runFidelity},
 		{"serve", "inference services beside batch jobs on one cluster: request classes, routing, ejection, autoscaling; golden signals and SLOs per variant (docs/serving.md)", runServe},
 		{"faults-example", "the failures worked example: a 21-day training job beside batch jobs on 512 H100s, with and without checkpoints and backfill (docs/faults.md)", runFaultsExample},
+		{"version", "print Brigade's version, the commit it was built from and the Go version", runVersion},
 	}
 }
 
@@ -52,12 +56,23 @@ func main() {
 }
 
 func mainWithArgs(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		topUsage(stdout)
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return exitOK
+	}
+	if args[0] == "help" {
+		// brigade help CMD is brigade CMD --help.
+		if len(args) == 1 {
+			topUsage(stdout)
+			return exitOK
+		}
+		args = []string{args[1], "--help"}
+	}
+	if args[0] == "--version" {
+		args = []string{"version"}
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -67,7 +82,7 @@ func mainWithArgs(args []string, stdout, stderr io.Writer) int {
 				return exitOK
 			case errors.Is(err, pflag.ErrHelp):
 				return exitOK
-			case errors.As(err, new(usageError)):
+			case errors.As(err, new(usageError)) || errors.As(err, new(*runner.RequestError)):
 				fmt.Fprintf(stderr, "brigade %s: %v\nRun 'brigade %s --help' for the flags.\n", c.name, err, c.name)
 				return exitUsage
 			default:
@@ -75,6 +90,14 @@ func mainWithArgs(args []string, stdout, stderr io.Writer) int {
 				return exitError
 			}
 		}
+	}
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	if s := nearest(args[0], names); s != "" {
+		fmt.Fprintf(stderr, "brigade: unknown command %q; did you mean %q?\nRun 'brigade help' for the commands.\n", args[0], s)
+		return exitUsage
 	}
 	fmt.Fprintf(stderr, "brigade: unknown command %q\n\n", args[0])
 	topUsage(stderr)
@@ -89,47 +112,36 @@ Usage:
 
 Commands:
 `)
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Run 'brigade <command> --help' for a command's flags and examples.
+Run 'brigade help <command>' or 'brigade <command> --help' for a command's flags and examples.
 `)
 }
 
-// flagSet is a command's flags plus the text its --help prints.
-type flagSet struct {
-	*pflag.FlagSet
-	usage, examples string
-	// grammar, when set, is printed after the flags (the policy spec
-	// grammar of commands that take specs).
-	grammar string
-}
+const versionUsage = `Usage: brigade version
 
-func newFlagSet(name, usage, examples string) *flagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported once, by mainWithArgs
-	fs.Usage = func() {}
-	fs.SortFlags = false
-	return &flagSet{FlagSet: fs, usage: usage, examples: examples}
-}
+Prints Brigade's version (the module version it was built as), the VCS
+commit it was built from ("+dirty" when the work tree had changes) and the
+Go version. run.json records the same version and commit.`
 
-// parse reads args; on --help it prints the usage to stdout and returns
-// pflag.ErrHelp.
-func (fs *flagSet) parse(args []string, stdout io.Writer) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s\n\nFlags:\n%s\n", fs.usage, fs.FlagUsages())
-			if fs.grammar != "" {
-				fmt.Fprintf(stdout, "%s\n", fs.grammar)
-			}
-			fmt.Fprintf(stdout, "Examples:\n%s", fs.examples)
-			return err
-		}
-		return usageError{err}
+const versionExamples = `  brigade version
+`
+
+func runVersion(args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("version", versionUsage, versionExamples)
+	if err := fs.parse(args, stdout); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	rev := results.Revision
+	if rev == "" {
+		rev = "unknown (built without VCS information)"
 	}
+	fmt.Fprintf(stdout, "brigade %s\ncommit %s\n%s %s/%s\n", results.Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }

@@ -209,8 +209,8 @@ func runMIGSetups(f migExampleFlags, reconfig hwmodel.Time) (*migExample, error)
 		}
 		runs, err := runner.Run(runner.Spec{
 			Workload: wl, WorkloadName: ex.workload, NewCluster: spec.Build, ClusterName: s.cluster,
-			Policies: []policies.Spec{pol}, Seed: f.seed, MIGReconfigTime: reconfig,
-			CheckInvariants: f.check,
+			Policies: []policies.Spec{pol}, Seed: f.seed,
+			Options: runner.Options{MIGReconfigTime: reconfig, CheckInvariants: f.check},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)

@@ -84,14 +84,18 @@ func (p *progress) Set(done int) {
 // runs shorter than that show no bar at all; tests set it to 0.
 var progressDelay = 300 * time.Millisecond
 
+// progressRedraw is the least time between two draws of a bar; tests set
+// it to 0 to see every step.
+var progressRedraw = 100 * time.Millisecond
+
 // draw redraws the bar, not before progressDelay has passed, at most every
-// 100ms but always at the end; p.mu is held.
+// progressRedraw but always at the end; p.mu is held.
 func (p *progress) draw() {
 	now := p.now()
 	if !p.drawn && now.Sub(p.start) < progressDelay {
 		return
 	}
-	if p.drawn && p.done < p.total && now.Sub(p.last) < 100*time.Millisecond {
+	if p.drawn && p.done < p.total && now.Sub(p.last) < progressRedraw {
 		return
 	}
 	p.last = now
@@ -110,7 +114,7 @@ func (p *progress) Add() {
 	p.draw()
 }
 
-// Func returns Set as a callback of the shape runner.Spec and
+// Func returns Set as a callback of the shape runner.Spec, sweep and
 // fill.Experiment take; the callback ignores total (the bar has its own).
 func (p *progress) Func() func(done, total int) {
 	return func(done, _ int) { p.Set(done) }

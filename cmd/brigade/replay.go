@@ -315,29 +315,28 @@ func policiesOf(rows []results.JobRow) []string {
 	return out
 }
 
-// replayTrace turns a results folder into a Brigade CSV trace written to
-// path (see docs/replay.md for the rules), and returns the folder's
-// policies, the cluster run.json records ("" when none) and the number of
+// replayTrace turns a results folder into a Brigade CSV trace (see
+// docs/replay.md for the rules), and returns it, the folder's policies, the cluster run.json records ("" when none) and the number of
 // jobs left out because they never ran. The durations are those measured
 // under source, or under the folder's first policy when source is not one
 // of its policies. A job's deps must name jobs of the folder that ran; the
 // error otherwise names the file, the line (jobs.csv) or row
 // (jobs.parquet), and the field.
-func replayTrace(dir, source, path string) (pols []string, cluster string, skipped int, err error) {
+func replayTrace(dir, source string) (trace []byte, pols []string, cluster string, skipped int, err error) {
 	rows, src, err := readResultJobsAt(dir)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, nil, "", 0, err
 	}
 	if len(rows) == 0 {
-		return nil, "", 0, fmt.Errorf("%s: the results folder holds no jobs", dir)
+		return nil, nil, "", 0, fmt.Errorf("%s: the results folder holds no jobs", dir)
 	}
 	atts, err := readAttempts(dir)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, nil, "", 0, err
 	}
 	est, err := readEstimates(dir)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, nil, "", 0, err
 	}
 	pols = policiesOf(rows)
 	if source == "" || !contains(pols, source) {
@@ -367,9 +366,9 @@ func replayTrace(dir, source, path string) (pols []string, cluster string, skipp
 			did, ok := ran[d]
 			switch {
 			case !ok:
-				return nil, "", 0, src.errorf(i, "deps", "job %q of policy %s depends on %q, which is not a job of the folder", r.Name, source, d)
+				return nil, nil, "", 0, src.errorf(i, "deps", "job %q of policy %s depends on %q, which is not a job of the folder", r.Name, source, d)
 			case !did:
-				return nil, "", 0, src.errorf(i, "deps", "job %q of policy %s ran but depends on %q, which never ran", r.Name, source, d)
+				return nil, nil, "", 0, src.errorf(i, "deps", "job %q of policy %s ran but depends on %q, which never ran", r.Name, source, d)
 			}
 		}
 		var log []results.AttemptRow
@@ -398,16 +397,9 @@ func replayTrace(dir, source, path string) (pols []string, cluster string, skipp
 	}
 	w.Flush()
 	if n == 0 {
-		return nil, "", skipped, fmt.Errorf("%s: no job of policy %s ever ran; nothing to replay", dir, source)
+		return nil, nil, "", skipped, fmt.Errorf("%s: no job of policy %s ever ran; nothing to replay", dir, source)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, "", 0, err
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return nil, "", 0, err
-	}
-	cluster = recordedCluster(dir)
-	return pols, cluster, skipped, nil
+	return []byte(b.String()), pols, recordedCluster(dir), skipped, nil
 }
 
 // recordedSeed is the seed run.json records: the seed the folder's

@@ -82,7 +82,7 @@ func TestReplayReproducesRequestsDepsAndRetries(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	if !strings.Contains(stderr, "1 jobs of") {
+	if !strings.Contains(stderr, "1 job of") {
 		t.Errorf("want after-broken warned about as never run, got %q", stderr)
 	}
 	jb := readJobs(t, b)

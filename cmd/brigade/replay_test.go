@@ -85,7 +85,7 @@ func TestReplayHandMadeFolder(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("replay: %d %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "1 jobs of") || !strings.Contains(stderr, "h200x8") {
+	if !strings.Contains(stderr, "1 job of") || !strings.Contains(stderr, "h200x8") {
 		t.Errorf("want the never-run job warned about and the recorded cluster used, got %q", stderr)
 	}
 	got := readJobs(t, out)

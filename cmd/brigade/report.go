@@ -107,17 +107,13 @@ func parseOneDir(fs *flagSet, args []string, stdout io.Writer, n int) ([]string,
 	return fs.Args(), nil
 }
 
-// simPlots draws the runs' plots into --out/plots/ (report.WritePlots)
-// unless --no-plots.
-func simPlots(f simFlags, runs []runner.PolicyRun) error {
-	if f.noPlots {
-		return nil
-	}
+// simPlots draws the runs' plots into dir/plots/ (report.WritePlots).
+func simPlots(dir string, runs []runner.PolicyRun) error {
 	sums := make([]results.Summary, len(runs))
 	jobs := make([][]results.JobRecord, len(runs))
 	timelines := make([]*results.Timeline, len(runs))
 	for i, r := range runs {
 		sums[i], jobs[i], timelines[i] = r.Summary, r.Jobs, r.Timeline
 	}
-	return report.WritePlots(filepath.Join(f.out, "plots"), report.FromRecords(sums, jobs, timelines))
+	return report.WritePlots(filepath.Join(dir, "plots"), report.FromRecords(sums, jobs, timelines))
 }

@@ -97,7 +97,7 @@ type serveFlags struct {
 func runServe(args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
 	fset := newFlagSet("serve", serveUsage, serveExamples)
-	fset.StringVar(&f.out, "out", "serving-out", "results `directory` (created if missing; files in it are replaced)")
+	fset.StringVar(&f.out, "out", "serving-out", "results `directory`, written whole: a new one, an empty one or an earlier Brigade results folder, replaced only once every run has succeeded")
 	fset.Uint64Var(&f.seed, "seed", 0, "root seed, replacing the file's seed: request streams and a synthetic batch workload without its own seed draw from it")
 	fset.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table")
 	fset.BoolVar(&f.noPlots, "no-plots", false, "do not draw the plots into --out/plots/")
@@ -107,8 +107,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fset.IntVar(&f.planMax, "plan-max", 256, "with --plan: the largest replica count to consider")
 	fset.Float64Var(&f.planRate, "plan-rate", 0, "with --plan: replace the service's arrivals by a constant `rps` (plan for a sustained peak); 0 keeps the file's")
 	fset.StringVar(&f.seeds, "seeds", "", "with --plan: seeds, e.g. 1-3 or 1,5,9; every target must hold on each (default: the file's seed, or --seed)")
-	if err := fset.FlagSet.Parse(args); err != nil {
-		return fset.parse(args, stdout) // help and flag errors, as every command reports them
+	if err := fset.parseFlags(args, stdout); err != nil {
+		return err
 	}
 	if fset.NArg() > 1 {
 		return usageError{fmt.Errorf("want at most one experiment file, got %d arguments", fset.NArg())}
@@ -136,11 +136,18 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			return usageError{fmt.Errorf("--%s is for planning: give --plan TARGETS too", name)}
 		}
 	}
+	var inputs []string
+	if fset.NArg() == 1 {
+		inputs = append(inputs, fset.Arg(0))
+	}
+	if err := results.CheckOut(f.out, inputs...); err != nil {
+		return err // before the runs, which take a while
+	}
 	rs, err := runExperiment(exp, f, stderr)
 	if err != nil {
 		return err
 	}
-	if err := writeServeOutputs(f, rs); err != nil {
+	if err := writeServeOutputs(f, rs, append([]string{"brigade", "serve"}, args...), inputs); err != nil {
 		return err
 	}
 	if err := serving.FormatTable(stdout, rs); err != nil {
@@ -238,7 +245,7 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 				runs, err := runner.Run(runner.Spec{
 					Workload: w, WorkloadName: workload, NewCluster: spec.Build, ClusterName: spec.Name,
 					Policies: []policies.Spec{exp.Batch.PolicySpec()}, Seed: exp.Seed,
-					CheckInvariants: f.check, Faults: faults,
+					Options: runner.Options{CheckInvariants: f.check, Faults: faults},
 				})
 				if err != nil {
 					return err
@@ -319,39 +326,39 @@ func policyLabel(b *serving.Batch) string {
 	return b.Policy
 }
 
-// writeServeOutputs writes every file into a fresh folder beside --out,
-// then moves them into --out, so that a failed write leaves no partial
-// results (and no --out folder that was not there before).
-func writeServeOutputs(f serveFlags, rs *serving.RunSet) error {
-	out := filepath.Clean(f.out)
-	parent := filepath.Dir(out)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if err := serving.WriteRunSet(tmp, rs); err != nil {
-		return err
-	}
-	files := append([]string(nil), serving.Files...)
-	if !f.noPlots {
-		plots, err := serving.WritePlots(filepath.Join(tmp, "plots"), rs)
+// writeServeOutputs writes the results folder whole (results.WriteFolder):
+// the serving files, the plots unless --no-plots, and run.json listing
+// them, so that a later run may replace the folder and a failed one
+// leaves the earlier folder as it was.
+func writeServeOutputs(f serveFlags, rs *serving.RunSet, command, inputs []string) error {
+	var in []results.InputFile
+	for _, p := range inputs {
+		x, err := results.FileInput("experiment", p)
 		if err != nil {
 			return err
 		}
-		for _, p := range plots {
-			files = append(files, filepath.Join("plots", p))
-		}
+		in = append(in, x)
 	}
-	return publishOutputs(tmp, out, files)
+	if len(inputs) == 0 {
+		in = append(in, results.InputFile{Role: "experiment", Path: servingExampleName, Embedded: true, SHA256: results.SHA256Hex(embeddedServingExample)})
+	}
+	return results.WriteFolder(f.out, func(dir string) error {
+		if err := serving.WriteRunSet(dir, rs); err != nil {
+			return err
+		}
+		if !f.noPlots {
+			if _, err := serving.WritePlots(filepath.Join(dir, "plots"), rs); err != nil {
+				return err
+			}
+		}
+		return results.WriteRunJSON(filepath.Join(dir, "run.json"), results.RunInfo{Seed: rs.Seed, Command: command, Inputs: in, Files: serving.Files})
+	})
 }
 
 // publishOutputs moves the files (relative paths) written into tmp, a
 // fresh folder beside out, into out: the whole folder when out does not
-// exist yet, else file by file, replacing those of the same names.
+// exist yet, else file by file, replacing those of the same names
+// (serve --plan's output).
 func publishOutputs(tmp, out string, files []string) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
