@@ -200,6 +200,15 @@ func (v Value) String() (string, bool) {
 	return v.n.Value, true
 }
 
+// Bool returns the value when it is a boolean: true or false, or a word
+// YAML 1.1 reads as one (yes, no, on, off, y, n).
+func (v Value) Bool() (bool, bool) {
+	if v.n == nil {
+		return false, false
+	}
+	return boolOf(v.n)
+}
+
 // Describe names the value for a message: `"text"`, "number 3",
 // "boolean true", "a list", "a mapping", "nothing".
 func (v Value) Describe() string { return describe(v.n) }

@@ -335,11 +335,11 @@ func TestReadFileLimit(t *testing.T) {
 }
 
 func TestSuggest(t *testing.T) {
-	known := []string{"name", "count", "gpus_per_node", "cpu_milli", "replica", "replicas", "node_mtbf", "node_repair"}
+	known := []string{"name", "health", "count", "gpus_per_node", "cpu_milli", "replica", "replicas", "node_mtbf", "node_repair"}
 	for key, want := range map[string]string{
 		"Count": "count", "gpus-per-node": "gpus_per_node", "cpus": "cpu_milli", "cpu": "cpu_milli",
 		"replicaz": "replica", "node_mtfb": "node_mtbf", "gpus_per_nodes": "gpus_per_node", "nmae": "",
-		"xyz": "", "cuont": "", "repliac": "replica", "coutn_x": "count",
+		"xyz": "", "cuont": "", "repliac": "replica", "coutn_x": "count", "helth": "health", "gpu": "gpus_per_node",
 	} {
 		if got := config.Suggest(key, known); got != want {
 			t.Errorf("Suggest(%q) = %q, want %q", key, got, want)

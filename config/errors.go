@@ -75,6 +75,13 @@ func NewErrors(file string) *Errors {
 	return &Errors{r: &report{file: file}}
 }
 
+// Fresh returns an empty list for the same file and document, at the
+// whole file: for problems found after the file was read (the files it
+// names, a cluster it must fit), with the lines of the fields they name.
+func (e *Errors) Fresh() *Errors {
+	return &Errors{r: &report{file: e.r.file, root: e.r.root}}
+}
+
 // File is the name the problems carry.
 func (e *Errors) File() string { return e.r.file }
 

@@ -5,8 +5,8 @@ import "strings"
 // Suggest returns the known name an unknown key most likely misspells, or
 // "": the name it equals ignoring case and "-" for "_"; else the one it
 // shares the longest prefix with (three bytes at least; the nearer by
-// EditDistance, then the first, on a tie); else, for a key of six bytes
-// or more, the first within two edits.
+// EditDistance, then the first, on a tie); else the nearest within one
+// edit (three bytes or more) or two (six bytes or more).
 func Suggest(key string, known []string) string {
 	k := strings.ToLower(strings.ReplaceAll(key, "-", "_"))
 	best, bestPrefix, bestDist := "", 2, 0
@@ -26,12 +26,22 @@ func Suggest(key string, known []string) string {
 	if best != "" {
 		return best
 	}
-	if len(k) >= 6 {
-		for _, name := range known {
-			if EditDistance(k, name) <= 2 {
-				return name
-			}
+	// A slip of one edit in a short key, of two in a long one.
+	reach := 0
+	switch {
+	case len(k) >= 6:
+		reach = 2
+	case len(k) >= 3:
+		reach = 1
+	}
+	bestDist = reach + 1
+	for _, name := range known {
+		if d := EditDistance(k, name); d < bestDist {
+			best, bestDist = name, d
 		}
+	}
+	if best != "" {
+		return best
 	}
 	return ""
 }

@@ -36,9 +36,15 @@
 // # Files
 //
 //   - spec.go: Spec, the services, classes, routing, health and
-//     autoscaling of an experiment; validate.go: Spec.Validate.
-//   - parse.go: experiment files (LoadExperiment, Experiment, variants);
-//     parsefaults.go: their faults section.
+//     autoscaling the engine runs; validate.go: Spec.Check, the one
+//     statement of a valid service (the engine's Validate and experiment
+//     files both run it).
+//   - experiment.go: experiment files (LoadExperiment, ParseExperiment,
+//     Experiment, variants, the batch workload); experiment_file.go: the
+//     file's schema as package config's strict decoder reads it, and the
+//     defaults it fills; experiment_check.go: Experiment.Check, what a
+//     valid experiment is beyond its services; experiment_faults.go: the
+//     faults section.
 //   - run.go: Config and Run, one variant beside the batch engine.
 //   - engine.go: the serving model (sim.Coupled): requests, replicas and
 //     their states; heap.go: its event heap.
@@ -52,6 +58,7 @@
 //     histograms; result.go: Result and its parts.
 //   - write.go: summary.json, the CSV files and the table; plot.go: the
 //     plots.
-//   - plan.go: replica planning (PlanReplicas); planwrite.go: its table,
-//     CSV and plot.
+//   - plan.go: what a replica plan needs of serving (package plan does
+//     the planning): Fixed, one service run alone at N warm replicas, and
+//     ServiceResult.Metric, a target's metric read from its results.
 package serving

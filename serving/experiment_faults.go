@@ -5,8 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/brigadesim/brigade/config"
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/runner"
 	"github.com/brigadesim/brigade/sim"
@@ -48,118 +47,73 @@ const (
 )
 
 var (
-	faultsFields = []string{"node_mtbf", "gpu_mtbf", "distribution", "weibull_shape", "node_repair", "gpu_repair", "fail", "heartbeat_interval", "heartbeat_timeout", "retry", "max_retries", "restart_time"}
-	repairFields = []string{"kind", "mean", "sigma"}
 	expRepairs   = []string{"fixed", "exponential", "lognormal"}
 	expFailDists = []string{"exponential", "weibull"}
 	expRetries   = []string{sim.RetryTrace, sim.RetryNone, sim.RetryFixed, sim.RetryDeadline}
 )
 
-const maxNamedFails = 100_000
-
-func (d *expDecoder) faults(n *yaml.Node) *Faults {
-	f := d.fields(n, "faults", faultsFields)
-	if f == nil {
-		return nil
-	}
-	x := &Faults{MaxRetries: -1}
-	m := &x.Model
-	if v, ok := f["node_mtbf"]; ok {
-		m.NodeMTBF = d.duration(v, "faults.node_mtbf")
-	}
-	if v, ok := f["gpu_mtbf"]; ok {
-		m.GPUMTBF = d.duration(v, "faults.gpu_mtbf")
-	}
-	if v, ok := f["distribution"]; ok {
-		m.Distribution = d.str(v, "faults.distribution")
-	}
-	if v, ok := f["weibull_shape"]; ok {
-		m.WeibullShape = d.float(v, "faults.weibull_shape")
-	}
-	if v, ok := f["node_repair"]; ok {
-		m.NodeRepair = d.repair(v, "faults.node_repair")
-	}
-	if v, ok := f["gpu_repair"]; ok {
-		m.GPURepair = d.repair(v, "faults.gpu_repair")
-	}
-	if v, ok := f["fail"]; ok {
-		for i, s := range d.list(v, "faults.fail", maxNamedFails) {
-			fp := fmt.Sprintf("faults.fail[%d]", i)
-			s = d.resolve(s)
-			d.lines[fp] = s.Line
-			x.Fail = append(x.Fail, d.str(s, fp))
-		}
-	}
-	if v, ok := f["heartbeat_interval"]; ok {
-		x.HeartbeatInterval = d.positive(v, "faults.heartbeat_interval")
-	}
-	if v, ok := f["heartbeat_timeout"]; ok {
-		x.HeartbeatTimeout = d.positive(v, "faults.heartbeat_timeout")
-	}
-	if v, ok := f["retry"]; ok {
-		x.Retry = d.str(v, "faults.retry")
-	}
-	if v, ok := f["max_retries"]; ok {
-		if x.MaxRetries = d.int(v, "faults.max_retries"); x.MaxRetries < 0 {
-			d.p.at(v.Line, "faults.max_retries", "want 0 to 1000000, got %d", x.MaxRetries)
-		}
-	}
-	if v, ok := f["restart_time"]; ok {
-		x.RestartTime = d.duration(v, "faults.restart_time")
-	}
-	return x
+// faultsSection is the faults section's schema (experiment_file.go).
+type faultsSection struct {
+	NodeMTBF          duration    `json:"node_mtbf"`
+	GPUMTBF           duration    `json:"gpu_mtbf"`
+	Distribution      string      `json:"distribution"`
+	WeibullShape      float64     `json:"weibull_shape"`
+	NodeRepair        *repairFile `json:"node_repair"`
+	GPURepair         *repairFile `json:"gpu_repair"`
+	Fail              []string    `json:"fail" config:"max=100000"`
+	HeartbeatInterval positive    `json:"heartbeat_interval"`
+	HeartbeatTimeout  positive    `json:"heartbeat_timeout"`
+	Retry             string      `json:"retry"`
+	MaxRetries        *int        `json:"max_retries"`
+	RestartTime       duration    `json:"restart_time"`
 }
 
-// repair reads a repair time: a duration (fixed) or {kind, mean, sigma}.
-func (d *expDecoder) repair(n *yaml.Node, path string) hwmodel.RepairModel {
-	if n.Kind == yaml.ScalarNode {
-		return hwmodel.RepairModel{Kind: "fixed", Mean: d.positive(n, path)}
+// repairFile is a repair time: a duration (fixed), or {kind, mean, sigma}.
+type repairFile hwmodel.RepairModel
+
+func (r *repairFile) UnmarshalConfig(v config.Value) {
+	if v.IsScalar() {
+		var mean positive
+		mean.UnmarshalConfig(v)
+		*r = repairFile{Kind: "fixed", Mean: hwmodel.Time(mean)}
+		return
 	}
-	var r hwmodel.RepairModel
-	f := d.fields(n, path, repairFields)
-	if f == nil {
-		return r
+	var m struct {
+		Kind  string   `json:"kind"`
+		Mean  positive `json:"mean" config:"required"`
+		Sigma float64  `json:"sigma"`
 	}
-	if v, ok := f["kind"]; ok {
-		r.Kind = d.str(v, path+".kind")
-	}
-	if v, ok := f["mean"]; ok {
-		r.Mean = d.positive(v, path+".mean")
-	} else {
-		d.p.at(n.Line, path+".mean", "required field is missing; want the mean repair time, like \"2h\"")
-	}
-	if v, ok := f["sigma"]; ok {
-		r.Sigma = d.float(v, path+".sigma")
-	}
-	return r
+	v.Decode(&m)
+	*r = repairFile{Kind: m.Kind, Mean: hwmodel.Time(m.Mean), Sigma: m.Sigma}
 }
 
-// positive reads a duration that must be > 0 when given (left out, it
-// takes the default).
-func (d *expDecoder) positive(n *yaml.Node, path string) hwmodel.Time {
-	t := d.duration(n, path)
-	if t == 0 && n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		if v, err := hwmodel.ParseDuration(n.Value); err == nil && v == 0 {
-			d.p.at(n.Line, path, "want a duration > 0, got %q (leave it out for the default)", n.Value)
-		}
+// faults turns the section into Faults, the defaults filled: repairs as
+// brigade sim's --node-repair and --gpu-repair, detection as the batch
+// engine's.
+func (f *faultsSection) faults() *Faults {
+	x := &Faults{Fail: f.Fail, HeartbeatInterval: hwmodel.Time(f.HeartbeatInterval), HeartbeatTimeout: hwmodel.Time(f.HeartbeatTimeout),
+		Retry: f.Retry, MaxRetries: DefaultMaxRetries, RestartTime: hwmodel.Time(f.RestartTime)}
+	x.Model = hwmodel.FailureModel{NodeMTBF: hwmodel.Time(f.NodeMTBF), GPUMTBF: hwmodel.Time(f.GPUMTBF),
+		Distribution: f.Distribution, WeibullShape: f.WeibullShape}
+	if f.MaxRetries != nil {
+		x.MaxRetries = *f.MaxRetries
 	}
-	return t
-}
-
-func (x *Faults) fillDefaults() {
-	m := &x.Model
-	if m.Distribution == "" {
-		m.Distribution = "exponential"
+	if x.Model.Distribution == "" {
+		x.Model.Distribution = "exponential"
 	}
 	for _, r := range []struct {
-		r   *hwmodel.RepairModel
+		dst *hwmodel.RepairModel
+		src *repairFile
 		def hwmodel.Time
-	}{{&m.NodeRepair, DefaultNodeRepair}, {&m.GPURepair, DefaultGPURepair}} {
-		if r.r.Kind == "" {
-			r.r.Kind = "fixed"
+	}{{&x.Model.NodeRepair, f.NodeRepair, DefaultNodeRepair}, {&x.Model.GPURepair, f.GPURepair, DefaultGPURepair}} {
+		if r.src != nil {
+			*r.dst = hwmodel.RepairModel(*r.src)
 		}
-		if r.r.Mean == 0 {
-			r.r.Mean = r.def
+		if r.dst.Kind == "" {
+			r.dst.Kind = "fixed"
+		}
+		if r.dst.Mean == 0 {
+			r.dst.Mean = r.def
 		}
 	}
 	if x.HeartbeatInterval == 0 {
@@ -171,90 +125,79 @@ func (x *Faults) fillDefaults() {
 	if x.Retry == "" {
 		x.Retry = DefaultRetry
 	}
-	if x.MaxRetries < 0 {
-		x.MaxRetries = DefaultMaxRetries
-	}
+	return x
 }
 
-// validateFaults checks the faults section; named failures are resolved
-// against the cluster when it needs no file (a preset or an inline spec;
-// LoadExperiment and CheckCluster resolve them against a spec file's).
-func (e *Experiment) validateFaults(p *expProblems) {
-	x := e.Faults
+// Check reports what is wrong with the faults section (named failures
+// are resolved against the cluster by Experiment.Check).
+func (x *Faults) Check(p *config.Errors) {
 	m := &x.Model
 	if m.NodeMTBF < 0 {
-		p.add("faults.node_mtbf", "want a duration >= 0 (0: no random node failures)")
+		p.Add("node_mtbf", "want a duration >= 0 (0: no random node failures)")
 	}
 	if m.GPUMTBF < 0 {
-		p.add("faults.gpu_mtbf", "want a duration >= 0 (0: no random GPU failures)")
+		p.Add("gpu_mtbf", "want a duration >= 0 (0: no random GPU failures)")
 	}
 	if !m.Enabled() && len(x.Fail) == 0 {
-		p.add("faults", "injects nothing; give node_mtbf, gpu_mtbf or fail")
+		p.Add("", "injects nothing; give node_mtbf, gpu_mtbf or fail")
 	}
 	switch m.Distribution {
 	case "exponential":
 		if m.WeibullShape != 0 {
-			p.add("faults.weibull_shape", "is for distribution weibull")
+			p.Add("weibull_shape", "is for distribution weibull")
 		}
 	case "weibull":
 		if !(m.WeibullShape > 0) || m.WeibullShape > 100 {
-			p.add("faults.weibull_shape", "want a shape in (0, 100] (< 1: infant mortality, > 1: wear-out), got %g", m.WeibullShape)
+			p.Add("weibull_shape", "want a shape in (0, 100] (< 1: infant mortality, > 1: wear-out), got %g", m.WeibullShape)
 		}
 	default:
-		p.add("faults.distribution", "unknown distribution %q (known: %s)", m.Distribution, strings.Join(expFailDists, ", "))
+		p.Add("distribution", "unknown distribution %q (known: %s)", m.Distribution, strings.Join(expFailDists, ", "))
 	}
 	for _, r := range []struct {
 		f string
 		r hwmodel.RepairModel
-	}{{"faults.node_repair", m.NodeRepair}, {"faults.gpu_repair", m.GPURepair}} {
+	}{{"node_repair", m.NodeRepair}, {"gpu_repair", m.GPURepair}} {
 		if !slices.Contains(expRepairs, r.r.Kind) {
-			p.add(r.f+".kind", "unknown repair kind %q (known: %s)", r.r.Kind, strings.Join(expRepairs, ", "))
+			p.Add(r.f+".kind", "unknown repair kind %q (known: %s)", r.r.Kind, strings.Join(expRepairs, ", "))
 		}
 		if r.r.Mean <= 0 || r.r.Mean > maxHorizon {
-			p.add(r.f, "want a mean repair time > 0 and at most 366 days, got %s", fmtDur(r.r.Mean))
+			p.Add(r.f, "want a mean repair time > 0 and at most 366 days, got %s", fmtDur(r.r.Mean))
 		}
 		switch {
 		case r.r.Kind == "lognormal" && (!(r.r.Sigma > 0) || r.r.Sigma > 10):
-			p.add(r.f+".sigma", "want a log-space standard deviation in (0, 10], got %g", r.r.Sigma)
+			p.Add(r.f+".sigma", "want a log-space standard deviation in (0, 10], got %g", r.r.Sigma)
 		case r.r.Kind != "lognormal" && r.r.Sigma != 0:
-			p.add(r.f+".sigma", "is for kind lognormal")
+			p.Add(r.f+".sigma", "is for kind lognormal")
 		}
 	}
 	if x.HeartbeatInterval <= 0 {
-		p.add("faults.heartbeat_interval", "want a duration > 0")
+		p.Add("heartbeat_interval", "want a duration > 0")
 	}
 	if x.HeartbeatTimeout < x.HeartbeatInterval {
-		p.add("faults.heartbeat_timeout", "want a timeout of at least the interval (%s), got %s", fmtDur(x.HeartbeatInterval), fmtDur(x.HeartbeatTimeout))
+		p.Add("heartbeat_timeout", "want a timeout of at least the interval (%s), got %s", fmtDur(x.HeartbeatInterval), fmtDur(x.HeartbeatTimeout))
 	}
 	if !slices.Contains(expRetries, x.Retry) {
-		p.add("faults.retry", "unknown retry policy %q (known: %s)", x.Retry, strings.Join(expRetries, ", "))
+		p.Add("retry", "unknown retry policy %q (known: %s)", x.Retry, strings.Join(expRetries, ", "))
 	}
 	if x.MaxRetries < 0 || x.MaxRetries > 1_000_000 {
-		p.add("faults.max_retries", "want 0 to 1000000, got %d", x.MaxRetries)
+		p.Add("max_retries", "want 0 to 1000000, got %d", x.MaxRetries)
 	}
 	if x.RestartTime < 0 {
-		p.add("faults.restart_time", "want a duration >= 0")
+		p.Add("restart_time", "want a duration >= 0")
 	}
-	if err := m.Validate(); err != nil && len(p.errs) == 0 {
-		p.add("faults", "%v", err) // a backstop: the checks above should say it first
-	}
-	if len(x.Fail) > 0 && e.Cluster.Path == "" && (e.Cluster.Inline != nil || e.Cluster.Preset != "") {
-		if s, err := e.Cluster.Spec(); err == nil {
-			if c, err := s.Build(); err == nil {
-				e.checkNamedFaults(c, p)
-			}
-		}
+	if err := m.Validate(); err != nil && p.Count() == 0 {
+		p.Add("", "%v", err) // a backstop: the checks above should say it first
 	}
 }
 
 // checkNamedFaults reports the named failures that c cannot resolve.
-func (e *Experiment) checkNamedFaults(c *hwmodel.Cluster, p *expProblems) {
+func (e *Experiment) checkNamedFaults(c *hwmodel.Cluster, p *config.Errors) {
 	if e.Faults == nil {
 		return
 	}
 	for i, s := range e.Faults.Fail {
 		if _, err := hwmodel.ParseFault(s, c); err != nil {
-			p.add(fmt.Sprintf("faults.fail[%d]", i), "%v", err)
+			p.Add(fmt.Sprintf("faults.fail[%d]", i), "%v", err)
 		}
 	}
 }
@@ -278,9 +221,9 @@ func (e *Experiment) RunnerFaults(c *hwmodel.Cluster) (*runner.Faults, error) {
 	if x == nil {
 		return nil, nil
 	}
-	p := &expProblems{file: e.File, lines: e.lines}
+	p := e.errors()
 	e.checkNamedFaults(c, p)
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	out := &runner.Faults{Model: x.Model, HeartbeatInterval: x.HeartbeatInterval, HeartbeatTimeout: x.HeartbeatTimeout,

@@ -156,7 +156,7 @@ func TestParseExperimentErrors(t *testing.T) {
 		{"dist kind", patch("dist: constant, mean: 100", "dist: normal, mean: 100"), []string{`x.yaml:10: services[0].classes[0].input_tokens.dist: unknown distribution "normal" (known: constant, exponential, lognormal, uniform)`}},
 		{"lognormal sigma", patch("dist: constant, mean: 100", "dist: lognormal, mean: 100"), []string{`services[0].classes[0].input_tokens.sigma: want the underlying normal's standard deviation`}},
 		{"replicas bounds", patch("initial: 1", "initial: 5, max: 3"), []string{`services[0].replicas.initial: want min (5) <= initial <= max (3), got 5`}},
-		{"string for int", patch("max_concurrent: 8", "max_concurrent: eight"), []string{`x.yaml:5: services[0].replica.max_concurrent: want a number, got "eight"`}},
+		{"string for int", patch("max_concurrent: 8", "max_concurrent: eight"), []string{`x.yaml:5: services[0].replica.max_concurrent: want a whole number, got "eight"`}},
 		{"fraction for int", patch("max_concurrent: 8", "max_concurrent: 8.5"), []string{`services[0].replica.max_concurrent: want a whole number, got 8.5`}},
 		{"zero concurrency", patch("max_concurrent: 8", "max_concurrent: 0"), []string{`x.yaml:5: services[0].replica.max_concurrent: want 1 to 1000000`}},
 		{"incident kind", minimal + "    incidents: [{at: 5m, kind: melt}]\n", []string{`x.yaml:12: services[0].incidents[0].kind: unknown incident kind "melt" (known: slow, fail)`}},
@@ -227,7 +227,7 @@ func TestValidateGoExperiment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.lines = nil
+	e.doc = nil
 	e.Spec.Services[0].Replica.MaxConcurrent = 0
 	err = e.Validate()
 	if err == nil || err.Error() != "services[0].replica.max_concurrent: want 1 to 1000000 requests, got 0" {
@@ -290,8 +290,8 @@ func TestParseExperimentFaults(t *testing.T) {
   max_retries: 0
   restart_time: 2m
 variants:
-  - {name: on}
-  - {name: off, faults: off}
+  - {name: "on"}
+  - {name: "off", faults: off}
   - {name: forced, faults: on}
 `, func(t *testing.T, e *Experiment) {
 			x := e.Faults
@@ -431,5 +431,39 @@ func TestParseExperimentFaultNegativeRepairOneError(t *testing.T) {
 	_, err := ParseExperiment([]byte(minimal+"faults:\n  node_mtbf: 1d\n  node_repair: -1h\n"), "x.yaml")
 	if err == nil || err.Error() != `x.yaml:14: faults.node_repair: want a duration >= 0, got "-1h"` {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A file with several mistakes reports each once, in line order, with an
+// inline cluster's problems at their own lines.
+func TestParseExperimentReportsEveryProblem(t *testing.T) {
+	in := `cluster:
+  name: lab
+  node_groups:
+    - {name_prefix: h, count: 2, gpu_model: H100, gpus_per_node: nine}
+horizon: 10m
+bucket: 30
+services:
+  - name: svc
+    replica: {prefill_tokens_per_s: 1000, decode_tokens_per_s: 20, max_concurrent: 0}
+    replicas: {initial: 1}
+    arrivals: {rate: 1}
+    classes:
+      - name: c
+        weight: -1
+        input_tokens: {dist: constant, mean: 100}
+        output_tokens: {dist: constnat, mean: 10}
+variants: [{name: a, helth: off}]
+`
+	_, err := ParseExperiment([]byte(in), "x.yaml")
+	want := `x.yaml:4: cluster.node_groups[0].gpus_per_node: want a whole number, got "nine"
+x.yaml:6: bucket: want a duration like "90s", "20m" or "1h30m", got number 30
+x.yaml:9: services[0].replica.max_concurrent: want 1 to 1000000 requests, got 0
+x.yaml:12: services[0].classes: no class has a weight > 0; want at least one
+x.yaml:14: services[0].classes[0].weight: want a weight >= 0, got -1
+x.yaml:16: services[0].classes[0].output_tokens.dist: unknown distribution "constnat" (known: constant, exponential, lognormal, uniform)
+x.yaml:17: variants[0].helth: unknown field (known fields: name, routing, health, autoscale, incidents, on_no_gpus, faults); did you mean "health"?`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got\n%v\nwant\n%s", err, want)
 	}
 }

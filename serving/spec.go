@@ -1,6 +1,8 @@
 package serving
 
 import (
+	"slices"
+
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
@@ -235,4 +237,25 @@ type Incident struct {
 	Kind         string
 	Factor       float64
 	RestartAfter hwmodel.Time
+}
+
+// cloneSpec is a deep copy of in: variants and plans change their copy.
+func cloneSpec(in *Spec) *Spec {
+	s := *in
+	s.Services = slices.Clone(in.Services)
+	for k := range s.Services {
+		svc := &s.Services[k]
+		if svc.Replica.ServiceTime != nil {
+			d := *svc.Replica.ServiceTime
+			svc.Replica.ServiceTime = &d
+		}
+		if svc.Autoscale != nil {
+			a := *svc.Autoscale
+			svc.Autoscale = &a
+		}
+		svc.Arrivals.Steps = slices.Clone(svc.Arrivals.Steps)
+		svc.Classes = slices.Clone(svc.Classes)
+		svc.Incidents = slices.Clone(svc.Incidents)
+	}
+	return &s
 }

@@ -16,7 +16,7 @@ func TestLiveHealthFakeGPU(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	jobs := filepath.Join(dir, "jobs.yaml")
-	os.WriteFile(jobs, []byte("jobs:\n- name: a\n  command: true\n  gpus: 1\n- name: b\n  command: true\n  gpus: 1\n"), 0o644)
+	os.WriteFile(jobs, []byte("jobs:\n- name: a\n  command: \"true\"\n  gpus: 1\n- name: b\n  command: \"true\"\n  gpus: 1\n"), 0o644)
 	defer func(h func([]live.GPU) live.HealthSource) { liveHealthHook = h }(liveHealthHook)
 	liveHealthHook = func(gpus []live.GPU) live.HealthSource {
 		fh := live.NewFakeHealth(len(gpus))
