@@ -17,9 +17,13 @@
 //
 // # Files
 //
+//   - simulate.go: Comparison and Simulate, brigade sim in one call:
+//     the workload and cluster read, jobs that can never fit refused, the
+//     runs, the results folder written whole.
 //   - runner.go: Options (the engine settings every command fills), Spec
 //     and Run, Prepare (an engine wired to a timeline), Records and the
 //     failure vocabulary's mapping, Write.
+//   - memory.go: CheckJobCount, the memory bound a job count must fit.
 //   - faults.go: Faults, the failure model and named faults of a run, and
 //     the schedule drawn once from the seed's failure stream.
 //   - bench.go: the benchmark cases of brigade bench and Measure.

@@ -22,6 +22,7 @@
 // export, livehealth.go and livemetrics.go live's health source and
 // --metrics endpoint; replay.go is sim --replay; migexample.go and
 // faultsexample.go write the two worked examples. main.go holds the
-// command table and exit codes, policyflags.go the policy flags,
-// progress.go the progress bar.
+// command table and exit codes, flags.go the flag sets with their help
+// texts and did-you-mean, policyflags.go the policy flags, progress.go
+// the progress bar.
 package main
