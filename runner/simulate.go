@@ -282,7 +282,7 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 		if w, err = SyntheticFor(cluster, c.Synthetic, c.Seed, load); err != nil {
 			return nil, err
 		}
-		s.WorkloadName = fmt.Sprintf("synthetic: %d jobs, load %g, seed %d", c.Synthetic, load, c.Seed)
+		s.WorkloadName = fmt.Sprintf("synthetic: %s, load %g, seed %d", results.Plural(c.Synthetic, "job", "jobs"), load, c.Seed)
 		return w, nil
 	case c.Generated != nil:
 		path := filepath.Join(c.Out, c.Generated.File)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/sweep"
 )
 
@@ -97,7 +98,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if shard.N > 1 {
 			sh = fmt.Sprintf(" (shard %d/%d of %d)", shard.I, shard.N, len(g.Runs()))
 		}
-		fmt.Fprintf(stderr, "brigade: sweep of %d runs%s × %d policies into %s\n", total, sh, len(g.Policies), dir)
+		fmt.Fprintf(stderr, "brigade: sweep of %s%s × %s into %s\n", results.Plural(total, "run", "runs"), sh, results.Plural(len(g.Policies), "policy", "policies"), dir)
 	}
 	bar := newProgress(stderr, *quiet, "brigade sweep", "runs", total)
 	var log io.Writer
@@ -204,7 +205,7 @@ func runSweepMerge(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Fprintf(stderr, "brigade: merged %d runs from %d folders; wrote %s to %s\n", len(recs), fs.NArg(), strings.Join(sweep.Files, ", "), *out)
+		fmt.Fprintf(stderr, "brigade: merged %s from %s; wrote %s to %s\n", results.Plural(len(recs), "run", "runs"), results.Plural(fs.NArg(), "folder", "folders"), strings.Join(sweep.Files, ", "), *out)
 	}
 	return nil
 }
