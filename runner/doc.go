@@ -12,8 +12,12 @@
 //     per-job state, so policies cannot influence each other; runs may go in
 //     parallel and their results are returned in the order the policies were
 //     named, so output never depends on scheduling of goroutines.
-//   - Nothing is written until every run has succeeded, and every file is
-//     written atomically, so a failed command leaves no partial results.
+//   - Nothing is written until every run has succeeded, and Simulate
+//     writes a results folder whole (results.WriteFolder): a failed or
+//     killed command leaves the earlier folder, never a mix of two runs.
+//   - Options is the one struct an engine setting travels in, from the
+//     flags to sim.Config (engineConfig); progress callbacks see the runs
+//     but cannot change them.
 //
 // # Files
 //

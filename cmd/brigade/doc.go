@@ -10,9 +10,11 @@
 //   - Every policy-taking command reads policy specs through policyFlags
 //     (policyflags.go): --policy takes specs, the older flags are
 //     shorthand applied on top, --help prints the grammar.
-//   - Nothing is written before a run has succeeded; live results go
-//     through a temporary folder that replaces --out only when it is
-//     missing, empty or an earlier Brigade results folder.
+//   - Nothing is written before a run has succeeded; a results folder
+//     (sim, serve, live) is written whole into a temporary folder that
+//     replaces --out only when complete, and only when --out is missing,
+//     empty or an earlier Brigade results folder, which is checked before
+//     the run starts.
 //
 // # Files
 //
