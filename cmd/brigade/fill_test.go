@@ -183,18 +183,14 @@ func TestFillBadInput(t *testing.T) {
 	}
 }
 
-// TestSimOpenBNodes: brigade sim replays a timed openb pod list on an openb
-// node list given by --nodes, under every placement (fgd gets the trace's
-// requests as its target); a five-column pod list is refused for replay.
-func TestSimOpenBNodes(t *testing.T) {
-	// pod-d asks for 8 V100s, which no node of the list has: the run is
-	// refused, naming it; without it every placement runs.
-	full := "../../workloads/testdata/openb/good.csv"
-	code, _, stderr := brigade(t, "sim", "--quiet", "--format", "openb", "--nodes", fillNodes, "--trace", full, "--out", t.TempDir())
-	if code != exitError || !strings.Contains(stderr, `good.csv:5: job "pod-d" can never run`) {
-		t.Errorf("pod-d: exit %d, %s", code, stderr)
-	}
-	b, err := os.ReadFile(full)
+// openbPods is the openb reader's test pod list; its pod-d asks for 8
+// V100s, which no node of fillNodes has.
+const openbPods = "../../workloads/testdata/openb/good.csv"
+
+// openbPodsThatFit is openbPods without pod-d, written to a file.
+func openbPodsThatFit(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(openbPods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +204,20 @@ func TestSimOpenBNodes(t *testing.T) {
 	if err := os.WriteFile(trace, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return trace
+}
+
+// TestSimOpenBNodes: brigade sim replays a timed openb pod list on an openb
+// node list given by --nodes, under every placement (fgd gets the trace's
+// requests as its target); a five-column pod list is refused for replay.
+func TestSimOpenBNodes(t *testing.T) {
+	// pod-d asks for 8 V100s, which no node of the list has: the run is
+	// refused, naming it; without it every placement runs.
+	code, _, stderr := brigade(t, "sim", "--quiet", "--format", "openb", "--nodes", fillNodes, "--trace", openbPods, "--out", t.TempDir())
+	if code != exitError || !strings.Contains(stderr, `good.csv:5: job "pod-d" can never run`) {
+		t.Errorf("pod-d: exit %d, %s", code, stderr)
+	}
+	trace := openbPodsThatFit(t)
 	for _, placement := range []string{"firstfit", "fgd", "bestfit", "dotprod", "packing", "clustering", "random"} {
 		code, stdout, stderr := brigade(t, "sim", "--quiet", "--format", "openb", "--nodes", fillNodes, "--trace", trace,
 			"--policy", "fcfs", "--placement", placement, "--out", t.TempDir())

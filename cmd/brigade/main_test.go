@@ -218,7 +218,7 @@ func TestSimTenantWeights(t *testing.T) {
 func TestSimOpenBReportsFragmentation(t *testing.T) {
 	out := t.TempDir()
 	code, _, stderr := brigade(t, "sim", "--quiet", "--format", "openb",
-		"--trace", filepath.Join("..", "..", "workloads", "testdata", "openb", "good.csv"),
+		"--trace", openbPodsThatFit(t),
 		"--cluster", filepath.Join("..", "..", "fill", "testdata", "nodes.csv"),
 		"--policy", "fcfs", "--placement", "fgd", "--out", out)
 	if code != exitOK {

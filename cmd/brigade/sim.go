@@ -133,7 +133,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.duration(&c.StarvationThreshold, "starvation-threshold", "", positive, "wait above which a job counts as starved (default: max(10 × median wait over all policies compared, 1h))")
 	fs.BoolVar(&f.noPlots, "no-plots", false, "do not draw the plots (PNG and SVG) into --out/plots/")
 	fs.BoolVar(&c.CheckInvariants, "check-invariants", false, "re-check every engine invariant after every event (slow; for debugging)")
-	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the table (no progress bar either; the bar shows only when stderr is a terminal)")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors, warnings and the table (no progress bar either; the bar shows only when stderr is a terminal)")
 	f.args = args
 	if err := fs.parse(args, stdout); err != nil {
 		return err
@@ -195,9 +195,8 @@ func (f simFlags) comparison(stderr io.Writer) (runner.Comparison, error) {
 	c := f.c
 	c.Command = append([]string{"brigade", "sim"}, f.args...)
 	c.Parallel = runtime.GOMAXPROCS(0)
-	if !f.quiet {
-		c.Warn = func(msg string) { fmt.Fprintf(stderr, "brigade: warning: %s\n", msg) }
-	}
+	// Warnings are about the input, so --quiet keeps them.
+	c.Warn = func(msg string) { fmt.Fprintf(stderr, "brigade: warning: %s\n", msg) }
 	if c.Synthetic > 0 && c.Trace != "" {
 		return c, usageError{fmt.Errorf("--synthetic and --trace are alternatives; give one")}
 	}
