@@ -3,6 +3,7 @@ package workloads
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,4 +100,19 @@ func TestCheckFormat(t *testing.T) {
 	if err == nil || err.Error() != `want philly, openb or brigade, or auto to tell by the header; got "swf"` {
 		t.Errorf("swf: %v", err)
 	}
+}
+
+// The header, not the file's name, tells a trace's format.
+func ExampleDetectFormat() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "mine.txt")
+	os.WriteFile(path, []byte("# my jobs\nname,submit_s,duration_s,gpus\ntrain,0,3600,8\n"), 0o644)
+	format, err := DetectFormat(path)
+	fmt.Println(format, err)
+	w, err := ReadFile(path, AutoFormat)
+	fmt.Println(len(w.Jobs), w.Jobs[0].Name, err)
+	// Output:
+	// brigade <nil>
+	// 1 train <nil>
 }
