@@ -1,43 +1,69 @@
-// Package plan answers the capacity-planning question "how many GPUs of
-// which kind do we need to meet our targets?" for brigade plan.
+// Package plan answers capacity-planning questions: "how many GPUs of
+// which kind does a batch workload need to meet our targets?" (brigade
+// plan: nodes of a GPU model) and "how many replicas does a service need?"
+// (brigade serve --plan: fixed replicas of one service). One planner
+// answers both; what differs is the axis sized (AxisNodes or
+// AxisReplicas), the vocabulary of targets and the evaluator that runs one
+// size on one seed.
 //
-// A target is a summary.json metric (a dotted path such as wait_s.p99 or
-// starvation.starved_jobs), a comparison (<=, >=, <, >) and a number.
-// A cluster size meets a target when the target holds for every seed: the
-// worst value across seeds is the one compared and reported. That is the
-// conservative reading: a size that meets the target only on average would
-// miss it on some seeds.
+// A target is a metric, optionally of a request class, a comparison (<=,
+// >=, <, >) and a bound: "wait_s.p99<=1800", "interactive.ttft_p99<=1s".
+// ParseTargets reads a list of them in a Catalogue's vocabulary, which
+// gives each metric its unit (how a bound is written: a plain number,
+// seconds with duration syntax, a fraction or percentage, a rate) and its
+// trend as the size grows. SummaryMetrics is a cluster plan's vocabulary
+// (the numeric summary.json fields, trends unknown); ServiceMetrics a
+// replica plan's (a service's latencies, SLO attainment, errors,
+// unfinished requests, throughput and saturation, each with a known
+// trend).
 //
-// What is searched: for each GPU model, clusters of identical nodes of that
-// model (gpus-per-node GPUs each), with a node count in the allowed range.
-// Mixes of models are not searched. The simulator does not scale job
-// durations by GPU model, so models differ only in price (and in fit, for
-// jobs that ask for a model); a mix of models would therefore cost more
-// than the same number of GPUs of the cheapest model that fits every job.
+// Invariants:
 //
-// The search for one model first simulates the largest size. The targets
-// that hold there are the ones a bigger cluster meets (wait ceilings,
-// starvation counts: "monotone-ish" in size); Search then finds the
-// smallest node count at which all of them hold and every job fits, with
-// an exponential search from the smallest size (lo, lo+1, lo+3, lo+7, ...)
-// followed by a binary search in the last bracket: O(log n) simulations
-// instead of n. Targets that fail at the largest size are met, if at all,
-// by a smaller cluster (a utilisation floor: a bigger cluster is idler), so
-// they are checked at that smallest size: if they hold, it is the answer;
-// if not, no size in range meets every target, and the message says which
-// targets fail, by how much, at the largest size and at that size. Every
-// size tried is kept as evidence.
+//   - A size meets a target when it holds on every seed: the worst value
+//     across seeds (Target.Worse) is the one compared and reported. A size
+//     that met a target only on average would miss it on some seeds.
+//   - Search is the one size search: from the smallest size it doubles the
+//     step (lo, lo+1, lo+3, lo+7, ...) until a size passes, then bisects
+//     the last bracket, O(log n) sizes instead of n. It may simulate
+//     several sizes at once (its width), but the sizes it uses, their
+//     order and the answer do not depend on the width; Result.Points and
+//     Config.Progress hold only the sizes used, so a plan is the same on
+//     any number of cores.
+//   - Which targets drive the search: when every target's trend is known,
+//     the Improving ones (a latency ceiling, an SLO floor); otherwise Run
+//     simulates the largest size first and takes the targets that hold
+//     there (a wait ceiling is met by growing). The others (a utilisation
+//     or saturation floor) are met, if at all, by shrinking, so they are
+//     checked at the smallest size the search finds: if they fail there,
+//     no size in range meets every target, and the message says which
+//     targets fail, by how much, at the largest size tried and at that
+//     size.
+//   - A size at which some job can never fit a node fails whatever its
+//     metrics.
+//   - The answer is the best model's smallest passing size: by GPU count,
+//     or by cost (GPUs × price per GPU-hour) when prices are given; ties go
+//     to the fewer GPUs, then to the model named first. Mixes of models
+//     are not searched: the simulator does not scale job durations by GPU
+//     model, so models differ only in price (and in fit, for jobs that ask
+//     for a model), and a mix would cost more than the same number of GPUs
+//     of the cheapest model that fits every job.
 //
-// The answer is the best model's smallest passing cluster: by GPU count, or
-// by cost (GPUs × price per GPU-hour) when prices are given; ties go to
-// the fewer GPUs, then to the model named first.
+// Layering: plan stands over the simulators it sizes for. It imports
+// runner (a batch workload on a cluster) and serving (serving.Fixed, a
+// service run alone at N replicas, and ServiceResult.Metric); neither
+// imports plan.
 //
 // # Files
 //
-//   - target.go: Target, ParseTargets and the summary metrics a target
-//     may name.
-//   - search.go: Plan and Search, the size search over an Evaluator that
-//     the caller supplies (brigade plan simulates), and its Result.
-//   - output.go: the answer, the evidence table (text, CSV, Markdown) and
-//     a plot per target.
+//   - target.go: Target, its Holds, Worse, Improving and Miss; Unit, Trend,
+//     Metric and Catalogue; ParseTargets.
+//   - search.go: Search, the size search, with its look-ahead.
+//   - plan.go: Axis, Sample, Evaluator, Point, Config, Result and Run, the
+//     planner: a search per model over the worst values across seeds.
+//   - cluster.go: cluster plans: Metrics and SummaryMetrics (summary.json
+//     fields), ClusterConfig and Cluster (runner runs per size and seed).
+//   - replicas.go: replica plans: ServiceMetrics, ReplicaConfig and
+//     Replicas (serving.Fixed runs per count and seed).
+//   - output.go: the answer or why there is none, the evidence table
+//     (text, Markdown, CSV) and a plot panel per target, for either axis.
 package plan

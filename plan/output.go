@@ -269,17 +269,24 @@ func (r *Result) panel(k int) (*plot.Plot, error) {
 	t := r.Targets[k]
 	xLabel := "cluster size (GPUs, log scale)"
 	if r.Axis == AxisReplicas {
-		xLabel = "replicas (log scale)"
+		xLabel = "replicas"
 	}
 	unit := ""
 	if t.Unit == Seconds {
 		unit = " (s)"
 	}
-	p := report.NewPlot("target "+t.String(), xLabel, t.Key()+unit+", worst over seeds")
+	// The Y label stays short: gonum pads the data area to fit a label
+	// longer than the panel is high.
+	p := report.NewPlot("target "+t.String()+", worst value over seeds", xLabel, t.Key()+unit)
 	p.Legend.Top = true
-	// The search's sizes double: a log scale spaces them evenly.
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	if r.Axis == AxisNodes {
+		// Node counts span orders of magnitude (models of different node
+		// sizes share the GPU axis): a log scale shows each decade. A
+		// service's counts that matter sit near the answer, where a
+		// linear scale spreads them.
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, pt := range r.Points {
 		minX, maxX = math.Min(minX, r.x(pt)), math.Max(maxX, r.x(pt))
@@ -330,7 +337,7 @@ func (r *Result) panel(k int) (*plot.Plot, error) {
 		p.Y.Min = math.Min(p.Y.Min, 0)
 		if p.Y.Max > top {
 			p.Y.Max = top
-			p.Y.Label.Text += ", clipped at " + fmtNum(top)
+			p.Title.Text += "; clipped at " + fmtNum(top)
 		}
 	}
 	return p, nil

@@ -34,7 +34,11 @@ one; targets that fail at the largest size (a utilisation floor) are checked
 at that size. Mixes of models are not searched, and models differ only in
 price (the simulator does not scale durations by model).
 A size at which some job can never fit a node fails. Starvation counts use
-a fixed threshold (--starvation-threshold) so that sizes compare.
+a fixed threshold (--starvation-threshold) so that sizes compare. Runs go
+in parallel (the seeds of a size, and the sizes the search may need next);
+the evidence holds only the sizes the search used, the same on any number
+of cores. brigade serve --plan sizes a service's replicas with the same
+planner.
 
 Writes --out/plan.csv (the evidence table) and --out/plan.png and plan.svg
 (each target's metric against cluster size, one panel per target, with the
