@@ -30,7 +30,7 @@ func TestRecordsReady(t *testing.T) {
 		NewCluster: func() (*hwmodel.Cluster, error) {
 			return hwmodel.NewCluster([]hwmodel.Node{{Name: "n0", GPUs: 8, CPUMilli: 1 << 40, MemoryMiB: 1 << 40}})
 		},
-		Policies: []policies.Spec{policies.MustParseSpec("fcfs")}, CheckInvariants: true,
+		Policies: []policies.Spec{policies.MustParseSpec("fcfs")}, Options: runner.Options{CheckInvariants: true},
 	})
 	if err != nil {
 		t.Fatal(err)
