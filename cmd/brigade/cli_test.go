@@ -83,9 +83,17 @@ func TestHelpCommand(t *testing.T) {
 	if code != exitOK || !strings.Contains(got, "Commands:") {
 		t.Errorf("help: exit %d, %q", code, got)
 	}
-	// The command list lines up, long names included.
+	// The command list lines up: every summary starts in one column.
+	column := -1
 	for _, line := range strings.Split(got, "\n") {
-		if strings.HasPrefix(line, "  mig-example ") && !strings.HasPrefix(line, "  mig-example     ") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "  "), " ")
+		if !strings.HasPrefix(line, "  ") || !ok || strings.HasPrefix(name, "brigade") {
+			continue
+		}
+		at := len(line) - len(strings.TrimLeft(rest, " "))
+		if column < 0 {
+			column = at
+		} else if at != column {
 			t.Errorf("misaligned: %q", line)
 		}
 	}

@@ -18,12 +18,11 @@
 //
 // # Files
 //
-// One file per command: sim.go, live.go, serve.go (with serveplan.go,
+// One file per command: sim.go, run.go (scenario files), live.go, serve.go (with serveplan.go,
 // serve --plan), plan.go, sweep.go, fill.go, bench.go, fidelity.go,
 // report.go (report and compare), gpus.go; liveexport.go is brigade live
 // export, livehealth.go and livemetrics.go live's health source and
-// --metrics endpoint; replay.go is sim --replay; migexample.go and
-// faultsexample.go write the two worked examples. main.go holds the
+// --metrics endpoint; replay.go is sim --replay. main.go holds the
 // command table and exit codes, flags.go the flag sets with their help
 // texts and did-you-mean, policyflags.go the policy flags, progress.go
 // the progress bar.

@@ -29,9 +29,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sim", "replay a trace on a cluster under one or more policies and compare them", runSim},
+		{"run", "run scenario files: a cluster, a workload, faults and the setups to compare, declared in YAML; the worked examples are examples/*.yaml (docs/scenarios.md)", runRun},
 		{"bench", "measure the engine's speed in events per second", runBench},
 		{"fill", "the FGD paper's experiment: fill a cluster with sampled pods under placement policies", runFill},
-		{"mig-example", "the MIG worked example: one inference workload on 8 H200s, whole, static MIG and dynamic MIG (docs/mig.md)", runMIGExample},
 		{"report", "write a results folder's self-contained report.html (plots, tables, metadata)", runReport},
 		{"compare", "put two results folders side by side: which metrics moved and by how much", runCompare},
 		{"sweep", "run a grid of workloads × clusters × loads × seeds × policies, resumable and shardable; mean, 95% CI and paired tests across seeds (docs/sweeps.md)", runSweep},
@@ -40,7 +40,6 @@ func commands() []command {
 		{"gpus", "list this machine's NVIDIA GPUs, memory, utilisation and MIG instances as NVML reports them (read-only)", runGPUs},
 		{"fidelity", "how far two runs of the same jobs differ (a live run and its replay): start order, start-time and JCT error, utilisation (docs/replay.md)", runFidelity},
 		{"serve", "inference services beside batch jobs on one cluster: request classes, routing, ejection, autoscaling; golden signals and SLOs per variant (docs/serving.md)", runServe},
-		{"faults-example", "the failures worked example: a 21-day training job beside batch jobs on 512 H100s, with and without checkpoints and backfill (docs/faults.md)", runFaultsExample},
 		{"version", "print Brigade's version, the commit it was built from and the Go version", runVersion},
 	}
 }

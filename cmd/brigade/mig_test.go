@@ -86,31 +86,3 @@ func TestSimMIGTrace(t *testing.T) {
 		t.Errorf("whole GPUs, static: exit %d, stderr %q; want a warning that the 21 MIG jobs never fit", code, stderr)
 	}
 }
-
-// TestMIGExample runs a small version of the worked example twice: the
-// markdown has the four setups and the outputs are byte-identical.
-func TestMIGExample(t *testing.T) {
-	dir := t.TempDir()
-	var md, png []string
-	for k := 0; k < 2; k++ {
-		m, p := filepath.Join(dir, "m.md"), filepath.Join(dir, "m.png")
-		code, stdout, stderr := brigade(t, "mig-example", "--jobs", "300", "--rate", "150", "--md", m, "--png", p, "--check-invariants")
-		if code != exitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		for _, s := range []string{"whole ", "mig-static ", "mig-dynamic ", "convert "} {
-			if !strings.Contains(stdout, s) {
-				t.Errorf("table lacks %q:\n%s", s, stdout)
-			}
-		}
-		mb, _ := os.ReadFile(m)
-		pb, _ := os.ReadFile(p)
-		md, png = append(md, string(mb)), append(png, string(pb))
-	}
-	if md[0] != md[1] || png[0] != png[1] || len(png[0]) < 1000 || !strings.HasPrefix(png[0], "\x89PNG") {
-		t.Errorf("outputs differ between runs or the PNG is not one")
-	}
-	if !strings.Contains(md[0], "--jobs 300 --rate 150") || !strings.Contains(md[0], "| mig-dynamic | `h200x8-mig` | dynamic |") {
-		t.Errorf("markdown lacks the command or the table:\n%s", md[0])
-	}
-}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/scenario"
+)
+
+const runUsage = `Usage: brigade run [flags] FILE...
+
+Runs scenario files (docs/scenarios.md): each declares a cluster, a
+workload (a trace, a generator, explicit jobs), faults, the setups to
+compare and the table and plot to report. For each file it prints the
+results table, writes the results folder (--out, one subfolder per file
+when several are given) and, when the file names a page, rewrites that
+Markdown page and its plot. The worked examples in examples/ are such
+files; their pages in docs/ are written this way.
+
+Flags override the file: --seed, --cluster and --policy replace its shared
+values (setups that name their own keep them). A run with overrides writes
+no page, because the page documents the file as written.
+
+The same file and flags give byte-identical outputs.`
+
+const runExamples = `  brigade run examples/mig.yaml
+  brigade run examples/failures.yaml --seed 2 --out /tmp/failures-seed2
+  brigade run --check examples/*.yaml     # are the docs pages current?
+`
+
+func runRun(args []string, stdout, stderr io.Writer) error {
+	var (
+		opt              scenario.Options
+		seed             uint64
+		out              string
+		noPage, check, q bool
+	)
+	fs := newFlagSet("run", runUsage, runExamples)
+	fs.StringVar(&out, "out", "brigade-out", "results `directory`, written whole (with several files: one subfolder per file, named after it)")
+	fs.Uint64Var(&seed, "seed", 0, "replace the file's seed")
+	fs.StringVar(&opt.Cluster, "cluster", "", "replace the file's shared cluster (a preset or a cluster spec `file`)")
+	fs.StringVar(&opt.Policy, "policy", "", "replace the file's shared policy `spec` (docs/policies.md)")
+	fs.BoolVar(&noPage, "no-page", false, "do not rewrite the page and plot the file names")
+	fs.BoolVar(&check, "check", false, "write nothing: fail if a page or plot the file names is not what this run renders (CI keeps the docs current with it)")
+	fs.BoolVar(&opt.CheckInvariants, "check-invariants", false, "re-check every engine invariant after every event (slow; for debugging)")
+	fs.BoolVar(&q, "quiet", false, "print nothing but errors and the tables")
+	if err := fs.parseFlags(args, stdout); err != nil {
+		return err
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		return usageError{errors.New("want at least one scenario file (examples/*.yaml)")}
+	}
+	if fs.Changed("seed") {
+		opt.Seed = &seed
+	}
+	overridden := opt.Seed != nil || opt.Cluster != "" || opt.Policy != ""
+	if check && overridden {
+		return usageError{errors.New("--check compares the pages with the files as written: drop --seed, --cluster and --policy")}
+	}
+	// Every file is read and checked before any runs.
+	loaded := make([]*scenario.File, len(files))
+	dirs := make([]string, len(files))
+	for i, path := range files {
+		f, err := scenario.Load(path)
+		if err != nil {
+			return err
+		}
+		loaded[i], dirs[i] = f, out
+		if len(files) > 1 {
+			dirs[i] = filepath.Join(out, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+		}
+		if !check {
+			if err := results.CheckOut(dirs[i], path); err != nil {
+				return err
+			}
+		}
+	}
+	var stale []string
+	for i, f := range loaded {
+		path := files[i]
+		bar := newProgress(stderr, q, "brigade run "+path, "setups", len(f.Setups))
+		opt.Progress = func(_ string, done, _ int) { bar.Set(done) }
+		res, err := scenario.Run(f, opt)
+		bar.Done()
+		if err != nil {
+			return err
+		}
+		if len(files) > 1 {
+			fmt.Fprintf(stdout, "%s\n", path)
+		}
+		if err := printScenarioTable(stdout, res); err != nil {
+			return err
+		}
+		command := "go run ./cmd/brigade run " + filepath.ToSlash(path)
+		if check {
+			s, err := res.StalePages(command)
+			if err != nil {
+				return err
+			}
+			stale = append(stale, s...)
+			continue
+		}
+		if err := res.WriteResults(dirs[i], append([]string{"brigade", "run"}, args...)); err != nil {
+			return err
+		}
+		if !q {
+			fmt.Fprintf(stderr, "brigade run: wrote %s\n", dirs[i])
+		}
+		if noPage || overridden || f.PagePath() == "" {
+			continue
+		}
+		wrote, err := res.WritePage(command)
+		if err != nil {
+			return err
+		}
+		if !q {
+			fmt.Fprintf(stderr, "brigade run: wrote %s\n", strings.Join(wrote, " and "))
+		}
+	}
+	if len(stale) > 0 {
+		return fmt.Errorf("not what the scenario files render now (run brigade run on them and commit the result): %s", strings.Join(stale, ", "))
+	}
+	return nil
+}
+
+// printScenarioTable prints a result's table, aligned.
+func printScenarioTable(w io.Writer, res *scenario.Result) error {
+	rows, err := res.Table()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}

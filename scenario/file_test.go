@@ -1,0 +1,138 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParseErrors: every problem of a file at once, each with its line
+// and field.
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"empty", "", []string{"f.yaml"}},
+		{"missing", "workload: {jobs: [{name: a, duration: 1h, gpus: 1}]}\n", []string{"f.yaml:1: cluster: required field is missing", "f.yaml:1: policy: required field is missing"}},
+		{"no workload", "cluster: h200x8\npolicy: fcfs\nworkload: {}\n", []string{"f.yaml:3: workload: want a trace, a synthetic generator or jobs"}},
+		{"durations", `cluster: h200x8
+policy: fcfs
+workload:
+  jobs:
+    - {name: a, duration: soon, gpus: 1}
+    - {name: a, duration: 0s, gpus: -1, checkpoint: {every: 0s}}
+`, []string{
+			`f.yaml:5: workload.jobs[0].duration: want a duration such as 30s, 5m, 2h or 21d, got "soon"`,
+			`f.yaml:6: workload.jobs[1].name: "a" is already jobs[0]'s name`,
+			"f.yaml:6: workload.jobs[1].gpus: want >= 0, got -1",
+			`workload.jobs[1].duration: want a positive duration`,
+			`workload.jobs[1].checkpoint.every: want a positive duration`,
+		}},
+		{"generator", `cluster: h200x8
+policy: fcfs
+workload:
+  synthetic:
+    jobs: 0
+    rate_per_hour: 10
+    load: 0.5
+    mig:
+      phases:
+        - classes: [{min_slices: 9, weight: 0}]
+        - classes: []
+`, []string{
+			"f.yaml:5: workload.synthetic.jobs: want 1 to 5000000, got 0",
+			"f.yaml:7: workload.synthetic.load: give rate_per_hour or load, not both",
+			"workload.synthetic.mig.phase_length: several phases need a positive phase length",
+			"f.yaml:10: workload.synthetic.mig.phases[0].classes[0].min_slices: want 1 to 7, got 9",
+			"workload.synthetic.mig.phases[0].classes[0].weight: want a positive weight",
+			"f.yaml:11: workload.synthetic.mig.phases[1].classes: want at least one class",
+		}},
+		{"setups and outputs", `cluster: h200x8
+policy: fcfs
+workload: {trace: t.csv, synthetic: {jobs: 5}}
+setups:
+  - {name: x, no_faults: true}
+  - {name: x, policy: lifo}
+columns:
+  - {header: h, value: job.a.colour}
+  - {header: h, value: wait_s.mean, format: hex}
+charts:
+  - {title: t, value: goodput, series: down_gpus}
+  - {title: u, series: temperature, log_scale: true}
+`, []string{
+			"f.yaml:3: workload.trace: a trace cannot be combined with synthetic or jobs",
+			"f.yaml:5: setups[0].no_faults: the file has no faults section to leave out",
+			`f.yaml:6: setups[1].name: "x" is already setups[0]'s name`,
+			`f.yaml:6: setups[1].policy:`,
+			`f.yaml:8: columns[0].value: "job.a.colour": want job.NAME.FIELD`,
+			"f.yaml:9: columns[1].format:",
+			"f.yaml:11: charts[0].series: give value (bars) or series (a time series), not both",
+			"f.yaml:12: charts[1].series:",
+			"f.yaml:12: charts[1].log_scale: a logarithmic axis is for bars (value)",
+			"charts: charts need a plot file",
+		}},
+		{"types", "cluster: h200x8\npolicy: fcfs\nseed: -1\nworkload: {jobs: [{name: a, duration: 1h, gpus: two}]}\nfaults: {node_mtbf: 30d, retry: sometimes}\n", []string{
+			"f.yaml:3: seed:",
+			"f.yaml:4: workload.jobs[0].gpus: want a whole number",
+			"f.yaml:5: faults.node_repair: want a positive duration",
+			`f.yaml:5: faults.retry: want one of trace, none, fixed, deadline, got "sometimes"`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.body), "f.yaml")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestRunExplicitJobs: explicit jobs keep their names and order, setups
+// change only what they name, and the value grammar reads them.
+func TestRunExplicitJobs(t *testing.T) {
+	f, err := Parse([]byte(`cluster: h200x8
+policy: fcfs
+workload:
+  jobs:
+    - {name: big, duration: 2h, gpus: 8}
+    - {name: small, submit: 1m, duration: 10m, gpus: 1}
+    - {name: late, submit: 2m, duration: 5m, gpus: 8}
+setups:
+  - {name: fcfs}
+  - {name: sjf, policy: sjf}
+columns:
+  - {header: setup, value: setup.policy}
+  - {header: small waits, value: job.small.wait_s, format: int}
+  - {header: late waits, value: job.late.wait_s, format: int}
+  - {header: done, value: jobs_succeeded / jobs_submitted, format: of}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(f, Options{CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := res.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, r := range rows {
+		got += strings.Join(r, " | ") + "\n"
+	}
+	// Both wait for big to end at 2h. FCFS starts small (submitted
+	// first) at 2h and late, which needs all 8 GPUs, when small ends at
+	// 2h10m; SJF starts late (5m) first and small at 2h05m.
+	want := "setup | small waits | late waits | done\n" +
+		"fcfs | 7140 | 7680 | 3/3\n" +
+		"sjf | 7440 | 7080 | 3/3\n"
+	if got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -1,0 +1,213 @@
+package scenario
+
+import (
+	"fmt"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/runner"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// Options change how a file runs without changing the file: the CLI's
+// overrides.
+type Options struct {
+	// Seed, when not nil, replaces the file's seed.
+	Seed *uint64
+	// Cluster and Policy, when set, replace the file's shared cluster and
+	// policy; setups that name their own keep them.
+	Cluster, Policy string
+	// CheckInvariants re-checks every engine invariant after every event.
+	CheckInvariants bool
+	// Progress, when not nil, is called as each setup starts.
+	Progress func(setup string, done, total int)
+}
+
+// Outcome is one setup's run.
+type Outcome struct {
+	Setup Setup // with the shared fields filled in
+	Run   runner.PolicyRun
+
+	explicit []string // the explicit jobs' names: Run.Jobs[i] is explicit[i]
+	summary  map[string]any
+}
+
+// Result is a whole file's run.
+type Result struct {
+	File     *File
+	Workload string // the workload's one-line description
+	Outcomes []Outcome
+}
+
+// Setups are the file's setups with the shared fields filled in; a file
+// without setups has one, named after its policy.
+func (f *File) setups() []Setup {
+	list := f.Setups
+	if len(list) == 0 {
+		list = []Setup{{Name: f.Policy}}
+	}
+	out := make([]Setup, len(list))
+	for i, s := range list {
+		if s.Cluster == "" {
+			s.Cluster = f.Cluster
+		}
+		if s.Policy == "" {
+			s.Policy = f.Policy
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// Run runs every setup of f, in order. The same file and options give the
+// same results, byte for byte.
+func Run(f *File, opt Options) (*Result, error) {
+	g := *f
+	if opt.Seed != nil {
+		g.Seed = *opt.Seed
+	}
+	if opt.Cluster != "" {
+		g.Cluster = opt.Cluster
+	}
+	if opt.Policy != "" {
+		if _, err := policies.ParseSpec(opt.Policy); err != nil {
+			return nil, err
+		}
+		g.Policy = opt.Policy
+	}
+	f = &g
+	w, desc, err := f.buildWorkload()
+	if err != nil {
+		return nil, err
+	}
+	reconfig := duration(nil, "", f.MIGReconfigTime)
+	res := &Result{File: f, Workload: desc}
+	explicit := make([]string, len(f.Workload.Jobs))
+	for i, j := range f.Workload.Jobs {
+		explicit[i] = j.Name
+	}
+	setups := f.setups()
+	for i, s := range setups {
+		if opt.Progress != nil {
+			opt.Progress(s.Name, i, len(setups))
+		}
+		spec, err := hwmodel.ResolveCluster(f.resolveCluster(s.Cluster))
+		if err != nil {
+			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
+		}
+		pol, err := policies.ParseSpec(s.Policy)
+		if err != nil {
+			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
+		}
+		wl := &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants}
+		if s.WholeGPUs {
+			wl = asWholeGPUs(wl)
+		}
+		if s.NoCheckpoints {
+			for k := range explicit {
+				wl.Jobs[k].Checkpoint = workloads.Checkpoint{}
+			}
+		}
+		probe, err := spec.Build()
+		if err != nil {
+			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
+		}
+		if err := runner.CheckFits(wl, probe, s.Cluster); err != nil {
+			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
+		}
+		reqs := make([]hwmodel.Request, len(wl.Jobs))
+		for k := range wl.Jobs {
+			reqs[k] = wl.Jobs[k].Req
+		}
+		target := policies.TargetFromRequests(reqs)
+		runs, err := runner.Run(runner.Spec{
+			Workload: wl, WorkloadName: desc, NewCluster: spec.Build, ClusterName: s.Cluster,
+			Policies: []policies.Spec{pol}, Placer: policies.PlacerConfig{Seed: f.Seed, Target: target}, Seed: f.Seed,
+			Options: runner.Options{MIGReconfigTime: reconfig, CheckInvariants: opt.CheckInvariants, Faults: f.faults(s), FragTarget: &target},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
+		}
+		r := runs[0]
+		r.Summary.Policy = s.Name
+		res.Outcomes = append(res.Outcomes, Outcome{Setup: s, Run: r, explicit: explicit, summary: flatten(r.Summary)})
+	}
+	return res, nil
+}
+
+// resolveCluster is a preset's name as it is, or a spec file's path
+// relative to the scenario file.
+func (f *File) resolveCluster(c string) string {
+	if _, ok := hwmodel.Preset(c); ok {
+		return c
+	}
+	return f.resolve(c)
+}
+
+// faults is setup s's failures and retry rules; nil without a faults
+// section.
+func (f *File) faults(s Setup) *runner.Faults {
+	if f.Faults == nil {
+		return nil
+	}
+	out := &runner.Faults{Retry: f.Faults.Retry, MaxRetries: f.Faults.MaxRetries, RestartTime: duration(nil, "", f.Faults.RestartTime)}
+	if !s.NoFaults {
+		out.Model = hwmodel.FailureModel{NodeMTBF: duration(nil, "", f.Faults.NodeMTBF),
+			NodeRepair: hwmodel.RepairModel{Kind: "fixed", Mean: duration(nil, "", f.Faults.NodeRepair)}}
+	}
+	return out
+}
+
+// Table is the results table: a header row, then a row per setup.
+func (r *Result) Table() ([][]string, error) {
+	cols := r.File.Columns
+	if len(cols) == 0 {
+		cols = defaultColumns
+	}
+	rows := [][]string{make([]string, len(cols))}
+	for k, c := range cols {
+		rows[0][k] = c.Header
+	}
+	for i := range r.Outcomes {
+		row := make([]string, len(cols))
+		for k, c := range cols {
+			x, err := r.Outcomes[i].value(c.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: columns[%d]: %w", r.File.path, k, err)
+			}
+			row[k] = format(x, c.Format)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// defaultColumns are a file's columns when it names none.
+var defaultColumns = []Column{
+	{Header: "setup", Value: "setup.name"},
+	{Header: "jobs done", Value: "jobs_succeeded / jobs_submitted", Format: "of"},
+	{Header: "wait mean", Value: "wait_s.mean", Format: "duration"},
+	{Header: "wait p99", Value: "wait_s.p99", Format: "duration"},
+	{Header: "JCT mean", Value: "jct_s.mean", Format: "duration"},
+	{Header: "GPU util", Value: "gpu_utilisation_arrivals", Format: "percent"},
+}
+
+// Runs are the setups' runs, each labelled by its setup's name, for
+// runner.Write.
+func (r *Result) Runs() []runner.PolicyRun {
+	out := make([]runner.PolicyRun, len(r.Outcomes))
+	for i, o := range r.Outcomes {
+		out[i] = o.Run
+	}
+	return out
+}
+
+// Summaries are the setups' summaries, each labelled by its setup's name.
+func (r *Result) Summaries() []results.Summary {
+	out := make([]results.Summary, len(r.Outcomes))
+	for i, o := range r.Outcomes {
+		out[i] = o.Run.Summary
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package scenario
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/runner"
+)
+
+// WriteResults writes the setups' results folder to dir whole
+// (results.WriteFolder): the files runner.Files names, each setup a
+// policy row labelled by its name, and run.json naming the scenario file
+// and the inputs it read. command is the command line, for run.json.
+func (r *Result) WriteResults(dir string, command []string) error {
+	f := r.File
+	in, err := r.inputs()
+	if err != nil {
+		return err
+	}
+	return results.WriteFolder(dir, func(tmp string) error {
+		if err := runner.WriteFiles(tmp, r.Runs(), nil); err != nil {
+			return err
+		}
+		return results.WriteRunJSON(filepath.Join(tmp, "run.json"), results.RunInfo{
+			Seed: f.Seed, Command: command, Inputs: in, Files: runner.Files,
+		})
+	})
+}
+
+// inputs are the files the run read, for run.json: the scenario file, its
+// trace and the cluster spec files its setups name.
+func (r *Result) inputs() ([]results.InputFile, error) {
+	f := r.File
+	var in []results.InputFile
+	add := func(role, path string) error {
+		x, err := results.FileInput(role, path)
+		if err == nil {
+			in = append(in, x)
+		}
+		return err
+	}
+	if err := add("scenario", f.path); err != nil {
+		return nil, err
+	}
+	if f.Workload.Trace != "" {
+		if err := add("trace", f.resolve(f.Workload.Trace)); err != nil {
+			return nil, err
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range f.setups() {
+		if seen[s.Cluster] {
+			continue
+		}
+		seen[s.Cluster] = true
+		if _, ok := hwmodel.Preset(s.Cluster); ok {
+			in = append(in, results.InputFile{Role: "cluster", Path: s.Cluster, Embedded: true})
+		} else if err := add("cluster", f.resolve(s.Cluster)); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// PagePath and PlotPath are where the file's page and plot go (relative
+// to the scenario file's folder as written in it); "" when it names none.
+func (f *File) PagePath() string { return f.resolve(f.Page) }
+func (f *File) PlotPath() string { return f.resolve(f.Plot) }
+
+// Page renders the file's page and plot (nil without charts). command is
+// how the page says to run the file.
+func (r *Result) Page(command string) (page, plot []byte, err error) {
+	var b bytes.Buffer
+	if err := r.Markdown(&b, command); err != nil {
+		return nil, nil, err
+	}
+	if len(r.File.Charts) > 0 {
+		if plot, err = r.PNG(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b.Bytes(), plot, nil
+}
+
+// WritePage writes the page and plot the file names, each replaced
+// atomically, so that a failed write leaves the earlier ones. It returns
+// the paths written.
+func (r *Result) WritePage(command string) ([]string, error) {
+	page, plot, err := r.Page(command)
+	if err != nil {
+		return nil, err
+	}
+	var wrote []string
+	for _, x := range []struct {
+		path string
+		data []byte
+	}{{r.File.PagePath(), page}, {r.File.PlotPath(), plot}} {
+		if x.path == "" || x.data == nil {
+			continue
+		}
+		if err := results.AtomicWriteFile(x.path, func(w io.Writer) error { _, err := w.Write(x.data); return err }); err != nil {
+			return wrote, err
+		}
+		wrote = append(wrote, x.path)
+	}
+	return wrote, nil
+}
+
+// StalePages compares the page and plot the file names with what this
+// result renders, and returns the paths that are missing or differ.
+func (r *Result) StalePages(command string) ([]string, error) {
+	page, plot, err := r.Page(command)
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for _, x := range []struct {
+		path string
+		data []byte
+	}{{r.File.PagePath(), page}, {r.File.PlotPath(), plot}} {
+		if x.path == "" || x.data == nil {
+			continue
+		}
+		if old, err := os.ReadFile(x.path); err != nil || !bytes.Equal(old, x.data) {
+			stale = append(stale, x.path)
+		}
+	}
+	return stale, nil
+}
