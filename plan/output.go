@@ -191,6 +191,14 @@ func (r *Result) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
+// WriteReport writes what a terminal shows of a plan: the answer, how
+// many sizes were simulated, and the evidence table.
+func (r *Result) WriteReport(w io.Writer) error {
+	fmt.Fprintln(w, r.Answer())
+	fmt.Fprintf(w, "%d sizes simulated (of %d per model in range), each on %d seed(s):\n", len(r.Points), r.Hi-r.Lo+1, len(r.Seeds))
+	return r.WriteTable(w)
+}
+
 // WriteMarkdownTable writes the evidence table as a Markdown table.
 func (r *Result) WriteMarkdownTable(w io.Writer) {
 	h := r.header()

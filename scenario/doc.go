@@ -1,7 +1,9 @@
 // Package scenario runs experiment files: one declarative YAML file names
 // a cluster, a workload (a trace, a generator, explicit jobs, or explicit
 // jobs followed by generated ones), the faults it runs under, the setups
-// to compare and the table and plot to report (docs/scenarios.md).
+// to compare and the table and plot to report (docs/scenarios.md); or,
+// with a plan section, the targets a cluster must meet, which the one
+// capacity planner (package plan) sizes.
 // brigade run is its command; the worked examples in examples/ are such
 // files, and their docs pages are what Result.WritePage writes.
 //
@@ -32,6 +34,8 @@
 //     generator, MIG phases.
 //   - run.go: Options (the command line's overrides), Run, Result and its
 //     table.
+//   - plan.go: the plan section, its run through plan.Cluster and its
+//     part of the page.
 //   - values.go: the grammar of the values columns and charts name, and
 //     their formats.
 //   - page.go: the Markdown page and the PNG of charts.

@@ -22,8 +22,8 @@ type File struct {
 	Plot string `json:"plot"`
 
 	Seed     uint64   `json:"seed"`
-	Cluster  string   `json:"cluster" config:"required"` // a preset or a cluster spec file
-	Policy   string   `json:"policy" config:"required"`  // a policy spec (policies.ParseSpec)
+	Cluster  string   `json:"cluster"`                  // a preset or a cluster spec file; none in a plan
+	Policy   string   `json:"policy" config:"required"` // a policy spec (policies.ParseSpec)
 	Workload Workload `json:"workload"`
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU.
 	MIGReconfigTime string  `json:"mig_reconfig_time"`
@@ -33,6 +33,9 @@ type File struct {
 	Setups  []Setup  `json:"setups" config:"max=16"`
 	Columns []Column `json:"columns" config:"max=16"`
 	Charts  []Chart  `json:"charts" config:"max=6"`
+	// Plan, when set, makes the file a capacity plan instead of a
+	// comparison of setups (plan.go).
+	Plan *Plan `json:"plan"`
 
 	path string // where the file was read from: relative paths resolve against its folder
 }
@@ -40,7 +43,9 @@ type File struct {
 // Workload is what the jobs are: a trace, a generator, explicit jobs, or
 // explicit jobs followed by generated ones.
 type Workload struct {
-	Name      string     `json:"name"`
+	Name string `json:"name"`
+	// Embedded is the Philly sample brigade sim runs by default.
+	Embedded  bool       `json:"embedded"`
 	Trace     string     `json:"trace"`
 	Format    string     `json:"format"`
 	Synthetic *Synthetic `json:"synthetic"`
@@ -211,6 +216,19 @@ func positive(e *config.Errors, field, v string) hwmodel.Time {
 // Check reports every problem of the file (config.Checker): the policy
 // specs, durations, the workload, faults, setups, columns and charts.
 func (f *File) Check(e *config.Errors) {
+	if f.Plan != nil {
+		f.Plan.Check(e.In("plan"))
+		for _, x := range []struct {
+			field string
+			set   bool
+		}{{"cluster", f.Cluster != ""}, {"setups", len(f.Setups) > 0}, {"columns", len(f.Columns) > 0}, {"charts", len(f.Charts) > 0}, {"faults", f.Faults != nil}} {
+			if x.set {
+				e.Add(x.field, "a plan sizes clusters of the models it names under the file's policy; it has no %s", x.field)
+			}
+		}
+	} else if f.Cluster == "" {
+		e.Add("cluster", "missing: want a preset (brigade gpus --presets) or a cluster spec file")
+	}
 	if f.Policy != "" {
 		if _, err := policies.ParseSpec(f.Policy); err != nil {
 			e.Add("policy", "%v", err)
@@ -301,11 +319,14 @@ func (fl *Faults) Check(e *config.Errors) {
 // Check reports what is wrong with the workload: it must be a trace, or
 // explicit jobs and a generator.
 func (w *Workload) Check(e *config.Errors) {
-	if w.Trace == "" && w.Synthetic == nil && len(w.Jobs) == 0 {
-		e.Add("", "want a trace, a synthetic generator or jobs")
+	if !w.Embedded && w.Trace == "" && w.Synthetic == nil && len(w.Jobs) == 0 {
+		e.Add("", "want a trace, the embedded sample (embedded: true), a synthetic generator or jobs")
 	}
-	if w.Trace != "" && (w.Synthetic != nil || len(w.Jobs) > 0) {
+	if (w.Trace != "" || w.Embedded) && (w.Synthetic != nil || len(w.Jobs) > 0) {
 		e.Add("trace", "a trace cannot be combined with synthetic or jobs")
+	}
+	if w.Trace != "" && w.Embedded {
+		e.Add("embedded", "give a trace file or the embedded sample, not both")
 	}
 	if w.Format != "" && w.Trace == "" {
 		e.Add("format", "a format is for a trace; this workload has none")

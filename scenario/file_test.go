@@ -13,8 +13,8 @@ func TestParseErrors(t *testing.T) {
 		want       []string
 	}{
 		{"empty", "", []string{"f.yaml"}},
-		{"missing", "workload: {jobs: [{name: a, duration: 1h, gpus: 1}]}\n", []string{"f.yaml:1: cluster: required field is missing", "f.yaml:1: policy: required field is missing"}},
-		{"no workload", "cluster: h200x8\npolicy: fcfs\nworkload: {}\n", []string{"f.yaml:3: workload: want a trace, a synthetic generator or jobs"}},
+		{"missing", "workload: {jobs: [{name: a, duration: 1h, gpus: 1}]}\n", []string{"f.yaml:1: cluster: missing: want a preset", "f.yaml:1: policy: required field is missing"}},
+		{"no workload", "cluster: h200x8\npolicy: fcfs\nworkload: {}\n", []string{"f.yaml:3: workload: want a trace, the embedded sample (embedded: true), a synthetic generator or jobs"}},
 		{"durations", `cluster: h200x8
 policy: fcfs
 workload:
@@ -70,6 +70,25 @@ charts:
 			"f.yaml:12: charts[1].series:",
 			"f.yaml:12: charts[1].log_scale: a logarithmic axis is for bars (value)",
 			"charts: charts need a plot file",
+		}},
+		{"plan", `policy: fair
+cluster: h200x8
+workload: {embedded: true}
+setups: [{name: a}]
+plan:
+  targets: [wait_s.p99<=1h, colour>=3]
+  gpu_models: [p100, tpu]
+  prices: {p100: 1, v100: 2}
+  gpus_per_node: 8
+  min_gpus: 64
+  max_gpus: 32
+`, []string{
+			"f.yaml:2: cluster: a plan sizes clusters",
+			"f.yaml:4: setups: a plan sizes clusters",
+			"f.yaml:6: plan.targets[1]:",
+			`f.yaml:7: plan.gpu_models[1]: unknown model "tpu"`,
+			"f.yaml:8: plan.prices.v100: v100 is not among gpu_models",
+			"f.yaml:11: plan.max_gpus: min_gpus 64 and max_gpus 32 leave no cluster",
 		}},
 		{"types", "cluster: h200x8\npolicy: fcfs\nseed: -1\nworkload: {jobs: [{name: a, duration: 1h, gpus: two}]}\nfaults: {node_mtbf: 30d, retry: sometimes}\n", []string{
 			"f.yaml:3: seed:",

@@ -26,9 +26,12 @@ import (
 // command is how the page says to run it.
 func (r *Result) Markdown(w io.Writer, command string) error {
 	f := r.File
-	rows, err := r.Table()
-	if err != nil {
-		return err
+	var rows [][]string
+	if r.Plan == nil {
+		var err error
+		if rows, err = r.Table(); err != nil {
+			return err
+		}
 	}
 	src, err := os.ReadFile(f.path)
 	if err != nil {
@@ -48,16 +51,24 @@ func (r *Result) Markdown(w io.Writer, command string) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## Results\n\nWorkload: %s.\n\n", r.Workload)
-	for i, row := range rows {
-		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
-		if i == 0 {
-			fmt.Fprintf(&b, "|%s\n", strings.Repeat(" --- |", len(row)))
-		}
-	}
-	b.WriteString("\n")
+	plotLink := ""
 	if f.Plot != "" {
-		fmt.Fprintf(&b, "![%s](%s)\n\n", orName(f.Title, "results"), relLink(f.PlotPath(), f.PagePath()))
+		plotLink = relLink(f.PlotPath(), f.PagePath())
+	}
+	if r.Plan != nil {
+		r.planMarkdown(&b, plotLink)
+	} else {
+		fmt.Fprintf(&b, "## Results\n\nWorkload: %s.\n\n", r.Workload)
+		for i, row := range rows {
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+			if i == 0 {
+				fmt.Fprintf(&b, "|%s\n", strings.Repeat(" --- |", len(row)))
+			}
+		}
+		b.WriteString("\n")
+		if plotLink != "" {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", orName(f.Title, "results"), plotLink)
+		}
 	}
 	if s := strings.TrimSpace(f.Notes); s != "" {
 		fmt.Fprintf(&b, "%s\n\n", s)
@@ -91,6 +102,9 @@ var palette = []color.Color{
 // PNG draws the file's charts side by side: bars of a value per setup, or
 // a time series with a line per setup.
 func (r *Result) PNG() ([]byte, error) {
+	if r.Plan != nil {
+		return r.planPNG()
+	}
 	charts := r.File.Charts
 	if len(charts) == 0 {
 		return nil, fmt.Errorf("%s: no charts to draw", r.File.path)

@@ -2,8 +2,12 @@ package scenario
 
 import (
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/plan"
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/runner"
@@ -33,11 +37,14 @@ type Outcome struct {
 	summary  map[string]any
 }
 
-// Result is a whole file's run.
+// Result is a whole file's run: its setups' outcomes, or its plan.
 type Result struct {
 	File     *File
 	Workload string // the workload's one-line description
 	Outcomes []Outcome
+	// Plan is a plan file's result, and PlanSeeds the seeds it ran.
+	Plan      *plan.Result
+	PlanSeeds []uint64
 }
 
 // Setups are the file's setups with the shared fields filled in; a file
@@ -77,6 +84,13 @@ func Run(f *File, opt Options) (*Result, error) {
 		g.Policy = opt.Policy
 	}
 	f = &g
+	if f.Plan != nil {
+		res := &Result{File: f}
+		if err := f.runPlan(opt, res); err != nil {
+			return nil, fmt.Errorf("%s: plan: %w", f.path, err)
+		}
+		return res, nil
+	}
 	w, desc, err := f.buildWorkload()
 	if err != nil {
 		return nil, err
@@ -159,8 +173,29 @@ func (f *File) faults(s Setup) *runner.Faults {
 	return out
 }
 
-// Table is the results table: a header row, then a row per setup.
+// WriteText prints the results as a terminal reads them: the aligned
+// table of setups, or a plan's answer and evidence.
+func (r *Result) WriteText(w io.Writer) error {
+	if r.Plan != nil {
+		return r.Plan.WriteReport(w)
+	}
+	rows, err := r.Table()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// Table is the results table: a header row, then a row per setup (none
+// for a plan).
 func (r *Result) Table() ([][]string, error) {
+	if r.Plan != nil {
+		return nil, fmt.Errorf("%s: a plan has no table of setups", r.File.path)
+	}
 	cols := r.File.Columns
 	if len(cols) == 0 {
 		cols = defaultColumns

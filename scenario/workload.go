@@ -14,6 +14,13 @@ import (
 // returns the workload and a one-line description of it.
 func (f *File) buildWorkload() (*workloads.Workload, string, error) {
 	w := f.Workload
+	if w.Embedded {
+		wl, err := workloads.Default()
+		if err != nil {
+			return nil, "", err
+		}
+		return wl, orName(w.Name, workloads.DefaultName), nil
+	}
 	if w.Trace != "" {
 		path := f.resolve(w.Trace)
 		wl, err := workloads.ReadFile(path, w.Format)

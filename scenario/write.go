@@ -9,6 +9,7 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/runner"
+	"github.com/brigadesim/brigade/workloads"
 )
 
 // WriteResults writes the setups' results folder to dir whole
@@ -22,11 +23,17 @@ func (r *Result) WriteResults(dir string, command []string) error {
 		return err
 	}
 	return results.WriteFolder(dir, func(tmp string) error {
-		if err := runner.WriteFiles(tmp, r.Runs(), nil); err != nil {
+		files := runner.Files
+		if r.Plan != nil {
+			var err error
+			if files, err = r.Plan.WriteFiles(tmp, "png", "svg"); err != nil {
+				return err
+			}
+		} else if err := runner.WriteFiles(tmp, r.Runs(), nil); err != nil {
 			return err
 		}
 		return results.WriteRunJSON(filepath.Join(tmp, "run.json"), results.RunInfo{
-			Seed: f.Seed, Command: command, Inputs: in, Files: runner.Files,
+			Seed: f.Seed, Command: command, Inputs: in, Files: files,
 		})
 	})
 }
@@ -46,6 +53,9 @@ func (r *Result) inputs() ([]results.InputFile, error) {
 	if err := add("scenario", f.path); err != nil {
 		return nil, err
 	}
+	if f.Workload.Embedded {
+		in = append(in, results.InputFile{Role: "trace", Path: workloads.DefaultFile, Embedded: true, SHA256: workloads.DefaultSHA256()})
+	}
 	if f.Workload.Trace != "" {
 		if err := add("trace", f.resolve(f.Workload.Trace)); err != nil {
 			return nil, err
@@ -53,6 +63,9 @@ func (r *Result) inputs() ([]results.InputFile, error) {
 	}
 	seen := map[string]bool{}
 	for _, s := range f.setups() {
+		if f.Plan != nil {
+			break // a plan builds its own clusters
+		}
 		if seen[s.Cluster] {
 			continue
 		}
@@ -78,7 +91,7 @@ func (r *Result) Page(command string) (page, plot []byte, err error) {
 	if err := r.Markdown(&b, command); err != nil {
 		return nil, nil, err
 	}
-	if len(r.File.Charts) > 0 {
+	if len(r.File.Charts) > 0 || (r.Plan != nil && r.File.Plot != "") {
 		if plot, err = r.PNG(); err != nil {
 			return nil, nil, err
 		}

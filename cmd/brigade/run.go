@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/scenario"
@@ -94,7 +93,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if len(files) > 1 {
 			fmt.Fprintf(stdout, "%s\n", path)
 		}
-		if err := printScenarioTable(stdout, res); err != nil {
+		if err := res.WriteText(stdout); err != nil {
 			return err
 		}
 		command := "go run ./cmd/brigade run " + filepath.ToSlash(path)
@@ -127,17 +126,4 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("not what the scenario files render now (run brigade run on them and commit the result): %s", strings.Join(stale, ", "))
 	}
 	return nil
-}
-
-// printScenarioTable prints a result's table, aligned.
-func printScenarioTable(w io.Writer, res *scenario.Result) error {
-	rows, err := res.Table()
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range rows {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	return tw.Flush()
 }

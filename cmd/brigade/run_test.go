@@ -12,11 +12,11 @@ import (
 // are what brigade run renders from examples/*.yaml now.
 func TestExamplePagesCurrent(t *testing.T) {
 	t.Chdir("../..")
-	code, stdout, stderr := brigade(t, "run", "--check", "examples/mig.yaml", "examples/failures.yaml")
+	code, stdout, stderr := brigade(t, "run", "--check", "examples/mig.yaml", "examples/failures.yaml", "examples/capacity-planning.yaml")
 	if code != exitOK {
-		t.Fatalf("exit %d: %s\n(refresh them with: go run ./cmd/brigade run examples/mig.yaml examples/failures.yaml)", code, stderr)
+		t.Fatalf("exit %d: %s\n(refresh them with: go run ./cmd/brigade run examples/mig.yaml examples/failures.yaml examples/capacity-planning.yaml)", code, stderr)
 	}
-	for _, want := range []string{"mig-dynamic", "no-checkpoints"} {
+	for _, want := range []string{"mig-dynamic", "no-checkpoints", "cheapest cluster meeting every target"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("tables lack %q:\n%s", want, stdout)
 		}
