@@ -63,6 +63,26 @@ func Decode(data []byte, file string, v any) error {
 	return e.Err()
 }
 
+// TopKeys returns the keys of data's top-level mapping in the order
+// written, or nil when data is not one readable YAML or JSON mapping. A
+// command that reads several kinds of file tells them apart with it
+// before decoding one strictly.
+func TopKeys(data []byte) []string {
+	var doc yaml.Node
+	if len(data) > MaxFileBytes || yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	var keys []string
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		keys = append(keys, m.Content[i].Value)
+	}
+	return keys
+}
+
 // ReadFile reads a config file of at most maxBytes (0: MaxFileBytes).
 // what names the kind of file in errors ("cluster spec").
 func ReadFile(path, what string, maxBytes int) ([]byte, error) {

@@ -386,3 +386,22 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestTopKeys(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"services: []\nhorizon: 1h\n", []string{"services", "horizon"}},
+		{`{"cluster": "x", "policy": "fcfs"}`, []string{"cluster", "policy"}},
+		{"- a\n- b\n", nil},
+		{"", nil},
+		{"a: [\n", nil},
+		{"just words", nil},
+	} {
+		got := config.TopKeys([]byte(tc.in))
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") || (got == nil) != (tc.want == nil) {
+			t.Errorf("TopKeys(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/brigadesim/brigade/config"
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/scenario"
 )
@@ -19,7 +21,8 @@ compare and the table and plot to report. For each file it prints the
 results table, writes the results folder (--out, one subfolder per file
 when several are given) and, when the file names a page, rewrites that
 Markdown page and its plot. The worked examples in examples/ are such
-files; their pages in docs/ are written this way.
+files; their pages in docs/ are written this way. A serving experiment
+file (one with services, docs/serving.md) runs as brigade serve runs it.
 
 Flags override the file: --seed, --cluster and --policy replace its shared
 values (setups that name their own keep them). A run with overrides writes
@@ -62,18 +65,26 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if check && overridden {
 		return usageError{errors.New("--check compares the pages with the files as written: drop --seed, --cluster and --policy")}
 	}
-	// Every file is read and checked before any runs.
+	// Every file is read and checked before any runs. A serving
+	// experiment (a file with services) is brigade serve's.
 	loaded := make([]*scenario.File, len(files))
 	dirs := make([]string, len(files))
 	for i, path := range files {
+		dirs[i] = out
+		if len(files) > 1 {
+			dirs[i] = filepath.Join(out, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+		}
+		if isServingExperiment(path) {
+			if check || opt.Cluster != "" || opt.Policy != "" {
+				return usageError{fmt.Errorf("%s is a serving experiment: it names its own clusters and policies and has no page to check (go test checks the tables docs/serving.md shows)", path)}
+			}
+			continue
+		}
 		f, err := scenario.Load(path)
 		if err != nil {
 			return err
 		}
-		loaded[i], dirs[i] = f, out
-		if len(files) > 1 {
-			dirs[i] = filepath.Join(out, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
-		}
+		loaded[i] = f
 		if !check {
 			if err := results.CheckOut(dirs[i], path); err != nil {
 				return err
@@ -83,6 +94,22 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var stale []string
 	for i, f := range loaded {
 		path := files[i]
+		if f == nil {
+			serveArgs := []string{path, "--out", dirs[i]}
+			if opt.Seed != nil {
+				serveArgs = append(serveArgs, "--seed", fmt.Sprint(*opt.Seed))
+			}
+			if q {
+				serveArgs = append(serveArgs, "--quiet")
+			}
+			if opt.CheckInvariants {
+				serveArgs = append(serveArgs, "--check-invariants")
+			}
+			if err := runServe(serveArgs, stdout, stderr); err != nil {
+				return err
+			}
+			continue
+		}
 		bar := newProgress(stderr, q, "brigade run "+path, "setups", len(f.Setups))
 		opt.Progress = func(_ string, done, _ int) { bar.Set(done) }
 		res, err := scenario.Run(f, opt)
@@ -126,4 +153,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("not what the scenario files render now (run brigade run on them and commit the result): %s", strings.Join(stale, ", "))
 	}
 	return nil
+}
+
+// isServingExperiment tells a serving experiment file (docs/serving.md) by
+// its services section; anything else is read as a scenario file.
+func isServingExperiment(path string) bool {
+	data, err := config.ReadFile(path, "scenario file", 0)
+	return err == nil && slices.Contains(config.TopKeys(data), "services")
 }

@@ -157,3 +157,26 @@ columns:
 		t.Errorf("a failed run left its results folder: %v", err)
 	}
 }
+
+// TestRunServingExperiment: brigade run takes a serving experiment file as
+// brigade serve does, and refuses what only scenario files have.
+func TestRunServingExperiment(t *testing.T) {
+	dir := t.TempDir()
+	file := "../../examples/serving/faults.yaml"
+	code, viaRun, stderr := brigade(t, "run", "--quiet", "--out", filepath.Join(dir, "a"), file)
+	if code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	code, viaServe, stderr := brigade(t, "serve", "--quiet", "--out", filepath.Join(dir, "b"), file)
+	if code != exitOK {
+		t.Fatalf("serve: exit %d: %s", code, stderr)
+	}
+	if viaRun != viaServe || !strings.Contains(viaRun, "llm-70b") {
+		t.Errorf("run and serve print different tables:\n%s\n%s", viaRun, viaServe)
+	}
+	for _, flag := range []string{"--check", "--policy=sjf"} {
+		if code, _, stderr := brigade(t, "run", flag, file); code != exitUsage || !strings.Contains(stderr, "serving experiment") {
+			t.Errorf("run %s on a serving file: exit %d, %q", flag, code, stderr)
+		}
+	}
+}
