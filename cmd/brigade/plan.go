@@ -11,6 +11,7 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/plan"
 	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -58,6 +59,7 @@ type planFlags struct {
 	spec                                                   policies.Spec // resolved from pol
 	gpusPerNode, minGPUs, maxGPUs                          int
 	load                                                   float64
+	args                                                   []string // the command line after "plan", for run.json
 	quiet                                                  bool
 }
 
@@ -65,7 +67,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	var f planFlags
 	fs := newFlagSet("plan", planUsage, planExamples)
 	fs.StringVar(&f.trace, "trace", "", "workload trace `file`; default: the embedded Philly sample")
-	fs.StringVar(&f.format, "format", "auto", "trace format: philly, openb, brigade, or auto to tell by the header")
+	fs.StringVar(&f.format, "format", workloads.AutoFormat, "trace format: "+strings.Join(workloads.FormatNames(), ", ")+", or auto to tell by the header")
 	fs.StringVar(&f.targets, "target", "", "comma-separated targets, e.g. \"wait_s.p99<=1800,gpu_utilisation_arrivals>=0.7\"")
 	fs.StringSliceVar(&f.models, "gpu-models", []string{"h100"}, "GPU models to size clusters of (catalogue names or aliases)")
 	fs.StringVar(&f.prices, "prices", "", "price per GPU-hour by model, e.g. h100=2.5,a100=1.2; given, the cheapest cluster wins")
@@ -76,8 +78,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.seeds, "seeds", "1", "seeds, e.g. 1-3 or 1,5,9; a target must hold on every one")
 	fs.Float64Var(&f.load, "load", 0, "arrival-rate multiplier: 2 packs the same jobs into half the time (0 or 1: as recorded)")
 	fs.StringVar(&f.starvation, "starvation-threshold", "1h", "`wait` above which a job counts as starved (fixed, so sizes compare)")
-	fs.StringVar(&f.out, "out", "brigade-plan", "output `directory` (created if missing)")
+	fs.StringVar(&f.out, "out", "brigade-plan", "results `directory`, written whole: a new one, an empty one or an earlier Brigade results folder, replaced only once the plan has finished")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors, the answer and the table")
+	f.args = args
 	if err := fs.parse(args, stdout); err != nil {
 		return err
 	}
@@ -155,6 +158,9 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 	if err != nil || starvation <= 0 {
 		return usageError{fmt.Errorf("--starvation-threshold: %v", orPositive(err))}
 	}
+	if err := results.CheckOut(f.out, f.trace); err != nil {
+		return err
+	}
 	var (
 		w    *workloads.Workload
 		name string
@@ -163,13 +169,7 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 		w, err = workloads.Default()
 		name = workloads.DefaultName
 	} else {
-		format := f.format
-		if format == "auto" {
-			if format, err = detectFormat(f.trace); err != nil {
-				return err
-			}
-		}
-		w, err = workloads.ReadFile(f.trace, format)
+		w, err = workloads.ReadFile(f.trace, f.format)
 		name = filepath.Base(f.trace)
 	}
 	if err != nil {
@@ -206,7 +206,16 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := res.WriteFiles(f.out, "png", "svg"); err != nil {
+	err = results.WriteFolder(f.out, func(dir string) error {
+		files, err := res.WriteFiles(dir, "png", "svg")
+		if err != nil {
+			return err
+		}
+		return results.WriteRunJSON(filepath.Join(dir, "run.json"), results.RunInfo{
+			Seed: seeds[0], Command: append([]string{"brigade", "plan"}, f.args...), Files: files,
+		})
+	})
+	if err != nil {
 		return err
 	}
 	if err := res.WriteReport(stdout); err != nil {

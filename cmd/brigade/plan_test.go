@@ -56,3 +56,27 @@ func TestPlanErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanOutWhole: --out is checked before anything runs, and a plan's
+// folder is written whole with its run.json.
+func TestPlanOutWhole(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := brigade(t, "plan", "--quiet", "--target", "wait_s.p99<=3600", "--gpu-models", "p100", "--out", filepath.Join(file, "plan"))
+	if code != exitError || !strings.Contains(stderr, file) {
+		t.Errorf("--out below a file: exit %d, %q", code, stderr)
+	}
+	out := filepath.Join(dir, "plan")
+	code, _, stderr = brigade(t, "plan", "--quiet", "--target", "wait_s.p99<=36000", "--gpu-models", "p100", "--max-gpus", "512", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"plan.csv", "plan.png", "plan.svg", "run.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -286,10 +286,6 @@ func orPositive(err error) error {
 	return fmt.Errorf("must be positive")
 }
 
-// detectFormat tells a trace's format from its header
-// (workloads.DetectFormat, the one registry of formats).
-func detectFormat(path string) (string, error) { return workloads.DetectFormat(path) }
-
 // DefaultMIGReconfigTime is --mig-reconfig-time's default. It is an
 // assumption, not a measurement: creating or destroying a GPU instance
 // with nvidia-smi takes seconds, but repartitioning a GPU in a cluster
