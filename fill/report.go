@@ -2,6 +2,7 @@ package fill
 
 import (
 	"fmt"
+	"github.com/brigadesim/brigade/hwmodel"
 	"io"
 	"math"
 	"slices"
@@ -119,7 +120,7 @@ func WriteMarkdown(w io.Writer, all []*Results, pub *Published, command string) 
 			"the mean absolute difference is %.2f points and the largest is %+.2f (%s, %s, at %d%%). "+
 			"The policies rank as published at %d%% on %d of %s. "+
 			"%d of the %d per-seed GPU allocation curves are identical to the published ones at every whole percent, to the hundredth.\n\n",
-			within, len(diffs), plural(len(all), "trace"), final, sum/float64(len(diffs)), worst.diff, worst.trace, worst.policy, worst.pct, final, rankOK, plural(rankN, "trace"), exact, compared)
+			within, len(diffs), hwmodel.Plural(len(all), "trace", "traces"), final, sum/float64(len(diffs)), worst.diff, worst.trace, worst.policy, worst.pct, final, rankOK, hwmodel.Plural(rankN, "trace", "traces"), exact, compared)
 	}
 	b.WriteString(sections.String())
 	_, err := io.WriteString(w, b.String())
@@ -202,11 +203,4 @@ func identicalCurves(r *Results, pub *Published, i int) (n, of int) {
 		}
 	}
 	return n, of
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -357,7 +357,7 @@ func (c *Cluster) Satisfiable(r Request) error {
 		return fmt.Errorf("no node of model %s with %d milli-CPU and %d MiB has a MIG-capable GPU with a profile matching %s", r.Models, r.CPUMilli, r.MemoryMiB, r.MIG)
 	}
 	if r.GPUs > c.GPUsAccepted(r.Models) {
-		return fmt.Errorf("asks for %d GPUs of model %s, the cluster has %d", r.GPUs, r.Models, c.GPUsAccepted(r.Models))
+		return fmt.Errorf("asks for %s of model %s, the cluster has %d", Plural(r.GPUs, "GPU", "GPUs"), r.Models, c.GPUsAccepted(r.Models))
 	}
 	if r.GPUs > 0 && r.GPUs > c.MaxNodeGPUs(r.Models) {
 		// A gang: it spans nodes of one GPU model (synchronous training on
@@ -370,7 +370,7 @@ func (c *Cluster) Satisfiable(r Request) error {
 			}
 		}
 		if r.GPUs > most {
-			return fmt.Errorf("asks for a gang of %d GPUs of model %s; a gang runs on one GPU model and the cluster has at most %d GPUs of any one of them", r.GPUs, r.Models, most)
+			return fmt.Errorf("asks for a gang of %s of model %s; a gang runs on one GPU model and the cluster has at most %s of any one of them", Plural(r.GPUs, "GPU", "GPUs"), r.Models, Plural(most, "GPU", "GPUs"))
 		}
 		return nil
 	}
@@ -379,7 +379,7 @@ func (c *Cluster) Satisfiable(r Request) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("no node has %d GPUs of model %s, %d milli-CPU and %d MiB", r.GPUs, r.Models, r.CPUMilli, r.MemoryMiB)
+	return fmt.Errorf("no node has %s of model %s, %d milli-CPU and %d MiB", Plural(r.GPUs, "GPU", "GPUs"), r.Models, r.CPUMilli, r.MemoryMiB)
 }
 
 // AllocatedMilli is the GPU capacity in use, in milli-GPUs; a busy MIG

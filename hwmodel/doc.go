@@ -77,6 +77,7 @@
 //     Reconfigure); mig_query.go: the lookups placement uses on them.
 //   - clusterview.go: ClusterView, the read-only view policies get.
 //   - time.go: Time, simulated microseconds, and ParseDuration.
+//   - text.go: Plural, how every message counts things.
 //   - spec.go: cluster specs (ClusterSpec, LoadClusterSpec, ResolveCluster)
 //     and EditDistance, the one did-you-mean distance.
 //   - presets.go: the named clusters.

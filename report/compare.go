@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/brigadesim/brigade/hwmodel"
 	"html/template"
 	"io"
 	"math"
@@ -185,14 +186,6 @@ func (c Comparison) Notes() []string {
 	return out
 }
 
-// plural writes n and the noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func fmtNum(x float64) string {
 	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 		return fmt.Sprintf("%.0f", x)
@@ -255,7 +248,7 @@ func (c Comparison) WriteText(w io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "\n%s over %s", plural(large, "large move"), plural(compared, "policy metric"))
+	fmt.Fprintf(w, "\n%s over %s", hwmodel.Plural(large, "large move", "large moves"), hwmodel.Plural(compared, "policy metric", "policy metrics"))
 	if n := len(c.Changes) - compared; n > 0 {
 		fmt.Fprintf(w, " (%d not compared)", n)
 	}

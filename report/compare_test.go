@@ -85,14 +85,3 @@ func TestCompareStarvationThresholds(t *testing.T) {
 		})
 	}
 }
-
-func TestPlural(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want string
-	}{{0, "0 jobs"}, {1, "1 job"}, {2, "2 jobs"}} {
-		if got := plural(c.n, "job"); got != c.want {
-			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
-		}
-	}
-}

@@ -148,12 +148,3 @@ func tableUtilisation(s *Summary) float64 {
 	}
 	return s.GPUUtilisation
 }
-
-// Plural writes a count with its noun for people: "1 job", "2 jobs",
-// "0 jobs" (one is the singular, many the plural).
-func Plural(n int, one, many string) string {
-	if n == 1 || n == -1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

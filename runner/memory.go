@@ -3,12 +3,11 @@ package runner
 import (
 	"bufio"
 	"fmt"
+	"github.com/brigadesim/brigade/hwmodel"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
-
-	"github.com/brigadesim/brigade/results"
 )
 
 // The memory a simulated job costs, as an upper bound: JobBytes for the
@@ -48,7 +47,7 @@ func CheckJobCount(jobs, policies int) error {
 	have, known := availableMemory()
 	if known && need > have {
 		return fmt.Errorf("%d jobs under %s need about %s of memory (%s per job) and %s is available; at most %d jobs fit, or run fewer policies at once",
-			jobs, results.Plural(max(1, policies), "policy", "policies"), bytesText(need), bytesText(per), bytesText(have), have/per)
+			jobs, hwmodel.Plural(max(1, policies), "policy", "policies"), bytesText(need), bytesText(per), bytesText(have), have/per)
 	}
 	return nil
 }

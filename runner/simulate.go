@@ -282,7 +282,7 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 		if w, err = SyntheticFor(cluster, c.Synthetic, c.Seed, load); err != nil {
 			return nil, err
 		}
-		s.WorkloadName = fmt.Sprintf("synthetic: %s, load %g, seed %d", results.Plural(c.Synthetic, "job", "jobs"), load, c.Seed)
+		s.WorkloadName = fmt.Sprintf("synthetic: %s, load %g, seed %d", hwmodel.Plural(c.Synthetic, "job", "jobs"), load, c.Seed)
 		return w, nil
 	case c.Generated != nil:
 		path := filepath.Join(c.Out, c.Generated.File)
@@ -375,7 +375,7 @@ func CheckFits(w *workloads.Workload, c *hwmodel.Cluster, name string) error {
 	}
 	msg := fmt.Sprintf("%sjob %q can never run on cluster %s: it asks for %s; %s (%s)", where, j.Name, name, describeRequest(j.Req), largestNode(c, j.Req.Models), why)
 	if n > 1 {
-		msg += fmt.Sprintf("; %s cannot either", results.Plural(n-1, "more job", "more jobs"))
+		msg += fmt.Sprintf("; %s cannot either", hwmodel.Plural(n-1, "more job", "more jobs"))
 	}
 	return errors.New(msg + "; give a larger cluster (--cluster) or leave such jobs out of the trace")
 }
@@ -388,7 +388,7 @@ func describeRequest(r hwmodel.Request) string {
 	case r.GPUs == 1 && r.GPUMilli < hwmodel.MilliPerGPU:
 		parts = append(parts, fmt.Sprintf("%d milli-GPU of one GPU", r.GPUMilli))
 	default:
-		parts = append(parts, results.Plural(r.GPUs, "GPU", "GPUs"))
+		parts = append(parts, hwmodel.Plural(r.GPUs, "GPU", "GPUs"))
 	}
 	if r.GPUs > 0 && r.Models != 0 {
 		parts[0] += " of model " + r.Models.String()
@@ -420,7 +420,7 @@ func largestNode(c *hwmodel.Cluster, models hwmodel.ModelSet) string {
 	}
 	n := c.Node(best)
 	return fmt.Sprintf("the largest node, %s, has %s of model %s, %d milli-CPU and %d MiB of memory",
-		n.Name, results.Plural(n.GPUs, "GPU", "GPUs"), hwmodel.Model(n.Model).Name, n.CPUMilli, n.MemoryMiB)
+		n.Name, hwmodel.Plural(n.GPUs, "GPU", "GPUs"), hwmodel.Model(n.Model).Name, n.CPUMilli, n.MemoryMiB)
 }
 
 // warnPolicyUnsatisfiable warns about jobs that fit the cluster but that a
@@ -438,7 +438,7 @@ func warnPolicyUnsatisfiable(warn func(string, ...any), w *workloads.Workload, r
 			}
 		}
 		if n > 0 {
-			warn("%s can never fit this cluster under %s and %s failed at submission, e.g. %s", results.Plural(n, "job", "jobs"), r.Policy, map[bool]string{true: "was", false: "were"}[n == 1], example)
+			warn("%s can never fit this cluster under %s and %s failed at submission, e.g. %s", hwmodel.Plural(n, "job", "jobs"), r.Policy, map[bool]string{true: "was", false: "were"}[n == 1], example)
 		}
 	}
 }

@@ -296,10 +296,10 @@ func (e *Engine) wholeServable(r hwmodel.Request) string {
 			most = max(most, n)
 		}
 		if r.GPUs > most {
-			why = fmt.Sprintf("asks for a gang of %d GPUs of model %s; without MIG conversion at most %d GPUs of one model are not MIG-enabled", r.GPUs, r.Models, most)
+			why = fmt.Sprintf("asks for a gang of %s of model %s; without MIG conversion at most %s of one model are not MIG-enabled", hwmodel.Plural(r.GPUs, "GPU", "GPUs"), r.Models, hwmodel.Plural(most, "GPU", "GPUs"))
 		}
 	} else {
-		why = fmt.Sprintf("no node of model %s with %d milli-CPU and %d MiB has %d GPUs that are not MIG-enabled (and this run does not convert MIG GPUs)", r.Models, r.CPUMilli, r.MemoryMiB, r.GPUs)
+		why = fmt.Sprintf("no node of model %s with %d milli-CPU and %d MiB has %s that are not MIG-enabled (and this run does not convert MIG GPUs)", r.Models, r.CPUMilli, r.MemoryMiB, hwmodel.Plural(r.GPUs, "GPU", "GPUs"))
 		for i := 0; i < c.NumNodes(); i++ {
 			n := c.Node(i)
 			if r.Models.Accepts(n.Model) && n.CPUMilli >= r.CPUMilli && n.MemoryMiB >= r.MemoryMiB && whole(i) >= r.GPUs {

@@ -139,7 +139,7 @@ func (t *table) next() (bool, error) {
 	t.rec = rec
 	t.line, _ = t.r.FieldPos(0)
 	if len(rec) != len(t.header) {
-		return false, &ParseError{File: t.file, Line: t.line, Msg: fmt.Sprintf("want %s as in the header on line %d, found %d", plural(len(t.header), "field"), t.hline, len(rec))}
+		return false, &ParseError{File: t.file, Line: t.line, Msg: fmt.Sprintf("want %s as in the header on line %d, found %d", hwmodel.Plural(len(t.header), "field", "fields"), t.hline, len(rec))}
 	}
 	return true, nil
 }
@@ -240,14 +240,6 @@ func (t *table) optInteger(field string, lo, hi, def int64) (int64, error) {
 		return def, nil
 	}
 	return t.integer(field, lo, hi)
-}
-
-// plural writes n and the noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // limitError is a record over the byte or field limit, at a 1-based line.

@@ -164,17 +164,6 @@ func TestReadNoJobs(t *testing.T) {
 	}
 }
 
-func TestPlural(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want string
-	}{{0, "0 fields"}, {1, "1 field"}, {2, "2 fields"}} {
-		if got := plural(c.n, "field"); got != c.want {
-			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
-		}
-	}
-}
-
 // csvRecord is one record as encoding/csv reads it, with the bytes of
 // input it took (from the end of the record before; comment and blank
 // lines before it included).

@@ -163,7 +163,7 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 	}
 	switch {
 	case len(jobs) == 0 && pending > 0:
-		return nil, t.noJobs(plural(pending, "pod") + " in phase Pending, skipped: they never ran")
+		return nil, t.noJobs(hwmodel.Plural(pending, "pod", "pods") + " in phase Pending, skipped: they never ran")
 	case len(jobs) == 0:
 		return nil, t.noJobs("")
 	}

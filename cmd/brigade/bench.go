@@ -9,7 +9,6 @@ import (
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
-	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/runner"
 	"github.com/brigadesim/brigade/workloads"
 )
@@ -134,7 +133,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 				c := runner.BenchCase{Jobs: j, GPUs: g, Policy: n, Load: *load, Seed: *seed}
 				if !*quiet {
 					// Generating millions of jobs takes seconds: say so.
-					fmt.Fprintf(stderr, "brigade bench: generating %s for %s\n", results.Plural(j, "job", "jobs"), c)
+					fmt.Fprintf(stderr, "brigade bench: generating %s for %s\n", hwmodel.Plural(j, "job", "jobs"), c)
 				}
 				w, err := c.BenchWorkload()
 				if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/brigadesim/brigade/hwmodel"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -209,7 +210,7 @@ func TestPlurals(t *testing.T) {
 		t.Errorf("stderr %q; want \"1 job from\"", stderr)
 	}
 	for n, want := range map[int]string{0: "0 jobs", 1: "1 job", 2: "2 jobs"} {
-		if got := results.Plural(n, "job", "jobs"); got != want {
+		if got := hwmodel.Plural(n, "job", "jobs"); got != want {
 			t.Errorf("Plural(%d) = %q", n, got)
 		}
 	}

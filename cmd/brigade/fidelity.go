@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/brigadesim/brigade/hwmodel"
 	"io"
 	"math"
 	"os"
@@ -132,13 +133,13 @@ func comparePolicy(p string, live, sim []results.JobRow) (fidelityRow, error) {
 	sm := map[string]results.JobRow{}
 	for _, r := range sim {
 		if _, ok := lm[key(r)]; !ok {
-			return fidelityRow{}, fmt.Errorf("the job sets differ: job %q is only in the second folder (%s there, %d in the first)", r.Name, results.Plural(len(sim), "job", "jobs"), len(live))
+			return fidelityRow{}, fmt.Errorf("the job sets differ: job %q is only in the second folder (%s there, %d in the first)", r.Name, hwmodel.Plural(len(sim), "job", "jobs"), len(live))
 		}
 		sm[key(r)] = r
 	}
 	for _, r := range live {
 		if _, ok := sm[key(r)]; !ok && r.Attempts > 0 {
-			return fidelityRow{}, fmt.Errorf("the job sets differ: job %q is only in the first folder (%s there, %d in the second)", r.Name, results.Plural(len(live), "job", "jobs"), len(sim))
+			return fidelityRow{}, fmt.Errorf("the job sets differ: job %q is only in the first folder (%s there, %d in the second)", r.Name, hwmodel.Plural(len(live), "job", "jobs"), len(sim))
 		}
 	}
 	type pair struct{ l, s results.JobRow }

@@ -162,7 +162,7 @@ func fillMain(f fillFlags, stdout, stderr io.Writer) error {
 		}
 		if !f.quiet {
 			fmt.Fprintf(stderr, "brigade fill: %s in %.2fs (%.3fs per policy and seed on %s); wrote fill.csv, fill.png and fill.svg to %s\n",
-				results.Plural(len(res.Curves), "run", "runs"), wall.Seconds(), wall.Seconds()/float64(len(res.Curves)), results.Plural(workers(), "worker", "workers"), out)
+				hwmodel.Plural(len(res.Curves), "run", "runs"), wall.Seconds(), wall.Seconds()/float64(len(res.Curves)), hwmodel.Plural(workers(), "worker", "workers"), out)
 		}
 		if len(podFiles) > 1 {
 			fmt.Fprintln(stdout)
@@ -178,7 +178,7 @@ func fillMain(f fillFlags, stdout, stderr io.Writer) error {
 			return err
 		}
 		if !f.quiet {
-			fmt.Fprintf(stderr, "brigade fill: wrote %s (%s in %.1fs)\n", f.markdown, results.Plural(len(all), "trace", "traces"), time.Since(start).Seconds())
+			fmt.Fprintf(stderr, "brigade fill: wrote %s (%s in %.1fs)\n", f.markdown, hwmodel.Plural(len(all), "trace", "traces"), time.Since(start).Seconds())
 		}
 	}
 	return nil

@@ -201,7 +201,7 @@ func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*se
 		}
 	}
 	name := strings.TrimSuffix(filepath.Base(exp.File), filepath.Ext(exp.File))
-	rs := &serving.RunSet{Experiment: name, Cluster: fmt.Sprintf("%s (%s)", spec.Name, results.Plural(probe.TotalGPUs(), "GPU", "GPUs")), Workload: workload, Seed: exp.Seed}
+	rs := &serving.RunSet{Experiment: name, Cluster: fmt.Sprintf("%s (%s)", spec.Name, hwmodel.Plural(probe.TotalGPUs(), "GPU", "GPUs")), Workload: workload, Seed: exp.Seed}
 	if faults != nil {
 		rs.Faults = &serving.FaultSet{Schedule: schedule, Cluster: probe, Describe: describeFaults(exp.Faults, schedule, faults.Horizon)}
 	}

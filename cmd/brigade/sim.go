@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/brigadesim/brigade/hwmodel"
 	"io"
 	"math"
 	"runtime"
@@ -160,7 +161,7 @@ func simulate(f simFlags, stdout, stderr io.Writer) error {
 	var bar *progress
 	c.Started = func(s *runner.Simulation) {
 		if !f.quiet {
-			fmt.Fprintf(stderr, "brigade: %s from %s on %s, policies %s\n", results.Plural(s.Jobs, "job", "jobs"), s.WorkloadName, s.ClusterName, joinSpecs(s.Policies))
+			fmt.Fprintf(stderr, "brigade: %s from %s on %s, policies %s\n", hwmodel.Plural(s.Jobs, "job", "jobs"), s.WorkloadName, s.ClusterName, joinSpecs(s.Policies))
 		}
 		bar = newProgress(stderr, f.quiet, "brigade sim", "jobs", s.Jobs*len(s.Policies))
 	}
@@ -226,7 +227,7 @@ func (f simFlags) comparison(stderr io.Writer) (runner.Comparison, error) {
 			return c, err
 		}
 		if skipped > 0 && c.Warn != nil {
-			c.Warn(fmt.Sprintf("%s of %s never ran there and %s left out of the replay", results.Plural(skipped, "job", "jobs"), f.replay, map[bool]string{true: "is", false: "are"}[skipped == 1]))
+			c.Warn(fmt.Sprintf("%s of %s never ran there and %s left out of the replay", hwmodel.Plural(skipped, "job", "jobs"), f.replay, map[bool]string{true: "is", false: "are"}[skipped == 1]))
 		}
 		if len(f.pol.specs) == 0 {
 			f.pol.specs = pols

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
+	"github.com/brigadesim/brigade/hwmodel"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 
-	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/sweep"
 )
 
@@ -98,7 +98,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if shard.N > 1 {
 			sh = fmt.Sprintf(" (shard %d/%d of %d)", shard.I, shard.N, len(g.Runs()))
 		}
-		fmt.Fprintf(stderr, "brigade: sweep of %s%s × %s into %s\n", results.Plural(total, "run", "runs"), sh, results.Plural(len(g.Policies), "policy", "policies"), dir)
+		fmt.Fprintf(stderr, "brigade: sweep of %s%s × %s into %s\n", hwmodel.Plural(total, "run", "runs"), sh, hwmodel.Plural(len(g.Policies), "policy", "policies"), dir)
 	}
 	bar := newProgress(stderr, *quiet, "brigade sweep", "runs", total)
 	var log io.Writer
@@ -205,7 +205,7 @@ func runSweepMerge(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Fprintf(stderr, "brigade: merged %s from %s; wrote %s to %s\n", results.Plural(len(recs), "run", "runs"), results.Plural(fs.NArg(), "folder", "folders"), strings.Join(sweep.Files, ", "), *out)
+		fmt.Fprintf(stderr, "brigade: merged %s from %s; wrote %s to %s\n", hwmodel.Plural(len(recs), "run", "runs"), hwmodel.Plural(fs.NArg(), "folder", "folders"), strings.Join(sweep.Files, ", "), *out)
 	}
 	return nil
 }
