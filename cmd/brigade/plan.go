@@ -50,7 +50,7 @@ capacity-planning.yaml writes docs/capacity-planning.md).`
 
 const planExamples = `  brigade plan --target "wait_s.p99<=3600" --gpu-models p100,v100 --policy fair
   brigade plan --trace philly.csv --target "wait_s.p99<=1800,gpu_utilisation_arrivals>=0.5" --gpu-models h100,a100 --prices h100=2.5,a100=1.2 --seeds 1-3 --out runs/plan
-  brigade run examples/capacity-planning.yaml     # the same planner, from a scenario file`
+  brigade run examples/capacity-planning.yaml   # the same planner, from a scenario file`
 
 type planFlags struct {
 	trace, format, targets, prices, seeds, out, starvation string

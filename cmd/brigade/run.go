@@ -18,21 +18,22 @@ const runUsage = `Usage: brigade run [flags] FILE...
 Runs scenario files (docs/scenarios.md): each declares a cluster, a
 workload (a trace, a generator, explicit jobs), faults, the setups to
 compare and the table and plot to report. For each file it prints the
-results table, writes the results folder (--out, one subfolder per file
-when several are given) and, when the file names a page, rewrites that
-Markdown page and its plot. The worked examples in examples/ are such
-files; their pages in docs/ are written this way. A serving experiment
+results table and writes the results folder (--out, one subfolder per
+file when several are given); nothing else. With --page it also rewrites
+the Markdown page and plot the file names: the worked examples in
+examples/ are such files, and their pages in docs/ are written this way. A serving experiment
 file (one with services, docs/serving.md) runs as brigade serve runs it.
 
 Flags override the file: --seed, --cluster and --policy replace its shared
-values (setups that name their own keep them). A run with overrides writes
-no page, because the page documents the file as written.
+values (setups that name their own keep them); --page and --check refuse
+them, because a page documents the file as written.
 
 The same file and flags give byte-identical outputs.`
 
 const runExamples = `  brigade run examples/mig.yaml
+  brigade run --page examples/mig.yaml          # also rewrite docs/mig.md and its plot
   brigade run examples/failures.yaml --seed 2 --out /tmp/failures-seed2
-  brigade run --check examples/*.yaml     # are the docs pages current?
+  brigade run --check examples/mig.yaml examples/failures.yaml   # are their docs pages current?
 `
 
 func runRun(args []string, stdout, stderr io.Writer) error {
@@ -40,14 +41,14 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		opt              scenario.Options
 		seed             uint64
 		out              string
-		noPage, check, q bool
+		page, check, q bool
 	)
 	fs := newFlagSet("run", runUsage, runExamples)
 	fs.StringVar(&out, "out", "brigade-out", "results `directory`, written whole (with several files: one subfolder per file, named after it)")
 	fs.Uint64Var(&seed, "seed", 0, "replace the file's seed")
 	fs.StringVar(&opt.Cluster, "cluster", "", "replace the file's shared cluster (a preset or a cluster spec `file`)")
 	fs.StringVar(&opt.Policy, "policy", "", "replace the file's shared policy `spec` (docs/policies.md)")
-	fs.BoolVar(&noPage, "no-page", false, "do not rewrite the page and plot the file names")
+	fs.BoolVar(&page, "page", false, "also rewrite the Markdown page and plot the file names (page:, plot:), the only files written outside --out; how the worked examples' docs pages are made")
 	fs.BoolVar(&check, "check", false, "write nothing: fail if a page or plot the file names is not what this run renders (CI keeps the docs current with it)")
 	fs.BoolVar(&opt.CheckInvariants, "check-invariants", false, "re-check every engine invariant after every event (slow; for debugging)")
 	fs.BoolVar(&q, "quiet", false, "print nothing but errors and the tables")
@@ -62,8 +63,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		opt.Seed = &seed
 	}
 	overridden := opt.Seed != nil || opt.Cluster != "" || opt.Policy != ""
-	if check && overridden {
-		return usageError{errors.New("--check compares the pages with the files as written: drop --seed, --cluster and --policy")}
+	if (check || page) && overridden {
+		return usageError{errors.New("--page and --check document the files as written: drop --seed, --cluster and --policy")}
+	}
+	if check && page {
+		return usageError{errors.New("--check writes nothing: give --check or --page, not both")}
 	}
 	// Every file is read and checked before any runs. A serving
 	// experiment (a file with services) is brigade serve's.
@@ -123,7 +127,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if err := res.WriteText(stdout); err != nil {
 			return err
 		}
-		command := "go run ./cmd/brigade run " + filepath.ToSlash(path)
+		command := "go run ./cmd/brigade run --page " + filepath.ToSlash(path)
 		if check {
 			s, err := res.StalePages(command)
 			if err != nil {
@@ -138,7 +142,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if !q {
 			fmt.Fprintf(stderr, "brigade run: wrote %s\n", dirs[i])
 		}
-		if noPage || overridden || f.PagePath() == "" {
+		if !page || f.PagePath() == "" {
 			continue
 		}
 		wrote, err := res.WritePage(command)

@@ -14,7 +14,7 @@ func TestExamplePagesCurrent(t *testing.T) {
 	t.Chdir("../..")
 	code, stdout, stderr := brigade(t, "run", "--check", "examples/mig.yaml", "examples/failures.yaml", "examples/capacity-planning.yaml")
 	if code != exitOK {
-		t.Fatalf("exit %d: %s\n(refresh them with: go run ./cmd/brigade run examples/mig.yaml examples/failures.yaml examples/capacity-planning.yaml)", code, stderr)
+		t.Fatalf("exit %d: %s\n(refresh them with: go run ./cmd/brigade run --page examples/mig.yaml examples/failures.yaml examples/capacity-planning.yaml)", code, stderr)
 	}
 	for _, want := range []string{"mig-dynamic", "no-checkpoints", "cheapest cluster meeting every target"} {
 		if !strings.Contains(stdout, want) {
@@ -48,7 +48,8 @@ func smallMIG(t *testing.T, dir string) string {
 
 // TestRunScenario runs a small MIG scenario twice: the same table, page,
 // plot and results files, byte for byte; --check then passes, and fails
-// once the page is edited; an override writes no page.
+// once the page is edited; without --page nothing outside --out is
+// written, and --page refuses overrides.
 func TestRunScenario(t *testing.T) {
 	dir := t.TempDir()
 	file := smallMIG(t, dir)
@@ -56,7 +57,7 @@ func TestRunScenario(t *testing.T) {
 	var pages, plots, summaries [][]byte
 	for k := range 2 {
 		out := filepath.Join(dir, "out"+string(rune('a'+k)))
-		code, stdout, stderr := brigade(t, "run", "--check-invariants", "--quiet", "--out", out, file)
+		code, stdout, stderr := brigade(t, "run", "--page", "--check-invariants", "--quiet", "--out", out, file)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -99,13 +100,17 @@ func TestRunScenario(t *testing.T) {
 	if code, _, stderr := brigade(t, "run", "--check", "--quiet", file); code != exitError || !strings.Contains(stderr, page) {
 		t.Errorf("--check on an edited page: exit %d, stderr %q; want exit 1 naming %s", code, stderr, page)
 	}
-	// An override runs, but documents nothing: the page stays as it is.
+	// Without --page, a run (here with an override) writes its results
+	// folder and nothing else: the page stays as it is.
 	code, stdout, stderr := brigade(t, "run", "--seed", "2", "--quiet", "--out", filepath.Join(dir, "seed2"), file)
 	if code != exitOK || stdout == tables[0] {
 		t.Fatalf("--seed 2: exit %d, same table %v: %s", code, stdout == tables[0], stderr)
 	}
 	if b, _ := os.ReadFile(page); !bytes.HasSuffix(b, []byte("edited\n")) {
-		t.Error("a run with --seed rewrote the page")
+		t.Error("a run without --page rewrote the page")
+	}
+	if code, _, stderr := brigade(t, "run", "--page", "--seed", "2", file); code != exitUsage || !strings.Contains(stderr, "--page") {
+		t.Errorf("--page --seed: exit %d, %q; want a usage error", code, stderr)
 	}
 }
 
