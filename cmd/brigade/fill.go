@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -64,7 +63,7 @@ func runFill(args []string, stdout, stderr io.Writer) error {
 	fs.StringSliceVar(&f.policies, "policy", fillPolicies, "comma-separated placement policies (known: "+strings.Join(policies.PlacementNames(), ", ")+")")
 	fs.StringVar(&f.seeds, "seeds", "42-51", "workload `seeds`: a list and ranges, e.g. 42-51 or 1,3,10-12")
 	fs.Float64Var(&f.load, "load", 1.3, fmt.Sprintf("stop drawing pods when their GPU requests reach this multiple of the cluster's GPU capacity (0 < load <= %d)", fill.MaxLoad))
-	fs.StringVar(&f.out, "out", "fill-out", "results `directory` (created if missing)")
+	fs.StringVar(&f.out, "out", "fill-out", "results `directory`, written whole: a new one, an empty one or an earlier Brigade results folder (with --all-traces, one such folder per trace inside it)")
 	fs.StringVar(&f.reference, "reference", "", "`directory` with the published results (fgd-atc23/analysis_allo_discrete.csv), or none; default: "+fill.DefaultPublishedDir+" if it exists")
 	fs.StringVar(&f.markdown, "markdown", "", "also write the comparison with the published means as Markdown to this `file`")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and the tables (no progress bar either; the bar shows only when stderr is a terminal)")
@@ -120,6 +119,18 @@ func fillMain(f fillFlags, stdout, stderr io.Writer) error {
 	if !f.quiet && pub == nil && f.reference != "none" {
 		fmt.Fprintf(stderr, "brigade fill: no published results found (looked in %s); showing ours only\n", fill.DefaultPublishedDir)
 	}
+	outOf := func(podFile string) string {
+		if f.allTraces != "" {
+			return filepath.Join(f.out, traceName(podFile))
+		}
+		return f.out
+	}
+	// Every results folder is checked before the first run.
+	for _, podFile := range podFiles {
+		if err := results.CheckOut(outOf(podFile), podFile, f.nodes); err != nil {
+			return err
+		}
+	}
 	var all []*fill.Results
 	start := time.Now()
 	for _, podFile := range podFiles {
@@ -140,17 +151,19 @@ func fillMain(f fillFlags, stdout, stderr io.Writer) error {
 			return err
 		}
 		wall := time.Since(t0)
-		out := f.out
-		if f.allTraces != "" {
-			out = filepath.Join(f.out, e.Trace)
-		}
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return err
-		}
-		if err := fill.WriteCSV(filepath.Join(out, "fill.csv"), res); err != nil {
-			return err
-		}
-		if err := res.WritePlots(filepath.Join(out, "fill.png"), filepath.Join(out, "fill.svg")); err != nil {
+		out := outOf(podFile)
+		err = results.WriteFolder(out, func(dir string) error {
+			if err := fill.WriteCSV(filepath.Join(dir, "fill.csv"), res); err != nil {
+				return err
+			}
+			if err := res.WritePlots(filepath.Join(dir, "fill.png"), filepath.Join(dir, "fill.svg")); err != nil {
+				return err
+			}
+			return results.WriteRunJSON(filepath.Join(dir, "run.json"), results.RunInfo{
+				Seed: seeds[0], Command: append([]string{"brigade", "fill"}, reproArgs(f)...), Files: []string{"fill.csv", "fill.png", "fill.svg"},
+			})
+		})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", res.Describe())

@@ -234,3 +234,35 @@ func TestSimOpenBNodes(t *testing.T) {
 		t.Errorf("five-column list: exit %d, %s", code, stderr)
 	}
 }
+
+// TestFillOutWhole: --out is checked before the fill runs, a folder that
+// is not Brigade's is never replaced, and a finished fill's folder holds
+// its run.json.
+func TestFillOutWhole(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "mine")
+	if err := os.MkdirAll(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := brigade(t, "fill", "--quiet", "--nodes", fillNodes, "--pods", fillPods, "--seeds", "1", "--out", foreign, "--reference", "none")
+	if code != exitError || stdout != "" || !strings.Contains(stderr, foreign) {
+		t.Errorf("--out a foreign folder: exit %d, stdout %q, stderr %q; want a refusal before any run", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(foreign, "notes.txt")); string(b) != "keep" {
+		t.Error("the foreign folder was touched")
+	}
+	out := filepath.Join(dir, "out")
+	for range 2 { // the second run replaces the first's folder
+		if code, _, stderr := brigade(t, "fill", "--quiet", "--nodes", fillNodes, "--pods", fillPods, "--seeds", "1", "--out", out, "--reference", "none"); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	for _, f := range []string{"fill.csv", "fill.png", "fill.svg", "run.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
