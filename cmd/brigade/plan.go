@@ -53,14 +53,15 @@ const planExamples = `  brigade plan --target "wait_s.p99<=3600" --gpu-models p1
   brigade run examples/capacity-planning.yaml   # the same planner, from a scenario file`
 
 type planFlags struct {
-	trace, format, targets, prices, seeds, out, starvation string
-	models                                                 []string
-	pol                                                    policyFlags
-	spec                                                   policies.Spec // resolved from pol
-	gpusPerNode, minGPUs, maxGPUs                          int
-	load                                                   float64
-	args                                                   []string // the command line after "plan", for run.json
-	quiet                                                  bool
+	trace, format, targets, prices, seeds, out string
+	starvation                                 hwmodel.Time
+	models                                     []string
+	pol                                        policyFlags
+	spec                                       policies.Spec // resolved from pol
+	gpusPerNode, minGPUs, maxGPUs              int
+	load                                       float64
+	args                                       []string // the command line after "plan", for run.json
+	quiet                                      bool
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
@@ -77,7 +78,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	addPolicyFlags(fs, &f.pol, "the one policy `spec` to plan for (grammar below)", []string{"fair"})
 	fs.StringVar(&f.seeds, "seeds", "1", "seeds, e.g. 1-3 or 1,5,9; a target must hold on every one")
 	fs.Float64Var(&f.load, "load", 0, "arrival-rate multiplier: 2 packs the same jobs into half the time (0 or 1: as recorded)")
-	fs.StringVar(&f.starvation, "starvation-threshold", "1h", "`wait` above which a job counts as starved (fixed, so sizes compare)")
+	fs.duration(&f.starvation, "starvation-threshold", "1h", positive, "wait above which a job counts as starved (fixed, so sizes compare)")
 	fs.StringVar(&f.out, "out", "brigade-plan", "results `directory`, written whole: a new one, an empty one or an earlier Brigade results folder, replaced only once the plan has finished")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors, the answer and the table")
 	f.args = args
@@ -154,10 +155,6 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--seeds: %w", err)}
 	}
-	starvation, err := hwmodel.ParseDuration(f.starvation)
-	if err != nil || starvation <= 0 {
-		return usageError{fmt.Errorf("--starvation-threshold: %v", orPositive(err))}
-	}
 	if err := results.CheckOut(f.out, f.trace); err != nil {
 		return err
 	}
@@ -195,7 +192,7 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 			len(w.Jobs), name, f.spec, strings.Join(models, ","), lo, hi, f.gpusPerNode, f.seeds)
 	}
 	cfg := plan.ClusterConfig{Workload: w, WorkloadName: name, Policy: f.spec, Target: policies.TargetFromRequests(reqs),
-		StarvationThreshold: starvation, Targets: targets, Models: models, Prices: prices, GPUsPerNode: f.gpusPerNode,
+		StarvationThreshold: f.starvation, Targets: targets, Models: models, Prices: prices, GPUsPerNode: f.gpusPerNode,
 		MinNodes: lo, MaxNodes: hi, Seeds: seeds}
 	if !f.quiet {
 		cfg.Progress = func(p plan.Point) {
