@@ -38,9 +38,9 @@ const runExamples = `  brigade run examples/mig.yaml
 
 func runRun(args []string, stdout, stderr io.Writer) error {
 	var (
-		opt              scenario.Options
-		seed             uint64
-		out              string
+		opt            scenario.Options
+		seed           uint64
+		out            string
 		page, check, q bool
 	)
 	fs := newFlagSet("run", runUsage, runExamples)

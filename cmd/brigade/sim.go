@@ -280,13 +280,6 @@ func defaultPolicies() []string {
 	return out
 }
 
-func orPositive(err error) error {
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("must be positive")
-}
-
 // DefaultMIGReconfigTime is --mig-reconfig-time's default. It is an
 // assumption, not a measurement: creating or destroying a GPU instance
 // with nvidia-smi takes seconds, but repartitioning a GPU in a cluster
