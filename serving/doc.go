@@ -44,7 +44,8 @@
 //     file's schema as package config's strict decoder reads it, and the
 //     defaults it fills; experiment_check.go: Experiment.Check, what a
 //     valid experiment is beyond its services; experiment_faults.go: the
-//     faults section.
+//     faults section; experiment_run.go: RunExperiment (the baseline and
+//     every variant, in parallel) and RunSet.WriteFolder.
 //   - run.go: Config and Run, one variant beside the batch engine.
 //   - engine.go: the serving model (sim.Coupled): requests, replicas and
 //     their states; heap.go: its event heap.

@@ -8,18 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
-	"sync"
 
-	"github.com/brigadesim/brigade/hwmodel"
-	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
-	"github.com/brigadesim/brigade/runner"
 	"github.com/brigadesim/brigade/serving"
-	"github.com/brigadesim/brigade/sim"
-	"github.com/brigadesim/brigade/workloads"
 )
 
 // embeddedServingExample is examples/serving/burst.yaml, copied here
@@ -143,11 +135,33 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err := results.CheckOut(f.out, inputs...); err != nil {
 		return err // before the runs, which take a while
 	}
-	rs, err := runExperiment(exp, f, stderr)
+	var bar *progress // made at the first report, which carries the total
+	opt := serving.RunOptions{CheckInvariants: f.check, Progress: func(done, total int) {
+		if bar == nil {
+			bar = newProgress(stderr, f.quiet, "brigade serve", "runs", total)
+		}
+		bar.Set(done)
+	}}
+	if !f.quiet {
+		opt.Log = func(line string) { fmt.Fprintf(stderr, "brigade serve: %s\n", line) }
+	}
+	rs, err := serving.RunExperiment(exp, opt)
+	bar.Done()
 	if err != nil {
 		return err
 	}
-	if err := writeServeOutputs(f, rs, append([]string{"brigade", "serve"}, args...), inputs); err != nil {
+	var in []results.InputFile
+	for _, p := range inputs {
+		x, err := results.FileInput("experiment", p)
+		if err != nil {
+			return err
+		}
+		in = append(in, x)
+	}
+	if len(inputs) == 0 {
+		in = append(in, results.InputFile{Role: "experiment", Path: servingExampleName, Embedded: true, SHA256: results.SHA256Hex(embeddedServingExample)})
+	}
+	if err := rs.WriteFolder(f.out, !f.noPlots, results.RunInfo{Command: append([]string{"brigade", "serve"}, args...), Inputs: in}); err != nil {
 		return err
 	}
 	if err := serving.FormatTable(stdout, rs); err != nil {
@@ -161,198 +175,6 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "brigade serve: wrote %s%s to %s\n", strings.Join(serving.Files, ", "), plots, f.out)
 	}
 	return nil
-}
-
-// runExperiment runs the batch-only baseline and every variant of exp,
-// all at once up to GOMAXPROCS, and returns them in the experiment's
-// order.
-func runExperiment(exp *serving.Experiment, f serveFlags, stderr io.Writer) (*serving.RunSet, error) {
-	spec, err := exp.Cluster.Spec()
-	if err != nil {
-		return nil, err
-	}
-	probe, err := spec.Build()
-	if err != nil {
-		return nil, err
-	}
-	if err := exp.CheckCluster(probe); err != nil {
-		return nil, err
-	}
-	var (
-		w        *workloads.Workload
-		workload string
-	)
-	if exp.Batch != nil {
-		if w, workload, err = exp.Batch.Workload(probe.TotalGPUs(), exp.Seed); err != nil {
-			return nil, err
-		}
-	}
-	// The failures are drawn once, from the seed's failure stream, so the
-	// baseline and every variant with faults on face the same ones.
-	faults, err := exp.RunnerFaults(probe)
-	if err != nil {
-		return nil, err
-	}
-	var schedule []hwmodel.Fault
-	if faults != nil {
-		faults.Horizon = exp.FaultHorizon(w)
-		if schedule, err = faults.Schedule(probe, w, exp.Seed); err != nil {
-			return nil, err
-		}
-	}
-	name := strings.TrimSuffix(filepath.Base(exp.File), filepath.Ext(exp.File))
-	rs := &serving.RunSet{Experiment: name, Cluster: fmt.Sprintf("%s (%s)", spec.Name, hwmodel.Plural(probe.TotalGPUs(), "GPU", "GPUs")), Workload: workload, Seed: exp.Seed}
-	if faults != nil {
-		rs.Faults = &serving.FaultSet{Schedule: schedule, Cluster: probe, Describe: describeFaults(exp.Faults, schedule, faults.Horizon)}
-	}
-	names := exp.Names()
-	rs.Variants = make([]serving.VariantRun, len(names))
-	if !f.quiet {
-		batch := "no batch jobs"
-		if w != nil {
-			batch = fmt.Sprintf("%s under %s", workload, policyLabel(exp.Batch))
-		}
-		fmt.Fprintf(stderr, "brigade serve: %s on %s; batch: %s; variants %s\n", exp.File, rs.Cluster, batch, strings.Join(names, ", "))
-		if rs.Faults != nil {
-			fmt.Fprintf(stderr, "brigade serve: faults: %s\n", rs.Faults.Describe)
-		}
-	}
-
-	type job struct {
-		name string
-		run  func() error
-	}
-	// Every run gets its own copy of the jobs, made before any starts.
-	copyOf := func() *workloads.Workload {
-		if w == nil {
-			return nil
-		}
-		return &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: append([]workloads.Tenant(nil), w.Tenants...)}
-	}
-	jobs := make([]job, 0, len(names)+1)
-	if w != nil {
-		baseW := copyOf()
-		var baseFaults *runner.Faults
-		if faults != nil {
-			// The schedule as named failures: the baseline faces exactly
-			// the variants' failures.
-			bf := *faults
-			bf.Model, bf.Named = hwmodel.FailureModel{}, slices.Clone(schedule)
-			baseFaults = &bf
-		}
-		baseline := func(w *workloads.Workload, faults *runner.Faults, into **sim.Result) func() error {
-			return func() error {
-				runs, err := runner.Run(runner.Spec{
-					Workload: w, WorkloadName: workload, NewCluster: spec.Build, ClusterName: spec.Name,
-					Policies: []policies.Spec{exp.Batch.PolicySpec()}, Seed: exp.Seed,
-					Options: runner.Options{CheckInvariants: f.check, Faults: faults},
-				})
-				if err != nil {
-					return err
-				}
-				*into = runs[0].Engine
-				return nil
-			}
-		}
-		jobs = append(jobs, job{"baseline", baseline(baseW, baseFaults, &rs.Baseline)})
-		for i := range names {
-			if faults != nil && !exp.FaultsOn(i) {
-				// Variants without the faults are compared with a
-				// batch-only run without them.
-				jobs = append(jobs, job{"baseline without faults", baseline(copyOf(), nil, &rs.BaselineNoFaults)})
-				break
-			}
-		}
-	}
-	for i, n := range names {
-		batchW := copyOf()
-		jobs = append(jobs, job{"variant " + n, func() error {
-			c, err := spec.Build()
-			if err != nil {
-				return err
-			}
-			cfg := serving.Config{Spec: exp.VariantSpec(i), Cluster: c, Seed: exp.Seed}
-			if batchW != nil {
-				cfg.Batch = batchW // and its own policy
-				if cfg.Policy, err = exp.Batch.PolicySpec().New(); err != nil {
-					return err
-				}
-			}
-			on := faults != nil && exp.FaultsOn(i)
-			cfg.Sim = func(c *sim.Config) {
-				c.CheckInvariants = f.check
-				if on {
-					serving.SimFaults(c, faults, schedule)
-				}
-			}
-			res, err := serving.Run(cfg)
-			if err != nil {
-				return err
-			}
-			rs.Variants[i] = serving.VariantRun{Name: n, Result: res, Faults: on}
-			return nil
-		}})
-	}
-	bar := newProgress(stderr, f.quiet, "brigade serve", "runs", len(jobs))
-	errs := make([]error, len(jobs))
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for k, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := j.run(); err != nil {
-				errs[k] = fmt.Errorf("%s: %w", j.name, err)
-			}
-			mu.Lock()
-			bar.Add()
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	bar.Done()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return rs, nil
-}
-
-func policyLabel(b *serving.Batch) string {
-	if b.Backfill {
-		return b.Policy + "+bf"
-	}
-	return b.Policy
-}
-
-// writeServeOutputs writes the results folder whole (results.WriteFolder):
-// the serving files, the plots unless --no-plots, and run.json listing
-// them, so that a later run may replace the folder and a failed one
-// leaves the earlier folder as it was.
-func writeServeOutputs(f serveFlags, rs *serving.RunSet, command, inputs []string) error {
-	var in []results.InputFile
-	for _, p := range inputs {
-		x, err := results.FileInput("experiment", p)
-		if err != nil {
-			return err
-		}
-		in = append(in, x)
-	}
-	if len(inputs) == 0 {
-		in = append(in, results.InputFile{Role: "experiment", Path: servingExampleName, Embedded: true, SHA256: results.SHA256Hex(embeddedServingExample)})
-	}
-	return results.WriteFolder(f.out, func(dir string) error {
-		if err := serving.WriteRunSet(dir, rs); err != nil {
-			return err
-		}
-		if !f.noPlots {
-			if _, err := serving.WritePlots(filepath.Join(dir, "plots"), rs); err != nil {
-				return err
-			}
-		}
-		return results.WriteRunJSON(filepath.Join(dir, "run.json"), results.RunInfo{Seed: rs.Seed, Command: command, Inputs: in, Files: serving.Files})
-	})
 }
 
 // publishOutputs moves the files (relative paths) written into tmp, a
@@ -376,40 +198,4 @@ func publishOutputs(tmp, out string, files []string) error {
 		}
 	}
 	return nil
-}
-
-// describeFaults says what the experiment injects: the failure model and
-// the named failures, what was drawn up to the horizon, and the detection
-// and retry settings.
-func describeFaults(x *serving.Faults, schedule []hwmodel.Fault, horizon hwmodel.Time) string {
-	var parts []string
-	m := x.Model
-	repair := func(r hwmodel.RepairModel) string {
-		if r.Kind == "fixed" {
-			return "repaired " + results.HumanDuration(r.Mean.Seconds()) + " later"
-		}
-		return fmt.Sprintf("repaired after a %s time of mean %s", r.Kind, results.HumanDuration(r.Mean.Seconds()))
-	}
-	dist := m.Distribution
-	if dist == "weibull" {
-		dist = fmt.Sprintf("weibull (shape %g)", m.WeibullShape)
-	}
-	if m.NodeMTBF > 0 {
-		parts = append(parts, fmt.Sprintf("node MTBF %s (%s), %s", results.HumanDuration(m.NodeMTBF.Seconds()), dist, repair(m.NodeRepair)))
-	}
-	if m.GPUMTBF > 0 {
-		parts = append(parts, fmt.Sprintf("GPU MTBF %s (%s), %s", results.HumanDuration(m.GPUMTBF.Seconds()), dist, repair(m.GPURepair)))
-	}
-	if m.Enabled() {
-		parts = append(parts, fmt.Sprintf("%d drawn up to %s", len(schedule)-len(x.Fail), results.HumanDuration(horizon.Seconds())))
-	}
-	if len(x.Fail) > 0 {
-		parts = append(parts, "named "+strings.Join(x.Fail, ", "))
-	}
-	parts = append(parts, fmt.Sprintf("heartbeat every %s, timeout %s; batch retry %s", results.HumanDuration(x.HeartbeatInterval.Seconds()),
-		results.HumanDuration(x.HeartbeatTimeout.Seconds()), x.Retry))
-	if x.Retry == "fixed" || x.Retry == "deadline" {
-		parts[len(parts)-1] += fmt.Sprintf(" (at most %d)", x.MaxRetries)
-	}
-	return strings.Join(parts, "; ")
 }
