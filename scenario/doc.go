@@ -3,7 +3,8 @@
 // jobs followed by generated ones), the faults it runs under, the setups
 // to compare and the table and plot to report (docs/scenarios.md); or,
 // with a plan section, the targets a cluster must meet, which the one
-// capacity planner (package plan) sizes.
+// capacity planner (package plan) sizes; or a serving experiment file,
+// run as brigade serve runs it, for its page.
 // brigade run is its command; the worked examples in examples/ are such
 // files, and their docs pages are what Result.WritePage writes.
 //
@@ -36,6 +37,8 @@
 //     table.
 //   - plan.go: the plan section, its run through plan.Cluster and its
 //     part of the page.
+//   - serving.go: the serving field, its run through
+//     serving.RunExperiment and its part of the page.
 //   - values.go: the grammar of the values columns and charts name, and
 //     their formats.
 //   - page.go: the Markdown page and the PNG of charts.

@@ -22,8 +22,8 @@ type File struct {
 	Plot string `json:"plot"`
 
 	Seed     uint64   `json:"seed"`
-	Cluster  string   `json:"cluster"`                  // a preset or a cluster spec file; none in a plan
-	Policy   string   `json:"policy" config:"required"` // a policy spec (policies.ParseSpec)
+	Cluster  string   `json:"cluster"` // a preset or a cluster spec file; none in a plan
+	Policy   string   `json:"policy"`  // a policy spec (policies.ParseSpec)
 	Workload Workload `json:"workload"`
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU.
 	MIGReconfigTime string  `json:"mig_reconfig_time"`
@@ -36,6 +36,10 @@ type File struct {
 	// Plan, when set, makes the file a capacity plan instead of a
 	// comparison of setups (plan.go).
 	Plan *Plan `json:"plan"`
+	// Serving, when set, is a serving experiment file (relative to this
+	// one) that the file runs as brigade serve does, for its page
+	// (serving.go).
+	Serving string `json:"serving"`
 
 	path string // where the file was read from: relative paths resolve against its folder
 }
@@ -216,6 +220,13 @@ func positive(e *config.Errors, field, v string) hwmodel.Time {
 // Check reports every problem of the file (config.Checker): the policy
 // specs, durations, the workload, faults, setups, columns and charts.
 func (f *File) Check(e *config.Errors) {
+	if f.Serving != "" {
+		f.checkServing(e)
+		return
+	}
+	if f.Policy == "" {
+		e.Add("policy", "missing: want a policy spec such as fcfs+bf (docs/policies.md)")
+	}
 	if f.Plan != nil {
 		f.Plan.Check(e.In("plan"))
 		for _, x := range []struct {

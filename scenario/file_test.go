@@ -13,7 +13,7 @@ func TestParseErrors(t *testing.T) {
 		want       []string
 	}{
 		{"empty", "", []string{"f.yaml"}},
-		{"missing", "workload: {jobs: [{name: a, duration: 1h, gpus: 1}]}\n", []string{"f.yaml:1: cluster: missing: want a preset", "f.yaml:1: policy: required field is missing"}},
+		{"missing", "workload: {jobs: [{name: a, duration: 1h, gpus: 1}]}\n", []string{"f.yaml:1: cluster: missing: want a preset", "f.yaml:1: policy: missing: want a policy spec"}},
 		{"no workload", "cluster: h200x8\npolicy: fcfs\nworkload: {}\n", []string{"f.yaml:3: workload: want a trace, the embedded sample (embedded: true), a synthetic generator or jobs"}},
 		{"durations", `cluster: h200x8
 policy: fcfs
@@ -89,6 +89,14 @@ plan:
 			`f.yaml:7: plan.gpu_models[1]: unknown model "tpu"`,
 			"f.yaml:8: plan.prices.v100: v100 is not among gpu_models",
 			"f.yaml:11: plan.max_gpus: min_gpus 64 and max_gpus 32 leave no cluster",
+		}},
+		{"serving", `serving: nowhere.yaml
+cluster: h200x8
+setups: [{name: a}]
+`, []string{
+			"f.yaml:1: serving: stat nowhere.yaml",
+			"f.yaml:2: cluster: the serving experiment file names",
+			"f.yaml:3: setups: the serving experiment file names",
 		}},
 		{"types", "cluster: h200x8\npolicy: fcfs\nseed: -1\nworkload: {jobs: [{name: a, duration: 1h, gpus: two}]}\nfaults: {node_mtbf: 30d, retry: sometimes}\n", []string{
 			"f.yaml:3: seed:",

@@ -23,11 +23,12 @@ import (
 
 // Markdown writes the file's page: its title and intro, how to run it,
 // the setups, the results table and plot, its notes, and the file itself.
-// command is how the page says to run it.
-func (r *Result) Markdown(w io.Writer, command string) error {
+// command is how the page says to run it, and plots are the links to the
+// plots it shows.
+func (r *Result) Markdown(w io.Writer, command string, plots []string) error {
 	f := r.File
 	var rows [][]string
-	if r.Plan == nil {
+	if r.Plan == nil && r.Serving == nil {
 		var err error
 		if rows, err = r.Table(); err != nil {
 			return err
@@ -51,13 +52,18 @@ func (r *Result) Markdown(w io.Writer, command string) error {
 		}
 		b.WriteString("\n")
 	}
-	plotLink := ""
-	if f.Plot != "" {
-		plotLink = relLink(f.PlotPath(), f.PagePath())
-	}
-	if r.Plan != nil {
-		r.planMarkdown(&b, plotLink)
-	} else {
+	switch {
+	case r.Plan != nil:
+		link := ""
+		if len(plots) > 0 {
+			link = plots[0]
+		}
+		r.planMarkdown(&b, link)
+	case r.Serving != nil:
+		if err := r.servingMarkdown(&b, plots); err != nil {
+			return err
+		}
+	default:
 		fmt.Fprintf(&b, "## Results\n\nWorkload: %s.\n\n", r.Workload)
 		for i, row := range rows {
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
@@ -66,8 +72,8 @@ func (r *Result) Markdown(w io.Writer, command string) error {
 			}
 		}
 		b.WriteString("\n")
-		if plotLink != "" {
-			fmt.Fprintf(&b, "![%s](%s)\n\n", orName(f.Title, "results"), plotLink)
+		for _, link := range plots {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", orName(f.Title, "results"), link)
 		}
 	}
 	if s := strings.TrimSpace(f.Notes); s != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/runner"
+	"github.com/brigadesim/brigade/serving"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -45,6 +46,9 @@ type Result struct {
 	// Plan is a plan file's result, and PlanSeeds the seeds it ran.
 	Plan      *plan.Result
 	PlanSeeds []uint64
+	// Serving is a serving file's result; Workload is then the
+	// experiment file's path.
+	Serving *serving.RunSet
 }
 
 // Setups are the file's setups with the shared fields filled in; a file
@@ -84,6 +88,13 @@ func Run(f *File, opt Options) (*Result, error) {
 		g.Policy = opt.Policy
 	}
 	f = &g
+	if f.Serving != "" {
+		res := &Result{File: f}
+		if err := f.runServing(opt, res); err != nil {
+			return nil, fmt.Errorf("%s: serving: %w", f.path, err)
+		}
+		return res, nil
+	}
 	if f.Plan != nil {
 		res := &Result{File: f}
 		if err := f.runPlan(opt, res); err != nil {
@@ -179,6 +190,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.Plan != nil {
 		return r.Plan.WriteReport(w)
 	}
+	if r.Serving != nil {
+		return serving.FormatTable(w, r.Serving)
+	}
 	rows, err := r.Table()
 	if err != nil {
 		return err
@@ -193,8 +207,8 @@ func (r *Result) WriteText(w io.Writer) error {
 // Table is the results table: a header row, then a row per setup (none
 // for a plan).
 func (r *Result) Table() ([][]string, error) {
-	if r.Plan != nil {
-		return nil, fmt.Errorf("%s: a plan has no table of setups", r.File.path)
+	if r.Plan != nil || r.Serving != nil {
+		return nil, fmt.Errorf("%s: a plan or a serving experiment has no table of setups", r.File.path)
 	}
 	cols := r.File.Columns
 	if len(cols) == 0 {

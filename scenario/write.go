@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/results"
@@ -21,6 +22,9 @@ func (r *Result) WriteResults(dir string, command []string) error {
 	in, err := r.inputs()
 	if err != nil {
 		return err
+	}
+	if r.Serving != nil {
+		return r.Serving.WriteFolder(dir, true, results.RunInfo{Command: command, Inputs: in})
 	}
 	return results.WriteFolder(dir, func(tmp string) error {
 		files := runner.Files
@@ -53,6 +57,12 @@ func (r *Result) inputs() ([]results.InputFile, error) {
 	if err := add("scenario", f.path); err != nil {
 		return nil, err
 	}
+	if f.Serving != "" {
+		if err := add("experiment", f.resolve(f.Serving)); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
 	if f.Workload.Embedded {
 		in = append(in, results.InputFile{Role: "trace", Path: workloads.DefaultFile, Embedded: true, SHA256: workloads.DefaultSHA256()})
 	}
@@ -84,62 +94,92 @@ func (r *Result) inputs() ([]results.InputFile, error) {
 func (f *File) PagePath() string { return f.resolve(f.Page) }
 func (f *File) PlotPath() string { return f.resolve(f.Plot) }
 
-// Page renders the file's page and plot (nil without charts). command is
-// how the page says to run the file.
-func (r *Result) Page(command string) (page, plot []byte, err error) {
-	var b bytes.Buffer
-	if err := r.Markdown(&b, command); err != nil {
-		return nil, nil, err
-	}
-	if len(r.File.Charts) > 0 || (r.Plan != nil && r.File.Plot != "") {
-		if plot, err = r.PNG(); err != nil {
-			return nil, nil, err
-		}
-	}
-	return b.Bytes(), plot, nil
+// A PageFile is one file a page consists of: the Markdown page, or a
+// plot it shows.
+type PageFile struct {
+	Path string
+	Data []byte
 }
 
-// WritePage writes the page and plot the file names, each replaced
+// Page renders the file's page and the plots it shows, each with the
+// path the file names for it. command is how the page says to run the
+// file.
+func (r *Result) Page(command string) ([]PageFile, error) {
+	if r.File.PagePath() == "" {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	plots, links, err := r.plots()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Markdown(&b, command, links); err != nil {
+		return nil, err
+	}
+	return append([]PageFile{{Path: r.File.PagePath(), Data: b.Bytes()}}, plots...), nil
+}
+
+// plots renders the page's plots and says how the page links to them:
+// the file's charts or its plan's plot at PlotPath, or a serving
+// experiment's figures beside it, named PlotPath's stem and theirs.
+func (r *Result) plots() ([]PageFile, []string, error) {
+	f := r.File
+	if f.Plot == "" {
+		return nil, nil, nil
+	}
+	var files []PageFile
+	if r.Serving != nil {
+		figs, err := r.servingPNGs()
+		if err != nil {
+			return nil, nil, err
+		}
+		stem := strings.TrimSuffix(f.PlotPath(), filepath.Ext(f.PlotPath()))
+		for _, fig := range figs {
+			files = append(files, PageFile{Path: stem + "-" + fig.Path, Data: fig.Data})
+		}
+	} else if len(f.Charts) > 0 || r.Plan != nil {
+		png, err := r.PNG()
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, PageFile{Path: f.PlotPath(), Data: png})
+	}
+	links := make([]string, len(files))
+	for i, x := range files {
+		links[i] = relLink(x.Path, f.PagePath())
+	}
+	return files, links, nil
+}
+
+// WritePage writes the page and plots the file names, each replaced
 // atomically, so that a failed write leaves the earlier ones. It returns
 // the paths written.
 func (r *Result) WritePage(command string) ([]string, error) {
-	page, plot, err := r.Page(command)
+	files, err := r.Page(command)
 	if err != nil {
 		return nil, err
 	}
 	var wrote []string
-	for _, x := range []struct {
-		path string
-		data []byte
-	}{{r.File.PagePath(), page}, {r.File.PlotPath(), plot}} {
-		if x.path == "" || x.data == nil {
-			continue
-		}
-		if err := results.AtomicWriteFile(x.path, func(w io.Writer) error { _, err := w.Write(x.data); return err }); err != nil {
+	for _, x := range files {
+		if err := results.AtomicWriteFile(x.Path, func(w io.Writer) error { _, err := w.Write(x.Data); return err }); err != nil {
 			return wrote, err
 		}
-		wrote = append(wrote, x.path)
+		wrote = append(wrote, x.Path)
 	}
 	return wrote, nil
 }
 
-// StalePages compares the page and plot the file names with what this
+// StalePages compares the page and plots the file names with what this
 // result renders, and returns the paths that are missing or differ.
 func (r *Result) StalePages(command string) ([]string, error) {
-	page, plot, err := r.Page(command)
+	files, err := r.Page(command)
 	if err != nil {
 		return nil, err
 	}
 	var stale []string
-	for _, x := range []struct {
-		path string
-		data []byte
-	}{{r.File.PagePath(), page}, {r.File.PlotPath(), plot}} {
-		if x.path == "" || x.data == nil {
-			continue
-		}
-		if old, err := os.ReadFile(x.path); err != nil || !bytes.Equal(old, x.data) {
-			stale = append(stale, x.path)
+	for _, x := range files {
+		if old, err := os.ReadFile(x.Path); err != nil || !bytes.Equal(old, x.Data) {
+			stale = append(stale, x.Path)
 		}
 	}
 	return stale, nil

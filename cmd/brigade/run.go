@@ -150,7 +150,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if !q {
-			fmt.Fprintf(stderr, "brigade run: wrote %s\n", strings.Join(wrote, " and "))
+			fmt.Fprintf(stderr, "brigade run: wrote %s\n", strings.Join(wrote, ", "))
 		}
 	}
 	if len(stale) > 0 {

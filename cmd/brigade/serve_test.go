@@ -240,7 +240,8 @@ services:
 	}
 }
 
-// The table docs/serving.md shows is what the shipped example prints.
+// The table docs/serving-example.md shows is what the shipped example
+// prints.
 func TestServeExampleMatchesDocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the example (about a second)")
@@ -249,12 +250,12 @@ func TestServeExampleMatchesDocs(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	doc, err := os.ReadFile("../../docs/serving.md")
+	doc, err := os.ReadFile("../../docs/serving-example.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(doc), stdout) {
-		t.Fatalf("docs/serving.md does not show the example's table; update it (and its reading) from 'go run ./cmd/brigade serve':\n%s", stdout)
+		t.Fatalf("docs/serving-example.md does not show the example's table; update it (and the reading in examples/serving.yaml) with 'go run ./cmd/brigade run --page examples/serving.yaml':\n%s", stdout)
 	}
 }
 
@@ -332,11 +333,11 @@ func TestServeFaultsExample(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	doc, err := os.ReadFile("../../docs/serving.md")
+	doc, err := os.ReadFile("../../docs/serving-faults.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(doc), stdout) {
-		t.Fatalf("docs/serving.md does not show the faults example's table; update it (and its reading) from 'go run ./cmd/brigade serve examples/serving/faults.yaml':\n%s", stdout)
+		t.Fatalf("docs/serving-faults.md does not show the faults example's table; update it (and the reading in examples/serving-faults.yaml) with 'go run ./cmd/brigade run --page examples/serving-faults.yaml':\n%s", stdout)
 	}
 }
