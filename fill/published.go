@@ -1,7 +1,6 @@
 package fill
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/brigadesim/brigade/csvlimit"
 )
 
 // PublishedPolicy maps a placement name to the policy name of the FGD
@@ -95,11 +96,11 @@ func readDiscrete(path string) (map[pubKey][]float64, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
+	r := csvlimit.NewReader(f, 0)
 	r.ReuseRecord = true
 	head, err := r.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the header: %v", path, err)
+		return nil, readError(path, "reading the header: ", err)
 	}
 	col := map[string]int{}
 	pct := []int{} // column index of percent k, in k order
@@ -121,7 +122,7 @@ func readDiscrete(path string) (map[pubKey][]float64, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, readError(path, "", err)
 		}
 		line, _ := r.FieldPos(0)
 		pol := rec[col["sc_policy"]]
@@ -147,6 +148,17 @@ func readDiscrete(path string) (map[pubKey][]float64, error) {
 		}
 		out[pubKey{rec[col["workload"]], pol, loadKey(tune), seed}] = vals
 	}
+}
+
+// readError locates an error reading path: a record over csvlimit's
+// bounds at path:line, like the errors of its cells; any other error after
+// the path and what was being read.
+func readError(path, reading string, err error) error {
+	var le *csvlimit.LimitError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s:%d: %s", path, le.Line, le.Msg)
+	}
+	return fmt.Errorf("%s: %s%v", path, reading, err)
 }
 
 // Mean is the published mean GPU allocation ratio of trace under policy

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brigadesim/brigade/csvlimit"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -356,8 +357,7 @@ func ReadFaultTrace(path string, c *Cluster) ([]Fault, error) {
 
 // ReadFaults reads a failure trace from r; name labels its errors.
 func ReadFaults(r io.Reader, name string, c *Cluster) ([]Fault, error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
+	cr := csvlimit.NewReader(r, '#')
 	cr.FieldsPerRecord = len(FaultTraceHeader)
 	cr.TrimLeadingSpace = true
 	cr.ReuseRecord = true
@@ -370,6 +370,10 @@ func ReadFaults(r io.Reader, name string, c *Cluster) ([]Fault, error) {
 			break
 		}
 		if err != nil {
+			var le *csvlimit.LimitError
+			if errors.As(err, &le) {
+				return nil, fmt.Errorf("%s:%d: %s", name, le.Line, le.Msg)
+			}
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)

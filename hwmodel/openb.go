@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/brigadesim/brigade/csvlimit"
 )
 
 // NodeListError locates a problem in an Alibaba openb node list: the file,
@@ -95,13 +97,17 @@ func LoadOpenBNodeList(path string) (*ClusterSpec, error) {
 // name; it has passed Validate. Errors are *NodeListError values naming
 // file, line, column and what was expected; file names the input in them.
 func ParseOpenBNodeList(r io.Reader, file, name string) (*ClusterSpec, error) {
-	cr := csv.NewReader(bufio.NewReader(r))
+	cr := csvlimit.NewReader(r, 0)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	bad := func(line int, field, format string, args ...any) error {
 		return &NodeListError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	readErr := func(err error, after int) error {
+		var le *csvlimit.LimitError
+		if errors.As(err, &le) {
+			return bad(le.Line, "", "%s", le.Msg)
+		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
 			return bad(pe.Line, "", "malformed CSV: %v", pe.Err)

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/brigadesim/brigade/csvlimit"
 	"github.com/brigadesim/brigade/results"
 )
 
@@ -164,14 +164,21 @@ func readCSV(path string, row func(get func(string) string) error) error {
 		return err
 	}
 	defer fh.Close()
-	r := csv.NewReader(fh)
+	r := csvlimit.NewReader(fh, 0)
 	r.ReuseRecord = true
+	readErr := func(err error) error {
+		var le *csvlimit.LimitError
+		if errors.As(err, &le) {
+			return fmt.Errorf("%s:%d: %s", path, le.Line, le.Msg)
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	header, err := r.Read()
 	if err == io.EOF {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return readErr(err)
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -190,7 +197,7 @@ func readCSV(path string, row func(get func(string) string) error) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return readErr(err)
 		}
 		if err := row(get); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brigadesim/brigade/csvlimit"
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
@@ -26,20 +27,6 @@ const (
 	// maxResource bounds cpu_milli and memory_mib (2^50 is about a
 	// thousand terabytes of memory).
 	maxResource = 1 << 50
-)
-
-// Limits on the shape of a CSV file, checked on the bytes before the CSV
-// parser sees them: encoding/csv holds a whole record in memory, plus a
-// string header per field, so without them a small gzip file that expands
-// to one enormous line of commas would exhaust the memory of the machine.
-// No trace needs more: a Brigade CSV row has at most 22 fields and the
-// longest line of the shipped traces is under 200 bytes.
-const (
-	// MaxLineBytes bounds a record: one line, or several when a quoted
-	// cell holds line breaks.
-	MaxLineBytes = 1 << 20
-	// MaxFields bounds the fields of a record.
-	MaxFields = 1024
 )
 
 // table reads a CSV file whose first non-comment record is a header, and
@@ -65,16 +52,13 @@ type column struct {
 // strict makes any other column an error (otherwise extra columns are
 // ignored). comments enables '#' comment lines.
 func openTable(rd io.Reader, file string, cols []column, strict, comments bool) (*table, error) {
-	lim := newRecordLimiter(rd, MaxLineBytes, MaxFields)
+	var comment rune
 	if comments {
-		lim.comment = '#'
+		comment = '#'
 	}
-	r := csv.NewReader(lim)
+	r := csvlimit.NewReader(rd, comment)
 	r.FieldsPerRecord = -1 // checked here, with a better message
 	r.ReuseRecord = true
-	if comments {
-		r.Comment = '#'
-	}
 	t := &table{file: file, r: r}
 	rec, err := r.Read()
 	if err == io.EOF {
@@ -146,9 +130,9 @@ func (t *table) next() (bool, error) {
 
 func (t *table) readError(err error) error {
 	var pe *csv.ParseError
-	var le *limitError
+	var le *csvlimit.LimitError
 	if errors.As(err, &le) {
-		return &ParseError{File: t.file, Line: le.line, Msg: le.msg}
+		return &ParseError{File: t.file, Line: le.Line, Msg: le.Msg}
 	}
 	if errors.As(err, &pe) {
 		return &ParseError{File: t.file, Line: pe.Line, Msg: "malformed CSV: " + pe.Err.Error()}
@@ -240,85 +224,4 @@ func (t *table) optInteger(field string, lo, hi, def int64) (int64, error) {
 		return def, nil
 	}
 	return t.integer(field, lo, hi)
-}
-
-// limitError is a record over the byte or field limit, at a 1-based line.
-type limitError struct {
-	line int
-	msg  string
-}
-
-func (e *limitError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
-
-// recordLimiter passes bytes through and fails, before the CSV parser
-// buffers them, on the first record longer than maxBytes or with more
-// than maxFields fields (MaxLineBytes and MaxFields for the readers). It follows CSV's quoting as far as it needs to:
-// a '"' toggles quoting (a doubled "" inside quotes toggles twice), and a
-// line break or a comma counts only outside quotes. A bare quote inside an
-// unquoted cell, which this would misread, is a syntax error the CSV
-// parser reports first, on that line. Comment lines (comment != 0) are
-// skipped as the parser skips them, quotes and all.
-type recordLimiter struct {
-	r                   io.Reader
-	maxBytes, maxFields int
-	comment             byte
-	err                 error // sticky, once a limit was passed
-
-	line      int // 1-based line of the next byte
-	startLine int // line where the current record started
-	size      int // bytes of the current record so far
-	fields    int // fields of the current record so far
-	quoted    bool
-	inComment bool
-	atStart   bool // the next byte starts a line outside quotes
-}
-
-func newRecordLimiter(r io.Reader, maxBytes, maxFields int) *recordLimiter {
-	return &recordLimiter{r: r, maxBytes: maxBytes, maxFields: maxFields, line: 1, atStart: true}
-}
-
-func (l *recordLimiter) Read(p []byte) (int, error) {
-	if l.err != nil {
-		return 0, l.err
-	}
-	n, err := l.r.Read(p)
-	for i := 0; i < n; i++ {
-		c := p[i]
-		if l.atStart {
-			l.atStart = false
-			l.startLine, l.size, l.fields = l.line, 0, 1
-			l.inComment = l.comment != 0 && c == l.comment
-		}
-		l.size++
-		switch {
-		case c == '\n':
-			l.line++
-			if !l.quoted {
-				l.atStart, l.inComment = true, false
-				continue
-			}
-		case l.inComment:
-		case c == '"':
-			l.quoted = !l.quoted
-		case c == ',' && !l.quoted:
-			l.fields++
-		}
-		switch {
-		case l.inComment:
-			// A comment line is not parsed: only its length matters.
-			if l.size > l.maxBytes {
-				l.err = &limitError{l.startLine, fmt.Sprintf("want a line of at most %d bytes, found a longer one", l.maxBytes)}
-			}
-		case l.size > l.maxBytes:
-			l.err = &limitError{l.startLine, fmt.Sprintf("want a record (a line, or several when a quoted cell holds line breaks) of at most %d bytes, found a longer one", l.maxBytes)}
-		case l.fields > l.maxFields:
-			l.err = &limitError{l.startLine, fmt.Sprintf("want at most %d fields on a line, found more", l.maxFields)}
-		}
-		if l.err != nil {
-			// Hand over what came before; the parser meets the error
-			// when it asks for more.
-			return i, l.err
-		}
-	}
-	return n, err
 }

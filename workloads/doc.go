@@ -32,9 +32,10 @@
 // that Build finds after parsing (duplicate names, unknown or cyclic
 // dependencies) are located at the job's Source. No input makes a reader
 // panic; the fuzz tests hold them to that. Nor does any input exhaust
-// memory: a CSV record longer than MaxLineBytes or with more than
-// MaxFields fields is an error at its line, found before it is buffered. A
-// trace with no job after its header is an error too.
+// memory: a CSV record longer than csvlimit.MaxLineBytes or with more than
+// csvlimit.MaxFields fields is an error at its line, found before it is
+// buffered (package csvlimit). A trace with no job after its header is an
+// error too.
 //
 // # Randomness
 //
@@ -49,8 +50,8 @@
 //   - formats.go: the registry of trace formats and DetectFormat, the one
 //     place a format is added; readfile.go: ReadFile and tenant weight
 //     files.
-//   - csvtable.go: the CSV reader every trace reader shares (columns, line
-//     and field bounds, located errors).
+//   - csvtable.go: the CSV reader every trace reader shares (columns,
+//     csvlimit's line and field bounds, located errors).
 //   - philly.go, openb.go, brigade.go: the Philly, Alibaba openb and
 //     Brigade CSV readers.
 //   - default.go: the embedded default trace (data/).

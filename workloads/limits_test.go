@@ -3,16 +3,15 @@ package workloads
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/csv"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/brigadesim/brigade/csvlimit"
 )
 
 // gzipBomb writes header, then n bytes fill on one line, then a newline,
@@ -88,12 +87,13 @@ func readBomb(t *testing.T, path, format, msg string) {
 	}
 }
 
-// TestReadLimits holds the readers to MaxLineBytes and MaxFields on plain
-// input: long lines, long records made of quoted line breaks, many fields,
-// and comment lines whose quotes must not confuse the count.
+// TestReadLimits holds the readers to csvlimit.MaxLineBytes and
+// csvlimit.MaxFields on plain input: long lines, long records made of
+// quoted line breaks, many fields, and comment lines whose quotes must not
+// confuse the count.
 func TestReadLimits(t *testing.T) {
 	const header = "name,submit_s,duration_s,gpus,tenant\n"
-	long := strings.Repeat("x", MaxLineBytes)
+	long := strings.Repeat("x", csvlimit.MaxLineBytes)
 	cases := []struct {
 		name  string
 		input string
@@ -102,16 +102,16 @@ func TestReadLimits(t *testing.T) {
 	}{
 		{"long cell", header + "a,0,1,1,t\nb,0,1,1," + long + "\n", 3, "record (a line, or several"},
 		{"long header", "name,submit_s,duration_s,gpus,tenant" + long + "\n", 1, "at most 1048576 bytes"},
-		{"long quoted record", header + "a,0,1,1,\"" + strings.Repeat("x\n", MaxLineBytes/2+1) + "\"\n", 2, "several when a quoted cell"},
-		{"many fields", header + "a,0,1,1,t" + strings.Repeat(",", MaxFields) + "\n", 2, "at most 1024 fields"},
-		{"many fields in the header", "name" + strings.Repeat(",x", MaxFields) + "\n", 1, "at most 1024 fields"},
+		{"long quoted record", header + "a,0,1,1,\"" + strings.Repeat("x\n", csvlimit.MaxLineBytes/2+1) + "\"\n", 2, "several when a quoted cell"},
+		{"many fields", header + "a,0,1,1,t" + strings.Repeat(",", csvlimit.MaxFields) + "\n", 2, "at most 1024 fields"},
+		{"many fields in the header", "name" + strings.Repeat(",x", csvlimit.MaxFields) + "\n", 1, "at most 1024 fields"},
 		{"long comment", header + "#" + long + "\na,0,1,1,t\n", 2, "want a line of at most"},
 		// Quotes in a comment are not CSV: an odd number of them must not
 		// make the rest of the file one quoted record, and commas in it
 		// are not fields.
-		{"comment with a quote", header + "# a \"quote" + strings.Repeat(",", 2*MaxFields) + "\n" + strings.Repeat("a,0,1,1,t\n", 1) + "b,0,1,1,\"t,\"\"u\"\"\"\n", 0, ""},
+		{"comment with a quote", header + "# a \"quote" + strings.Repeat(",", 2*csvlimit.MaxFields) + "\n" + strings.Repeat("a,0,1,1,t\n", 1) + "b,0,1,1,\"t,\"\"u\"\"\"\n", 0, ""},
 		// Just under both limits: read as usual.
-		{"at the limits", header + "a,0,1,1," + strings.Repeat("y", MaxLineBytes-len("a,0,1,1,")-1) + "\n", 0, ""},
+		{"at the limits", header + "a,0,1,1," + strings.Repeat("y", csvlimit.MaxLineBytes-len("a,0,1,1,")-1) + "\n", 0, ""},
 		// A record of many short lines in a quoted cell, under the limit.
 		{"quoted line breaks", header + "a,0,1,1,\"t\n\n\nu\"\n", 0, ""},
 	}
@@ -162,87 +162,4 @@ func TestReadNoJobs(t *testing.T) {
 			}
 		})
 	}
-}
-
-// csvRecord is one record as encoding/csv reads it, with the bytes of
-// input it took (from the end of the record before; comment and blank
-// lines before it included).
-type csvRecord struct {
-	fields []string
-	span   int64
-}
-
-// readCSVAll reads r as openTable's parser does, to the first error.
-func readCSVAll(r io.Reader, comments bool) (recs []csvRecord, tail int64, err error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	if comments {
-		cr.Comment = '#'
-	}
-	var off int64
-	for {
-		rec, err := cr.Read()
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return recs, cr.InputOffset() - off, err
-		}
-		recs = append(recs, csvRecord{rec, cr.InputOffset() - off})
-		off = cr.InputOffset()
-	}
-}
-
-// FuzzRecordLimiter: the limiter never refuses what it should pass. With
-// small limits (40 bytes, 4 fields), whenever it stops a read, reading the
-// same bytes without it meets a syntax error or a record (or trailing
-// comment) that breaks a limit; the records before the stop are the same
-// either way; and when it does not stop the read, nothing differs.
-func FuzzRecordLimiter(f *testing.F) {
-	for _, s := range []string{
-		"a,b\nc,d\n",
-		"a,b,c,d,e\n",
-		"x\n" + strings.Repeat("y", 50) + "\n",
-		"\"a\nb\nc\",d\n",
-		"\"a,b,c,d,e,f\"\n",
-		"# \"a,b,c,d,e,f\n\"q\"\"\",x\n",
-		"a,\"b\"\"c\",d\r\n\r\n#,,,,,,,,\n",
-		"a\"b,c\n" + strings.Repeat(",", 10) + "\n",
-	} {
-		f.Add([]byte(s), true)
-		f.Add([]byte(s), false)
-	}
-	const maxBytes, maxFields = 40, 4
-	f.Fuzz(func(t *testing.T, data []byte, comments bool) {
-		plain, plainTail, plainErr := readCSVAll(bytes.NewReader(data), comments)
-		lim := newRecordLimiter(bytes.NewReader(data), maxBytes, maxFields)
-		if comments {
-			lim.comment = '#'
-		}
-		got, _, err := readCSVAll(lim, comments)
-		if len(got) > len(plain) {
-			t.Fatalf("%d records through the limiter, %d without", len(got), len(plain))
-		}
-		for i := range got {
-			if !slices.Equal(got[i].fields, plain[i].fields) {
-				t.Fatalf("record %d: %q through the limiter, %q without", i, got[i].fields, plain[i].fields)
-			}
-		}
-		var le *limitError
-		if !errors.As(err, &le) {
-			if len(got) != len(plain) || fmt.Sprint(err) != fmt.Sprint(plainErr) {
-				t.Fatalf("without a limit passed: %d records and %v, want %d and %v", len(got), err, len(plain), plainErr)
-			}
-			return
-		}
-		if plainErr != nil || plainTail > maxBytes {
-			return
-		}
-		for _, r := range plain[len(got):] {
-			if len(r.fields) > maxFields || r.span > maxBytes {
-				return
-			}
-		}
-		t.Fatalf("the limiter refused valid input within the limits: %v", err)
-	})
 }

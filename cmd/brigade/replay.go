@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brigadesim/brigade/csvlimit"
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/workloads"
@@ -77,6 +78,17 @@ func readResultJobsAt(dir string) ([]results.JobRow, rowSource, error) {
 	return rows, rowSource{path: path, lines: lines}, err
 }
 
+// csvReadError locates an error of a results CSV file: a record over
+// csvlimit's bounds at path:line, like the errors of its cells; any other
+// error as the csv package words it, after the path.
+func csvReadError(path string, err error) error {
+	var le *csvlimit.LimitError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s:%d: %s", path, le.Line, le.Msg)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
 // readJobsCSV reads a jobs.csv written by results.WriteJobsCSV. Columns
 // added after schema version 2 may be missing: reason and reason_detail
 // read as empty, cpu_milli and memory_mib as 0, deps as none.
@@ -87,13 +99,13 @@ func readJobsCSV(r io.Reader, path string) ([]results.JobRow, error) {
 
 // readJobsCSVAt is readJobsCSV, and the line each row starts on.
 func readJobsCSVAt(r io.Reader, path string) ([]results.JobRow, []int, error) {
-	cr := csv.NewReader(r)
+	cr := csvlimit.NewReader(r, 0)
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, nil, fmt.Errorf("%s: empty file: want the jobs.csv header %s", path, strings.Join(results.JobsCSVHeader, ","))
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, csvReadError(path, err)
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -113,7 +125,7 @@ func readJobsCSVAt(r io.Reader, path string) ([]results.JobRow, []int, error) {
 			return out, lines, nil
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, csvReadError(path, err)
 		}
 		line, _ := cr.FieldPos(0)
 		var bad error
@@ -282,9 +294,9 @@ func readEstimates(dir string) (map[string]string, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	recs, err := csv.NewReader(fh).ReadAll()
+	recs, err := csvlimit.NewReader(fh, 0).ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, csvReadError(path, err)
 	}
 	if len(recs) == 0 || len(recs[0]) < 2 || recs[0][0] != "name" || recs[0][1] != "estimate_s" {
 		return nil, fmt.Errorf("%s: want the header name,estimate_s", path)
