@@ -226,14 +226,6 @@ func (p *argParser) one(key string) (string, bool) {
 	return v[0], true
 }
 
-func (p *argParser) flag(key string) bool {
-	v, ok := p.vals(key)
-	if ok && len(v) != 0 {
-		p.fail(key, "takes no value, got %q", strings.Join(v, ", "))
-	}
-	return ok
-}
-
 func (p *argParser) time(key string, dst *hwmodel.Time) bool {
 	v, ok := p.one(key)
 	if !ok {
