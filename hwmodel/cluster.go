@@ -161,6 +161,8 @@ type Cluster struct {
 	kindCount []int32
 	kinds     []int32 // per node: kinds with a nonzero count
 
+	journals []*Journal // told of every node change (journal.go)
+
 	// MIG books, by flat GPU index; nil until some GPU is MIG-enabled. A
 	// MIG-enabled GPU has gpuFree 0, so whole and shared placement never
 	// sees it; its use is in busy bits instead.
@@ -520,7 +522,7 @@ func (c *Cluster) apply(s Share, sign int) {
 	c.freeMem[i] += int64(sign) * s.MemoryMiB
 	base := c.gpuBase[i]
 	model := c.nodes[i].Model
-	c.gen[i]++
+	c.touch(i)
 	if s.Instance > 0 {
 		c.applyMIG(s, sign)
 		if c.freeCPU[i] > c.nodes[i].CPUMilli || c.freeMem[i] > c.nodes[i].MemoryMiB {

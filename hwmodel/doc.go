@@ -40,6 +40,12 @@
 // instance busy, and changes nothing when it refuses. CheckInvariants
 // re-verifies all of it.
 //
+// Changes. Every change to a node's books goes through Cluster.touch,
+// which increases the node's Generation and lists the node in every
+// Journal of the cluster; so a node whose Generation is unchanged has the
+// same books, and a Journal lists exactly the nodes whose Generation
+// increased since it was last cleared.
+//
 // Copies. Lookups return copies (MIGProfiles, MIGLayoutOf) except
 // Cluster.Node, which placement calls in inner loops: its Node.MIG slice
 // is the cluster's description of the initial layouts and must be treated
@@ -76,6 +82,8 @@
 //   - cluster_mig.go: the MIG books (instances busy and blocked,
 //     Reconfigure); mig_query.go: the lookups placement uses on them.
 //   - clusterview.go: ClusterView, the read-only view policies get.
+//   - journal.go: Journal, the nodes changed since a reader last looked,
+//     and touch, the one place a node's Generation increases.
 //   - time.go: Time, simulated microseconds, and ParseDuration.
 //   - text.go: Plural, how every message counts things.
 //   - spec.go: cluster specs (ClusterSpec, LoadClusterSpec, ResolveCluster)
