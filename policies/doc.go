@@ -151,7 +151,13 @@
 // room, or a CPU-only class; otherwise the free milli on GPUs with less
 // than the class's per-GPU share), and NodeFragmentation is the
 // popularity-weighted sum. TargetFromRequests builds the paper's target
-// ("typical pods") from a trace. FragMeter measures it incrementally.
+// ("typical pods") from a trace. FragMeter keeps each node's value until
+// the node's generation changes (FGD reads it per node); FragTracker keeps
+// a cluster's figure, math.Round(ClusterFragmentation), current from a
+// hwmodel.Journal of the nodes that changed, in O(1) per call beyond
+// re-evaluating them, and bit for bit equal to the full pass: an exact
+// fixed-point total decides the rounding unless the ordered float sum's
+// error bound reaches a half, when it sums in node order (see frag.go).
 //
 // Speed: scored placements cost one pass over the nodes per request (no
 // allocation). FGD keeps each node's fragmentation and its score for each
@@ -183,7 +189,7 @@
 //     running-job index; queue.go: the orders' static keys.
 //   - placement.go: Placer, first fit, the placement names; scored.go: the
 //     FGD paper's scored placements; fgd.go: FragMeter and the fgd score.
-//   - frag.go: NodeFragmentation; target.go: target workloads (typical
-//     pods) and PlacerConfig.
+//   - frag.go: NodeFragmentation, ClusterFragmentation and FragTracker;
+//     target.go: target workloads (typical pods) and PlacerConfig.
 //   - mig.go: MIG placement, reconfiguration planning and right-sizing.
 package policies

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,8 +27,8 @@ type Options struct {
 	CheckInvariants bool
 	// FragTarget, when set, turns on fragmentation tracking: after every
 	// batch of events the cluster's fragmentation against it is measured
-	// (a pass over the nodes, re-evaluating only those that changed), and
-	// the time series and summary report GPU fragmentation.
+	// (policies.FragTracker, which re-evaluates only the nodes that
+	// changed), and the time series and summary report GPU fragmentation.
 	FragTarget *policies.TargetWorkload
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU
 	// when the policy's MIG mode reconfigures (sim.Config.MIGReconfigTime).
@@ -327,9 +326,9 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 	if n := len(w.Jobs); n > 0 {
 		lastSubmit = w.Jobs[n-1].Submit
 	}
-	var meter *policies.FragMeter
+	var frag *policies.FragTracker
 	if opt.FragTarget != nil {
-		meter = policies.NewFragMeter(*opt.FragTarget)
+		frag = policies.NewFragTracker(c.View(), c.NewJournal(), *opt.FragTarget)
 	}
 	// Jobs ended = jobs arrived - jobs in the system; arrived counts the
 	// jobs submitted by now (Jobs is sorted by Submit, and the engine
@@ -341,8 +340,8 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 		state := results.State{Queued: o.Queued, Running: o.Running, InSystem: o.InSystem, AllocatedMilli: o.AllocatedMilli,
 			MIGSlices: int64(o.MIGSlices), MIGBusySlices: int64(o.MIGBusySlices),
 			MIGFreeSlices: int64(o.MIGFreeSlices), MIGFragSlices: int64(o.MIGFragSlices)}
-		if meter != nil {
-			state.FragmentedMilli = int64(math.Round(meter.Cluster(c.View())))
+		if frag != nil {
+			state.FragmentedMilli = frag.Milli()
 		}
 		state.DownMilli = o.DownMilli
 		p.Timeline.ObserveTenants(now, state, o.TenantMilli)
