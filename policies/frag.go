@@ -120,7 +120,7 @@ func ClusterFragmentation(c hwmodel.ClusterView, t TargetWorkload) float64 {
 // a hwmodel.Journal lists as changed plus O(1), rather than a pass over
 // every node after every batch of events.
 //
-// The figure is exactly today's full pass: ClusterFragmentation sums the
+// The figure is exactly the full pass's: ClusterFragmentation sums the
 // nodes' float64 values in index order, and that ordered sum's rounding
 // errors, not the exact sum, decide math.Round near a half. A running
 // float sum would drift from it, so the tracker keeps two books per node:
