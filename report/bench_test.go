@@ -68,8 +68,8 @@ func BenchmarkWritePlots(b *testing.B) {
 		jobs int
 		pols []string
 	}{{20000, []string{"fcfs"}}, {82247, []string{"fcfs"}}, {82247, []string{"fcfs", "sjf", "priority", "fair"}}} {
-		d := runData(c.jobs, c.pols)
 		b.Run(fmt.Sprintf("jobs=%d/policies=%d", c.jobs, len(c.pols)), func(b *testing.B) {
+			d := runData(c.jobs, c.pols)
 			for b.Loop() {
 				if err := WritePlots(b.TempDir(), d); err != nil {
 					b.Fatal(err)
