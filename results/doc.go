@@ -94,8 +94,9 @@
 //     integrals; acc.go: the 128-bit accumulator under them.
 //   - summary.go: Summarize, one Summary per policy from the two books.
 //   - table.go: FormatTable, the comparison table brigade sim prints.
-//   - writers.go: summary.json and the CSV files; parquet.go: the Parquet
-//     tables and their versioned schema.
+//   - writers.go: summary.json and the CSV files; csvrows.go: the CSV
+//     rows they append, byte for byte as encoding/csv writes them;
+//     parquet.go: the Parquet tables and their versioned schema.
 //   - runinfo.go: run.json (RunInfo, WriteRunJSON).
 //   - atomic.go: AtomicWriteFile; replace.go: CheckReplaceable, which
 //     folders a results folder may replace; folder.go: CheckOut and

@@ -178,17 +178,20 @@ func JobRows(runs []PolicyJobs) []JobRow {
 		n += len(r.Jobs)
 	}
 	rows := make([]JobRow, 0, n)
+	// The optional cells point into one array, not an allocation each.
+	opt := make([]float64, 2*n)
 	for _, r := range runs {
 		for i := range r.Jobs {
 			j := &r.Jobs[i]
 			var ready, slow *float64
+			k := 2 * len(rows)
 			if j.Ready >= 0 {
-				v := Seconds(j.Ready)
-				ready = &v
+				opt[k] = Seconds(j.Ready)
+				ready = &opt[k]
 			}
 			if j.Attempts > 0 {
-				s := BoundedSlowdown(*j, r.SlowdownBound)
-				slow = &s
+				opt[k+1] = BoundedSlowdown(*j, r.SlowdownBound)
+				slow = &opt[k+1]
 			}
 			rows = append(rows, JobRow{
 				Policy: r.Policy, ID: j.ID, Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: int32(j.Priority),

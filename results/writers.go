@@ -1,7 +1,6 @@
 package results
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -76,64 +75,52 @@ func SplitDeps(s string) []string {
 // are empty for a job that succeeded; deps is JoinDeps(Deps).
 func WriteJobsCSV(path string, runs []PolicyJobs) error {
 	return AtomicWriteFile(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(JobsCSVHeader); err != nil {
-			return err
-		}
-		row := make([]string, len(JobsCSVHeader))
+		c := newCSVRows(w)
+		c.header(JobsCSVHeader)
 		for _, r := range runs {
 			for i := range r.Jobs {
 				j := &r.Jobs[i]
-				slow := ""
+				c.str(r.Policy)
+				c.int(int64(j.ID))
+				c.str(j.Name)
+				c.str(j.DAG)
+				c.str(j.Tenant)
+				c.int(int64(j.Priority))
+				c.seconds(j.Submit)
+				if j.Ready < 0 {
+					c.empty()
+				} else {
+					c.seconds(j.Ready)
+				}
+				c.seconds(j.Start)
+				c.seconds(j.End)
+				c.seconds(j.Wait)
+				c.seconds(j.Run)
+				c.seconds(j.End - j.Submit)
 				if j.Attempts > 0 {
-					slow = strconv.FormatFloat(BoundedSlowdown(*j, r.SlowdownBound), 'f', 6, 64)
+					c.float6(BoundedSlowdown(*j, r.SlowdownBound))
+				} else {
+					c.empty()
 				}
-				row = append(row[:0],
-					r.Policy,
-					strconv.FormatInt(int64(j.ID), 10),
-					j.Name,
-					j.DAG,
-					j.Tenant,
-					strconv.Itoa(j.Priority),
-					FormatSeconds(j.Submit),
-					readyCell(j.Ready),
-					FormatSeconds(j.Start),
-					FormatSeconds(j.End),
-					FormatSeconds(j.Wait),
-					FormatSeconds(j.Run),
-					FormatSeconds(j.End-j.Submit),
-					slow,
-					strconv.Itoa(j.GPUs),
-					strconv.FormatInt(int64(j.GPUMilli), 10),
-					j.Nodes,
-					strconv.Itoa(j.Attempts),
-					string(j.State),
-					j.MIGProfile,
-					strconv.Itoa(j.HardwareFailures),
-					FormatSeconds(j.Lost),
-					FormatSeconds(j.Checkpoint),
-					j.Reason,
-					j.ReasonDetail,
-					strconv.FormatInt(j.CPUMilli, 10),
-					strconv.FormatInt(j.MemoryMiB, 10),
-					JoinDeps(j.Deps),
-				)
-				if err := cw.Write(row); err != nil {
-					return err
-				}
+				c.int(int64(j.GPUs))
+				c.int(int64(j.GPUMilli))
+				c.str(j.Nodes)
+				c.int(int64(j.Attempts))
+				c.str(string(j.State))
+				c.str(j.MIGProfile)
+				c.int(int64(j.HardwareFailures))
+				c.seconds(j.Lost)
+				c.seconds(j.Checkpoint)
+				c.str(j.Reason)
+				c.str(j.ReasonDetail)
+				c.int(j.CPUMilli)
+				c.int(j.MemoryMiB)
+				c.str(JoinDeps(j.Deps))
+				c.end()
 			}
 		}
-		cw.Flush()
-		return cw.Error()
+		return c.close()
 	})
-}
-
-// readyCell is the ready_s cell: empty when the job never became ready.
-func readyCell(t hwmodel.Time) string {
-	if t < 0 {
-		return ""
-	}
-	return FormatSeconds(t)
 }
 
 // PolicyTimeline is one policy's Timeline, for WriteTimeseriesCSV.
@@ -153,34 +140,26 @@ var TimeseriesCSVHeader = []string{"bucket_start_s", "policy", "queue_length", "
 // widths (see MaxBuckets); a nil Timeline contributes no rows.
 func WriteTimeseriesCSV(path string, runs []PolicyTimeline) error {
 	return AtomicWriteFile(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(TimeseriesCSVHeader); err != nil {
-			return err
-		}
-		row := make([]string, len(TimeseriesCSVHeader))
+		c := newCSVRows(w)
+		c.header(TimeseriesCSVHeader)
 		for _, r := range runs {
 			if r.Timeline == nil {
 				continue
 			}
 			for _, b := range r.Timeline.Buckets() {
-				row = append(row[:0],
-					FormatSeconds(b.Start),
-					r.Policy,
-					strconv.FormatFloat(b.QueueLength, 'f', 6, 64),
-					strconv.FormatFloat(b.RunningJobs, 'f', 6, 64),
-					strconv.FormatFloat(b.GPUUtilisation, 'f', 6, 64),
-					strconv.FormatFloat(b.GPUFragmentation, 'f', 6, 64),
-					strconv.FormatFloat(b.MIGSliceUtilisation, 'f', 6, 64),
-					strconv.FormatFloat(b.MIGFragmentation, 'f', 6, 64),
-					strconv.FormatFloat(b.DownGPUs, 'f', 6, 64),
-				)
-				if err := cw.Write(row); err != nil {
-					return err
-				}
+				c.seconds(b.Start)
+				c.str(r.Policy)
+				c.float6(b.QueueLength)
+				c.float6(b.RunningJobs)
+				c.float6(b.GPUUtilisation)
+				c.float6(b.GPUFragmentation)
+				c.float6(b.MIGSliceUtilisation)
+				c.float6(b.MIGFragmentation)
+				c.float6(b.DownGPUs)
+				c.end()
 			}
 		}
-		cw.Flush()
-		return cw.Error()
+		return c.close()
 	})
 }
 
@@ -193,31 +172,23 @@ var TenantsCSVHeader = []string{"bucket_start_s", "policy", "tenant", "allocated
 // microseconds, the values have six decimals.
 func WriteTenantsCSV(path string, runs []PolicyTimeline) error {
 	return AtomicWriteFile(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(TenantsCSVHeader); err != nil {
-			return err
-		}
-		row := make([]string, len(TenantsCSVHeader))
+		c := newCSVRows(w)
+		c.header(TenantsCSVHeader)
 		for _, r := range runs {
 			if r.Timeline == nil {
 				continue
 			}
 			for _, ts := range r.Timeline.TenantShares() {
-				row = append(row[:0],
-					FormatSeconds(ts.Start),
-					r.Policy,
-					ts.Tenant,
-					strconv.FormatFloat(ts.AllocatedGPUs, 'f', 6, 64),
-					strconv.FormatFloat(ts.GPUShare, 'f', 6, 64),
-					strconv.FormatFloat(ts.FairShare, 'f', 6, 64),
-				)
-				if err := cw.Write(row); err != nil {
-					return err
-				}
+				c.seconds(ts.Start)
+				c.str(r.Policy)
+				c.str(ts.Tenant)
+				c.float6(ts.AllocatedGPUs)
+				c.float6(ts.GPUShare)
+				c.float6(ts.FairShare)
+				c.end()
 			}
 		}
-		cw.Flush()
-		return cw.Error()
+		return c.close()
 	})
 }
 
@@ -225,7 +196,11 @@ func WriteTenantsCSV(path string, runs []PolicyTimeline) error {
 // the integer microseconds, e.g. 1500000 → "1.500000", -1 → "-0.000001".
 func FormatSeconds(t hwmodel.Time) string {
 	var buf [32]byte
-	b := buf[:0]
+	return string(appendSeconds(buf[:0], t))
+}
+
+// appendSeconds appends FormatSeconds(t) to b.
+func appendSeconds(b []byte, t hwmodel.Time) []byte {
 	u := uint64(t)
 	if t < 0 {
 		b = append(b, '-')
@@ -233,9 +208,11 @@ func FormatSeconds(t hwmodel.Time) string {
 	}
 	b = strconv.AppendUint(b, u/1_000_000, 10)
 	frac := u % 1_000_000
-	b = append(b, '.')
-	for d := uint64(100_000); d > 0; d /= 10 {
-		b = append(b, byte('0'+frac/d%10))
+	var d [7]byte
+	d[0] = '.'
+	for i := 6; i > 0; i-- {
+		d[i] = byte('0' + frac%10)
+		frac /= 10
 	}
-	return string(b)
+	return append(b, d[:]...)
 }

@@ -395,48 +395,42 @@ func (w *Workload) FillEstimates() {
 	if !missing || n == 0 {
 		return
 	}
-	type key struct {
-		tenant string
-		gpus   int
+	// Group ids at each level: tenant and GPU count, GPU count, all.
+	tenantID := make(map[string]int, len(w.Tenants))
+	for _, t := range w.Tenants {
+		tenantID[t.Name] = len(tenantID)
 	}
-	// Each level groups job indices, sorted by Duration, and records each
-	// job's rank in its group, so that a leave-one-out median is O(1).
-	type level struct {
-		group [][]int // sorted job indices per group
-		of    []int   // job index -> group
-		rank  []int   // job index -> position in its group
-	}
-	build := func(groupOf func(i int) int, ngroups int) level {
-		l := level{group: make([][]int, ngroups), of: make([]int, n), rank: make([]int, n)}
-		for i := range w.Jobs {
-			g := groupOf(i)
-			l.of[i] = g
-			l.group[g] = append(l.group[g], i)
-		}
-		for _, g := range l.group {
-			slices.SortStableFunc(g, func(a, b int) int { return cmp.Compare(w.Jobs[a].Duration, w.Jobs[b].Duration) })
-			for r, i := range g {
-				l.rank[i] = r
-			}
-		}
-		return l
-	}
-	keyIdx := make(map[key]int)
-	gpuIdx := make(map[int]int)
+	pairID := make(map[[2]int]int32)
+	gpuID := make(map[int]int32)
+	of := [3][]int32{make([]int32, n), make([]int32, n), make([]int32, n)}
+	lastTenant, lastID := "", -1
 	for i := range w.Jobs {
 		j := &w.Jobs[i]
-		k := key{j.Tenant, j.Req.GPUs}
-		if _, ok := keyIdx[k]; !ok {
-			keyIdx[k] = len(keyIdx)
+		if j.Tenant != lastTenant || lastID < 0 {
+			id, ok := tenantID[j.Tenant]
+			if !ok {
+				id = len(tenantID)
+				tenantID[j.Tenant] = id
+			}
+			lastTenant, lastID = j.Tenant, id
 		}
-		if _, ok := gpuIdx[j.Req.GPUs]; !ok {
-			gpuIdx[j.Req.GPUs] = len(gpuIdx)
+		k := [2]int{lastID, j.Req.GPUs}
+		p, ok := pairID[k]
+		if !ok {
+			p = int32(len(pairID))
+			pairID[k] = p
 		}
+		g, ok := gpuID[j.Req.GPUs]
+		if !ok {
+			g = int32(len(gpuID))
+			gpuID[j.Req.GPUs] = g
+		}
+		of[0][i], of[1][i] = p, g
 	}
-	levels := []level{
-		build(func(i int) int { return keyIdx[key{w.Jobs[i].Tenant, w.Jobs[i].Req.GPUs}] }, len(keyIdx)),
-		build(func(i int) int { return gpuIdx[w.Jobs[i].Req.GPUs] }, len(gpuIdx)),
-		build(func(int) int { return 0 }, 1),
+	levels := [3]durationGroups{
+		newDurationGroups(w.Jobs, of[0], len(pairID)),
+		newDurationGroups(w.Jobs, of[1], len(gpuID)),
+		newDurationGroups(w.Jobs, of[2], 1),
 	}
 	// Compute every estimate before writing any, so that the order of
 	// filling cannot matter (durations do not change, but stay explicit).
@@ -446,10 +440,9 @@ func (w *Workload) FillEstimates() {
 			continue
 		}
 		est[i] = w.Jobs[i].Duration
-		for _, l := range levels {
-			g := l.group[l.of[i]]
-			if len(g) > 1 {
-				est[i] = medianWithout(w.Jobs, g, l.rank[i])
+		for k := range levels {
+			if d, ok := levels[k].medianWithout(of[k][i], w.Jobs[i].Duration); ok {
+				est[i] = d
 				break
 			}
 		}
@@ -461,19 +454,55 @@ func (w *Workload) FillEstimates() {
 	}
 }
 
-// medianWithout is the median Duration of the jobs in g (sorted by
-// Duration) without the one at position skip; len(g) must be >= 2.
-func medianWithout(jobs []Job, g []int, skip int) hwmodel.Time {
-	m := len(g) - 1
+// durationGroups holds the jobs' durations by group, each group's sorted
+// when it is first asked for (most jobs find their estimate in the first
+// level, so the wider levels' large groups are often never sorted).
+type durationGroups struct {
+	start  []int // group g's durations are durs[start[g]:start[g+1]]
+	durs   []hwmodel.Time
+	sorted []bool
+}
+
+func newDurationGroups(jobs []Job, of []int32, groups int) durationGroups {
+	d := durationGroups{start: make([]int, groups+1), durs: make([]hwmodel.Time, len(jobs)), sorted: make([]bool, groups)}
+	for _, g := range of {
+		d.start[g+1]++
+	}
+	for g := 1; g <= groups; g++ {
+		d.start[g] += d.start[g-1]
+	}
+	next := slices.Clone(d.start[:groups])
+	for i, g := range of {
+		d.durs[next[g]] = jobs[i].Duration
+		next[g]++
+	}
+	return d
+}
+
+// medianWithout is the median of group g's durations without one that
+// equals own (which of equal durations is left out cannot change the
+// median); false when the group has no other job. The median of an even
+// count is the mean of the middle two, rounded down.
+func (d *durationGroups) medianWithout(g int32, own hwmodel.Time) (hwmodel.Time, bool) {
+	s := d.durs[d.start[g]:d.start[g+1]]
+	if len(s) < 2 {
+		return 0, false
+	}
+	if !d.sorted[g] {
+		slices.Sort(s)
+		d.sorted[g] = true
+	}
+	skip, _ := slices.BinarySearch(s, own)
+	m := len(s) - 1
 	at := func(k int) hwmodel.Time {
 		if k >= skip {
 			k++
 		}
-		return jobs[g[k]].Duration
+		return s[k]
 	}
 	if m%2 == 1 {
-		return at(m / 2)
+		return at(m / 2), true
 	}
 	a, b := at(m/2-1), at(m/2)
-	return a + (b-a)/2
+	return a + (b-a)/2, true
 }

@@ -53,7 +53,9 @@
 //   - csvtable.go: the CSV reader every trace reader shares (columns,
 //     csvlimit's line and field bounds, located errors).
 //   - philly.go, openb.go, brigade.go: the Philly, Alibaba openb and
-//     Brigade CSV readers.
+//     Brigade CSV readers; phillyfast.go: the Philly reader's fast path
+//     for philly.csv's plain shape, which hands anything else (and every
+//     error) to the general reader, replaying the input from its start.
 //   - default.go: the embedded default trace (data/).
 //   - synthetic.go: SyntheticConfig and Generate, the seeded generator.
 //   - load.go: offered load and ScaleToLoad.

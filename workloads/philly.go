@@ -33,6 +33,16 @@ var phillyColumns = []column{
 // and no CPU or memory, have priority 0 and no estimate. file names the
 // input in errors and in Job.Source.
 func ReadPhilly(r io.Reader, file string) (*Workload, error) {
+	w, rest := phillyFast(r, file)
+	if w != nil {
+		return w, nil
+	}
+	return readPhilly(rest, file)
+}
+
+// readPhilly is ReadPhilly's general reader: every form encoding/csv and
+// time.Parse accept, and every error.
+func readPhilly(r io.Reader, file string) (*Workload, error) {
 	t, err := openTable(r, file, phillyColumns, false, false)
 	if err != nil {
 		return nil, err

@@ -109,6 +109,16 @@ func checkFaults(f *runner.Faults, repairDist string, repairSigma float64) error
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
+	f, err := parseSim(args, stdout)
+	if err != nil {
+		return err
+	}
+	return simulate(f, stdout, stderr)
+}
+
+// parseSim reads sim's flags; its error is what runSim returns (help
+// included).
+func parseSim(args []string, stdout io.Writer) (simFlags, error) {
 	var f simFlags
 	c := &f.c
 	fs := newFlagSet("sim", simUsage, simExamples)
@@ -137,13 +147,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors, warnings and the table (no progress bar either; the bar shows only when stderr is a terminal)")
 	f.args = args
 	if err := fs.parse(args, stdout); err != nil {
-		return err
+		return f, err
 	}
 	f.seedSet = fs.Changed("seed")
 	if fs.Changed("synthetic") && c.Synthetic <= 0 {
-		return usageError{fmt.Errorf("--synthetic: want a positive number of jobs, got %d", c.Synthetic)}
+		return f, usageError{fmt.Errorf("--synthetic: want a positive number of jobs, got %d", c.Synthetic)}
 	}
-	return simulate(f, stdout, stderr)
+	return f, nil
 }
 
 // simPlotter draws a run's plots into the folder being written; tests
