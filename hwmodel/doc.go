@@ -22,6 +22,14 @@
 // books are wrong. Cluster.CheckInvariants recomputes everything and is
 // called by tests after every event.
 //
+// Generations and the journal. A node's Generation goes up by one with
+// every Allocate or Release that touches it and every Reconfigure or
+// UnblockMIG that changes one of its GPUs, and nothing else changes it;
+// each such change is one entry of the cluster's change journal
+// (journal.go), so Changes() is always the sum of the generations and
+// ChangedNode lists, for the latest changes, which node each was. Readers
+// (placement's node indexes) use it to look again only at what changed.
+//
 // MIG. There is one MIG table (mig.go): per model, its compute and memory
 // slices and its profiles with NVML ids, instance limits, memory and valid
 // starts; nvml_test.go checks it against go-nvml's mock machines, with
@@ -75,6 +83,7 @@
 //     (Allocate, Release, CheckInvariants).
 //   - cluster_mig.go: the MIG books (instances busy and blocked,
 //     Reconfigure); mig_query.go: the lookups placement uses on them.
+//   - journal.go: the change journal (Changes, ChangedNode).
 //   - clusterview.go: ClusterView, the read-only view policies get.
 //   - time.go: Time, simulated microseconds, and ParseDuration.
 //   - text.go: Plural, how every message counts things.
