@@ -10,7 +10,7 @@ import (
 )
 
 // equivCluster builds a random cluster for the reference comparison: n
-// nodes of mixed models and sizes (0 to 16 GPUs), CPU and memory from
+// nodes of mixed models and sizes (0 to 64 GPUs), CPU and memory from
 // tight to unlimited, and on H200 nodes some MIG-enabled GPUs.
 func equivCluster(tb testing.TB, rng *rand.Rand, n int) *hwmodel.Cluster {
 	h200 := model(tb, "H200")
@@ -18,7 +18,7 @@ func equivCluster(tb testing.TB, rng *rand.Rand, n int) *hwmodel.Cluster {
 	nodes := make([]hwmodel.Node, n)
 	for i := range nodes {
 		m := models[rng.IntN(len(models))]
-		gpus := []int{0, 1, 2, 2, 4, 8, 8, 8, 3, 16}[rng.IntN(10)]
+		gpus := []int{0, 1, 2, 2, 4, 8, 8, 8, 3, 16, 32, 64}[rng.IntN(12)] // idle 1 and 32 tie in packing
 		cpu := int64(1+rng.IntN(24)) * 4000
 		if rng.IntN(20) == 0 {
 			cpu = hwmodel.UnlimitedCapacity
@@ -69,7 +69,7 @@ func equivRequest(tb testing.TB, rng *rand.Rand, shapes []hwmodel.Request) hwmod
 	default:
 		r.GPUs, r.GPUMilli = 2, 500 // invalid: never placed
 	}
-	if r.GPUs > 0 && rng.IntN(4) == 0 {
+	if rng.IntN(4) == 0 { // CPU-only requests must ignore it
 		all := []hwmodel.ModelID{model(tb, "V100-32GB"), model(tb, "T4"), model(tb, "A100-80GB"), model(tb, "G2"), model(tb, "H200")}
 		r.Models = hwmodel.Of(all[rng.IntN(len(all))], all[rng.IntN(len(all))])
 	}
