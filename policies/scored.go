@@ -73,7 +73,6 @@ type scored struct {
 	s     placeScratch
 	rng   *rand.Rand // kindRandom
 	fgd   *fgdState  // kindFGD
-	feas  []int32    // kindRandom: feasible nodes of the current request
 	cands []int8     // kindRandom: candidate GPUs of the chosen node
 
 	rankOf hwmodel.ClusterView // the cluster rank was drawn for
@@ -81,6 +80,8 @@ type scored struct {
 
 	idx    modelTrees // free capacity in tie order
 	shapes shapeIndex // kindFGD, kindClustering: scores by request shape
+	cpu    cpuIndex   // kindBestFit, kindDotProd
+	rnd    randIndex  // kindRandom
 }
 
 func newScored(kind scoreKind, cfg PlacerConfig) *scored {
@@ -158,15 +159,8 @@ func (p *scored) place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.R
 	}
 	pick, gpu := -1, -1
 	if p.kind == kindRandom {
-		p.feas = p.feas[:0]
-		for i := 0; i < c.NumNodes(); i++ {
-			if feasible(c, i, &r) {
-				p.feas = append(p.feas, int32(i))
-			}
-		}
-		if len(p.feas) > 0 {
-			pick = int(p.feas[p.rng.IntN(len(p.feas))])
-		}
+		p.rnd.refresh(c)
+		pick = p.rnd.pick(&r, p.rng.IntN)
 	} else {
 		pick, gpu = p.best(c, r)
 	}
@@ -192,8 +186,13 @@ func (p *scored) place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.R
 // GPU (else -1); -1, -1 when no node is feasible.
 func (p *scored) best(c hwmodel.ClusterView, r hwmodel.Request) (pick, gpu int) {
 	rank := p.ties(c)
-	if p.kind == kindPacking {
+	switch p.kind {
+	case kindPacking:
 		return p.bestPacking(c, r), -1
+	case kindBestFit, kindDotProd:
+		p.cpu.kind = p.kind
+		p.cpu.refresh(c, rank)
+		return p.cpu.best(&r), -1
 	}
 	if p.kind == kindFGD || p.kind == kindClustering {
 		if sh := p.shapes.shape(c, r); sh != nil {
