@@ -55,9 +55,9 @@ type cpuNode struct {
 
 type cpuAgg struct {
 	minCPU, maxCPU, minGPU, maxGPU, minK, maxK, minMem, maxMem int64
-	minShare, maxShare                                           int16
-	first                                                        int32 // node first in tie order
-	firstRank                                                    int32
+	minShare, maxShare                                         int16
+	first                                                      int32 // node first in tie order
+	firstRank                                                  int32
 }
 
 type cpuClass struct {
