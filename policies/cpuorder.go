@@ -35,7 +35,7 @@ type cpuIndex struct {
 	agg   []cpuAgg  // by cluster node: its subtree's
 
 	// the search's request and best node so far
-	r      *hwmodel.Request
+	r      hwmodel.Request
 	shared bool    // r is a sharing request
 	a, b   float64 // dot product: weights of free CPU and GPU milli
 	bestS  int64
@@ -229,7 +229,7 @@ func (x *cpuIndex) pull(t int32) {
 // best is the feasible node with the highest score for single-node
 // request r, ties to the first in tie order, or -1.
 func (x *cpuIndex) best(r *hwmodel.Request) int {
-	x.r, x.shared = r, r.Fractional()
+	x.r, x.shared = *r, r.Fractional() // a copy: a pointer kept here would move r to the heap
 	x.a = float64(r.CPUMilli) / maxSpecCPU / maxSpecCPU
 	x.b = float64(r.TotalMilli()) / maxSpecGPU / maxSpecGPU
 	x.bestS, x.bestR, x.pick = math.MinInt64, math.MaxInt32, -1
@@ -267,7 +267,7 @@ func (x *cpuIndex) visit(t int32) {
 	if t < 0 {
 		return
 	}
-	a, r := &x.agg[t], x.r
+	a, r := &x.agg[t], &x.r
 	if a.maxCPU < r.CPUMilli || a.maxMem < r.MemoryMiB || (x.shared && a.maxShare < int16(r.GPUMilli)) {
 		return
 	}
@@ -299,7 +299,7 @@ func (x *cpuIndex) offer(s int64, i int32) {
 // score is the policy's score of an indexed node, computed exactly as
 // scored.score computes it from the cluster.
 func (x *cpuIndex) score(n *cpuNode) int64 {
-	r := x.r
+	r := &x.r
 	if x.kind == kindBestFit {
 		s := (float64(n.cpu)-float64(r.CPUMilli))/maxSpecCPU*0.5 +
 			(float64(n.gpu)-float64(r.TotalMilli()))/maxSpecGPU*0.5
@@ -316,7 +316,7 @@ func (x *cpuIndex) score(n *cpuNode) int64 {
 // rounding of the scores' floating-point arithmetic (relative error far
 // below 1e-12), so the bounds hold for the computed scores too.
 func (x *cpuIndex) bounds(t int32) (ub, lb int64) {
-	a, r := &x.agg[t], x.r
+	a, r := &x.agg[t], &x.r
 	rg := r.TotalMilli()
 	c0 := max(a.minCPU, r.CPUMilli)
 	g0 := max(a.minGPU, rg)
