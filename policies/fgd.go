@@ -22,12 +22,13 @@ import (
 // request takes the lowest-numbered idle GPUs (which idle GPUs does not
 // change fragmentation); a CPU-only request changes only the node's free
 // CPU, which matters to classes that then lack CPU. Ties between nodes go
-// to the lowest index.
+// to the first in the tie order, as for every scored placement
+// (scored.go).
 //
 // Speed: a node's fragmentation is cached until its generation
 // (hwmodel.Cluster.Generation) changes, and so is its score for each
 // request shape (GPUs, GPUMilli, CPUMilli, Models; up to maxShapes of
-// them, fewer on clusters of over 4,096 nodes) in a shapeIndex, so a
+// them, fewer on clusters of over about 2,000 nodes) in a shapeIndex, so a
 // placement recomputes only the nodes that changed since the same shape
 // was last placed (the cluster's journal lists them) and finds the best
 // node in O(log n).

@@ -62,8 +62,9 @@ type Placer interface {
 // Cheap early exits: a whole-GPU request gives up at once when no node of
 // an accepted model has enough idle GPUs (Cluster.HasNodeWithIdleGPUs), a
 // fractional one when the cluster's total free GPU share is too small, a
-// gang per model when the model's idle GPUs are too few. Otherwise the
-// cost is one pass over the nodes.
+// gang per model when the model's idle GPUs are too few. Otherwise a
+// single-node request is placed through the placer's node index (see the
+// package documentation, "Speed"), and a gang by one pass over the nodes.
 
 // FirstFit places on the lowest-numbered node that fits. The zero value is
 // ready to use; use it through a pointer.
