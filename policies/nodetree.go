@@ -111,12 +111,15 @@ func (t *nodeTree) build(c hwmodel.ClusterView, nodes []int32, n int, packing bo
 	}
 }
 
-// setLeaf writes node i's values into tree node k.
-func (t *nodeTree) setLeaf(c hwmodel.ClusterView, k, i int) {
+// setLeaf writes node i's values into tree node k and reports whether
+// they changed.
+func (t *nodeTree) setLeaf(c hwmodel.ClusterView, k, i int) bool {
 	whole := c.FreeWholeGPUs(i)
-	t.agg[k] = treeAgg{cpu: c.FreeCPU(i), mem: c.FreeMemory(i), whole: int16(whole), share: int16(maxFree(c, i))}
+	a := treeAgg{cpu: c.FreeCPU(i), mem: c.FreeMemory(i), whole: int16(whole), share: int16(maxFree(c, i))}
+	changed := a != t.agg[k]
+	t.agg[k] = a
 	if t.pack == nil {
-		return
+		return changed
 	}
 	p := noPack
 	if n := c.NodeGPUs(i); whole == n {
@@ -134,7 +137,9 @@ func (t *nodeTree) setLeaf(c hwmodel.ClusterView, k, i int) {
 			}
 		}
 	}
+	changed = changed || p != t.pack[k]
 	t.pack[k] = p
+	return changed
 }
 
 // pull recomputes tree node k from its children and reports whether it
@@ -162,7 +167,9 @@ func (t *nodeTree) update(c hwmodel.ClusterView, i int) {
 		return
 	}
 	k := t.size + int(t.leaf[i])
-	t.setLeaf(c, k, i)
+	if !t.setLeaf(c, k, i) {
+		return
+	}
 	for k >>= 1; k >= 1 && t.pull(k); k >>= 1 {
 	}
 }
@@ -209,17 +216,20 @@ func (t *nodeTree) next(q *treeNeed, k int) int {
 	}
 }
 
-// modelTrees is one nodeTree per GPU model, for requests that accept
-// some models only, and one over all nodes, kept current through the
-// cluster's journal.
+// modelTrees is a nodeTree over all nodes, and, once a request accepts
+// some models only, one per GPU model (built then, and kept from then
+// on: most runs never need them, and each costs upkeep), kept current
+// through the cluster's journal.
 type modelTrees struct {
-	sync    nodeSync
-	all     nodeTree
-	trees   []nodeTree        // by model
-	present []hwmodel.ModelID // models with nodes, ascending
-	key     []int32           // by node: its place in the trees' order
-	packing bool              // the trees carry packAgg too
-	sizes   []int             // scratch for idleSizes
+	sync     nodeSync
+	all      nodeTree
+	trees    []nodeTree        // by model, when perModel
+	perModel bool              // trees are built and kept current
+	present  []hwmodel.ModelID // models with nodes, ascending
+	order    []int32           // the nodes in the trees' order
+	key      []int32           // by node: its place in the trees' order
+	packing  bool              // the trees carry packAgg too
+	sizes    []int             // scratch for idleSizes
 }
 
 // refresh brings the trees up to date with c; order gives the nodes in
@@ -229,42 +239,72 @@ func (m *modelTrees) refresh(c hwmodel.ClusterView, order func() []int32) {
 	if !all {
 		for _, i := range changed {
 			m.all.update(c, int(i))
-			m.trees[c.NodeModel(int(i))].update(c, int(i))
+			if m.perModel {
+				m.trees[c.NodeModel(int(i))].update(c, int(i))
+			}
 		}
 		return
 	}
-	if m.trees == nil {
-		m.trees = make([]nodeTree, numModels)
+	m.order = order()
+	m.key = make([]int32, len(m.order))
+	var seen [64]bool
+	for k, i := range m.order {
+		m.key[i] = int32(k)
+		seen[c.NodeModel(int(i))] = true
 	}
 	m.present = m.present[:0]
-	o := order()
-	m.key = make([]int32, len(o))
-	for k, i := range o {
-		m.key[i] = int32(k)
-	}
-	m.all.build(c, o, c.NumNodes(), m.packing)
-	for id, nodes := range byModel(c, o) {
-		m.trees[id].build(c, nodes, c.NumNodes(), m.packing)
-		if len(nodes) > 0 {
+	for id, ok := range seen {
+		if ok {
 			m.present = append(m.present, hwmodel.ModelID(id))
 		}
 	}
+	m.all.build(c, m.order, c.NumNodes(), m.packing)
+	m.perModel = false
+}
+
+// models returns the per-model trees, building them on first use.
+func (m *modelTrees) models() []nodeTree {
+	if !m.perModel {
+		c := m.sync.c
+		if m.trees == nil {
+			m.trees = make([]nodeTree, numModels)
+		}
+		for id, nodes := range byModel(c, m.order) {
+			m.trees[id].build(c, nodes, c.NumNodes(), m.packing)
+		}
+		m.perModel = true
+	}
+	return m.trees
+}
+
+// everyModel reports whether s accepts every model the cluster has, so
+// that the tree over all nodes answers for it.
+func (m *modelTrees) everyModel(s hwmodel.ModelSet) bool {
+	if s == hwmodel.AnyModel {
+		return true
+	}
+	for _, id := range m.present {
+		if !s.Accepts(id) {
+			return false
+		}
+	}
+	return true
 }
 
 // first is the node that meets q and comes first in the trees' order
 // among the models s accepts (every model when any is true), and its
 // position in that order; -1, -1 when there is none.
 func (m *modelTrees) first(q *treeNeed, s hwmodel.ModelSet, any bool) (node, pos int) {
-	if any || s == hwmodel.AnyModel {
+	if any || m.everyModel(s) {
 		return m.all.leftmost(q)
 	}
+	trees := m.models()
 	node, pos = -1, -1
 	for _, id := range m.present {
 		if !s.Accepts(id) {
 			continue
 		}
-		t := &m.trees[id]
-		if i, _ := t.leftmost(q); i >= 0 {
+		if i, _ := trees[id].leftmost(q); i >= 0 {
 			if p := int(m.key[i]); pos < 0 || p < pos {
 				node, pos = i, p
 			}
@@ -277,12 +317,13 @@ func (m *modelTrees) first(q *treeNeed, s hwmodel.ModelSet, any bool) (node, pos
 // the models s accepts (every model when any is true), ascending.
 func (m *modelTrees) idleSizes(s hwmodel.ModelSet, any bool) []int {
 	var mask uint64
-	if any || s == hwmodel.AnyModel {
+	if any || m.everyModel(s) {
 		mask = m.all.pack[1].idleSizes
 	} else {
+		trees := m.models()
 		for _, id := range m.present {
 			if s.Accepts(id) {
-				mask |= m.trees[id].pack[1].idleSizes
+				mask |= trees[id].pack[1].idleSizes
 			}
 		}
 	}
