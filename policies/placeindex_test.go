@@ -92,7 +92,7 @@ func TestIndexedPlacementsMatchReference(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, uint64(len(name))))
 			compared, placed := 0, 0
 			for round := 0; round < rounds; round++ {
-				n := []int{1, 3, 7, 20, 64, 150, 400}[round%7]
+				n := []int{1, 3, 7, 20, 64, 150, 400, 0}[round%8]
 				clusters := []*hwmodel.Cluster{equivCluster(t, rng, n), equivCluster(t, rng, n)}
 				var shapes, pool []hwmodel.Request
 				for k := 0; k < 12; k++ {
@@ -129,6 +129,9 @@ func TestIndexedPlacementsMatchReference(t *testing.T) {
 					case x < release+2:
 						reconfigure(c, rng)
 						continue
+					case x == 99 && step%7 == 0:
+						churn(c, rng) // past what the journal keeps
+						continue
 					}
 					r := equivRequest(t, rng, shapes)
 					prefix := rng.IntN(2) // sometimes append after an earlier share
@@ -164,6 +167,9 @@ func TestIndexedPlacementsMatchReference(t *testing.T) {
 // reconfigure changes one MIG-capable GPU's layout, or unblocks one, as
 // the drivers do: an idle whole GPU may become MIG and back.
 func reconfigure(c *hwmodel.Cluster, rng *rand.Rand) {
+	if c.NumNodes() == 0 {
+		return
+	}
 	i := rng.IntN(c.NumNodes())
 	n := c.Node(i)
 	if n.GPUs == 0 {
@@ -182,4 +188,22 @@ func reconfigure(c *hwmodel.Cluster, rng *rand.Rand) {
 		}
 	}
 	_, _ = c.Reconfigure(i, g, l) // refused while in use: fine
+}
+
+// churn changes more nodes than the cluster's journal keeps, and changes
+// them back, so that placers must notice that they lost track.
+func churn(c *hwmodel.Cluster, rng *rand.Rand) {
+	if c.NumNodes() == 0 {
+		return
+	}
+	var held []hwmodel.Placement
+	for k := 0; k < 2100; k++ {
+		p := hwmodel.Placement{{Node: rng.IntN(c.NumNodes()), CPUMilli: int64(rng.IntN(2))}}
+		if c.Allocate(p) == nil {
+			held = append(held, p)
+		}
+	}
+	for _, p := range held[:len(held)/2] {
+		c.Release(p)
+	}
 }
