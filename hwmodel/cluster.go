@@ -160,8 +160,7 @@ type Cluster struct {
 	nodeFree  []int64
 	kindCount []int32
 	kinds     []int32 // per node: kinds with a nonzero count
-
-	journals []*Journal // told of every node change (journal.go)
+	journal   journal // which nodes changed, in order (journal.go)
 
 	// MIG books, by flat GPU index; nil until some GPU is MIG-enabled. A
 	// MIG-enabled GPU has gpuFree 0, so whole and shared placement never
@@ -255,6 +254,7 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 		n.MIG = layouts
 	}
 	c.gen = make([]uint64, len(c.nodes)) // a fresh cluster starts at generation 0
+	c.journal = newJournal(len(c.nodes)) // and with nothing changed
 	return c, nil
 }
 
@@ -522,7 +522,7 @@ func (c *Cluster) apply(s Share, sign int) {
 	c.freeMem[i] += int64(sign) * s.MemoryMiB
 	base := c.gpuBase[i]
 	model := c.nodes[i].Model
-	c.touch(i)
+	c.bump(i)
 	if s.Instance > 0 {
 		c.applyMIG(s, sign)
 		if c.freeCPU[i] > c.nodes[i].CPUMilli || c.freeMem[i] > c.nodes[i].MemoryMiB {
@@ -642,6 +642,13 @@ func (c *Cluster) CheckInvariants() error {
 	}
 	if alloc != c.allocatedMilli {
 		return fmt.Errorf("allocated %d milli-GPU by GPU, books say %d", alloc, c.allocatedMilli)
+	}
+	var changes uint64
+	for _, g := range c.gen {
+		changes += g
+	}
+	if int64(changes) != c.journal.count {
+		return fmt.Errorf("generations sum to %d, the journal counts %d changes", changes, c.journal.count)
 	}
 	return c.checkMIGTotals()
 }

@@ -257,7 +257,7 @@ func (c *Cluster) Reconfigure(node, gpu int, l MIGLayout) (remap []int, err erro
 			return nil, fmt.Errorf("node %q GPU %d is in use (%d of 1000 milli free); a whole GPU can be MIG-partitioned only while idle", n.Name, gpu, c.gpuFree[g])
 		}
 		c.enableMIG(node, gpu, l.Clone(), uint64(1)<<len(l)-1)
-		c.touch(node)
+		c.bump(node)
 		return nil, nil
 	}
 	mg := &c.mig[g]
@@ -288,7 +288,7 @@ func (c *Cluster) Reconfigure(node, gpu int, l MIGLayout) (remap []int, err erro
 			blocked |= 1 << j
 		}
 	}
-	c.touch(node)
+	c.bump(node)
 	if len(l) == 0 {
 		c.disableMIG(node, gpu)
 		return remap, nil
@@ -308,7 +308,7 @@ func (c *Cluster) UnblockMIG(node, gpu int) {
 		return
 	}
 	c.mig[g].blocked = 0
-	c.touch(node)
+	c.bump(node)
 }
 
 // checkMIG verifies one MIG-enabled GPU's state and returns the milli its

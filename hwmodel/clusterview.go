@@ -82,6 +82,12 @@ func (v ClusterView) FreeMemory(i int) int64 { return v.c.FreeMemory(i) }
 // Generation is Cluster.Generation.
 func (v ClusterView) Generation(i int) uint64 { return v.c.Generation(i) }
 
+// Changes is Cluster.Changes.
+func (v ClusterView) Changes() int64 { return v.c.Changes() }
+
+// ChangedNode is Cluster.ChangedNode.
+func (v ClusterView) ChangedNode(seq int64) int { return v.c.ChangedNode(seq) }
+
 // NodeFreeMilli is Cluster.NodeFreeMilli.
 func (v ClusterView) NodeFreeMilli(i int) int64 { return v.c.NodeFreeMilli(i) }
 

@@ -22,6 +22,16 @@
 // books are wrong. Cluster.CheckInvariants recomputes everything and is
 // called by tests after every event.
 //
+// Generations and the journal. A node's Generation goes up by one with
+// every Allocate or Release that touches it and every Reconfigure or
+// UnblockMIG that changes one of its GPUs, and nothing else changes it;
+// each such change is one entry of the cluster's change journal
+// (journal.go), so Changes() is always the sum of the generations and
+// ChangedNode lists, for the latest changes, which node each was. Readers
+// (placement's node indexes, policies.FragTracker) use it to look again
+// only at what changed; a node whose Generation is unchanged has the same
+// books.
+//
 // MIG. There is one MIG table (mig.go): per model, its compute and memory
 // slices and its profiles with NVML ids, instance limits, memory and valid
 // starts; nvml_test.go checks it against go-nvml's mock machines, with
@@ -39,12 +49,6 @@
 // partitions a whole GPU only while idle, turns MIG off only with no
 // instance busy, and changes nothing when it refuses. CheckInvariants
 // re-verifies all of it.
-//
-// Changes. Every change to a node's books goes through Cluster.touch,
-// which increases the node's Generation and lists the node in every
-// Journal of the cluster; so a node whose Generation is unchanged has the
-// same books, and a Journal lists exactly the nodes whose Generation
-// increased since it was last cleared.
 //
 // Copies. Lookups return copies (MIGProfiles, MIGLayoutOf) except
 // Cluster.Node, which placement calls in inner loops: its Node.MIG slice
@@ -81,9 +85,8 @@
 //     (Allocate, Release, CheckInvariants).
 //   - cluster_mig.go: the MIG books (instances busy and blocked,
 //     Reconfigure); mig_query.go: the lookups placement uses on them.
+//   - journal.go: the change journal (Changes, ChangedNode).
 //   - clusterview.go: ClusterView, the read-only view policies get.
-//   - journal.go: Journal, the nodes changed since a reader last looked,
-//     and touch, the one place a node's Generation increases.
 //   - time.go: Time, simulated microseconds, and ParseDuration.
 //   - text.go: Plural, how every message counts things.
 //   - spec.go: cluster specs (ClusterSpec, LoadClusterSpec, ResolveCluster)

@@ -1,71 +1,57 @@
 package hwmodel
 
-// Journal lists the nodes whose books changed since its reader last
-// cleared it, so a metric kept per node (policies.FragTracker) re-reads
-// only those instead of comparing every node's Generation after each
-// event. A node is listed when its Generation increases, i.e. on every
-// Allocate or Release that touches it and every Reconfigure or UnblockMIG
-// of one of its GPUs; it is listed once however often it changes.
+// The change journal: which nodes changed, in order. Every change of a
+// node's Generation is one entry, so a reader that remembers Changes()
+// can later learn, in time proportional to what changed rather than to
+// the cluster's size, which nodes it must look at again. Placement keeps
+// its node indexes current this way (package policies).
 //
-// A Journal costs its cluster one bit test per node change; it is not
-// safe for concurrent use, like the Cluster it follows.
-type Journal struct {
-	listed  []uint64 // bit i: node i is in nodes
-	nodes   []int    // in the order they first changed since Clear
-	cluster *Cluster
+// The journal is a ring: it keeps the latest entries only, at least four
+// per node (and at least minJournal), so a reader that falls further
+// behind than that sees ChangedNode answer -1 and starts over from the
+// cluster's state, which costs it one pass over the nodes: amortised over
+// at least four changes per node, that stays O(1) per change.
+
+// minJournal is the least number of changes the journal keeps.
+const minJournal = 1024
+
+// journal is the ring of the latest changes' nodes; Changes() is the
+// number of entries ever written.
+type journal struct {
+	ring  []int32 // length a power of two
+	count int64
 }
 
-// NewJournal starts a journal of c's node changes. It lists nothing yet:
-// the reader takes c's current state as its starting point.
-func (c *Cluster) NewJournal() *Journal {
-	j := &Journal{listed: make([]uint64, (len(c.nodes)+63)/64), cluster: c}
-	c.journals = append(c.journals, j)
-	return j
-}
-
-// Changed lists the nodes whose Generation increased since the journal
-// was made or last cleared, each once, in the order of their first
-// change. The slice is the journal's own: it is valid until the next
-// change to the cluster or Clear.
-func (j *Journal) Changed() []int { return j.nodes }
-
-// Clear empties the journal; it costs O(len(Changed())).
-func (j *Journal) Clear() {
-	for _, i := range j.nodes {
-		j.listed[i>>6] &^= 1 << (i & 63)
+// newJournal makes the journal of a cluster of n nodes.
+func newJournal(n int) journal {
+	size := minJournal
+	for size < 4*n {
+		size *= 2
 	}
-	j.nodes = j.nodes[:0]
+	return journal{ring: make([]int32, size)}
 }
 
-// Close stops the journal: its cluster no longer records changes in it,
-// and Changed keeps what it listed until then.
-func (j *Journal) Close() {
-	c := j.cluster
-	if c == nil {
-		return
-	}
-	for k, o := range c.journals {
-		if o == j {
-			c.journals = append(c.journals[:k], c.journals[k+1:]...)
-			break
-		}
-	}
-	j.cluster = nil
-}
-
-func (j *Journal) note(i int) {
-	if w, b := i>>6, uint64(1)<<(i&63); j.listed[w]&b == 0 {
-		j.listed[w] |= b
-		j.nodes = append(j.nodes, i)
-	}
-}
-
-// touch records a change to node i's books: its Generation increases and
-// every journal lists it. Every mutator calls it, once per node it
-// changes, so Generation and the journals cannot miss a change.
-func (c *Cluster) touch(i int) {
+// bump records one change of node i: its generation goes up by one and
+// the journal gets an entry. It is the only place a generation changes.
+func (c *Cluster) bump(i int) {
 	c.gen[i]++
-	for _, j := range c.journals {
-		j.note(i)
+	j := &c.journal
+	j.ring[j.count&int64(len(j.ring)-1)] = int32(i)
+	j.count++
+}
+
+// Changes is the number of generation changes so far, summed over nodes
+// (the sum of Generation(i)); the next change will be number Changes().
+func (c *Cluster) Changes() int64 { return c.journal.count }
+
+// ChangedNode is the node whose generation change number seq was (the
+// first change is number 0), or -1 when seq is not in 0..Changes()-1 or
+// is older than the journal keeps (see journal.go). A reader that gets -1
+// for a change it has not seen must look at every node again.
+func (c *Cluster) ChangedNode(seq int64) int {
+	j := &c.journal
+	if seq < 0 || seq >= j.count || j.count-seq > int64(len(j.ring)) {
+		return -1
 	}
+	return int(j.ring[seq&int64(len(j.ring)-1)])
 }

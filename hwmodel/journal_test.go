@@ -3,33 +3,23 @@ package hwmodel_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
-// TestJournalListsChangedNodes: after random allocations, releases, MIG
-// reconfigurations and unblocks, a journal lists exactly the nodes whose
-// Generation increased since it was cleared, each once, in the order of
-// their first change; two journals see the same; a closed one stops.
-func TestJournalListsChangedNodes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	a100, _ := hwmodel.LookupModel("A100-80GB")
-	nodes := make([]hwmodel.Node, 130) // more than two words of bits
-	for i := range nodes {
-		nodes[i] = hwmodel.Node{Name: fmt.Sprintf("n%d", i), Model: a100.ID, GPUs: rng.IntN(9), CPUMilli: 64000, MemoryMiB: 1 << 20}
+// TestJournalRecordsEveryGenerationChange: after random allocations,
+// releases, refusals and MIG reconfigurations, the journal lists exactly
+// the generation changes, in order, as far back as it keeps; older
+// entries and entries not yet written answer -1.
+func TestJournalRecordsEveryGenerationChange(t *testing.T) {
+	c := migTestCluster(t)
+	if c.Changes() != 0 || c.ChangedNode(0) != -1 {
+		t.Fatalf("a fresh cluster has %d changes, ChangedNode(0) = %d", c.Changes(), c.ChangedNode(0))
 	}
-	c, err := hwmodel.NewCluster(nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	balanced, err := hwmodel.NamedMIGLayout(a100.ID, "balanced")
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, k := c.NewJournal(), c.NewJournal()
-	var held []hwmodel.Placement
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := modelID(t, "H200")
+	var want []int // node of each change, by number
 	gens := func() []uint64 {
 		g := make([]uint64, c.NumNodes())
 		for i := range g {
@@ -37,83 +27,90 @@ func TestJournalListsChangedNodes(t *testing.T) {
 		}
 		return g
 	}
-	before := gens()
-	var order []int // nodes in the order of their first change
-	migShares := 0
-	for round := range 2000 {
-		i := rng.IntN(c.NumNodes())
-		g := c.NodeGPUs(i)
-		switch op := rng.IntN(10); {
-		case op < 5:
-			s := hwmodel.Share{Node: i, CPUMilli: 1000}
-			if g > 0 {
-				gpu := rng.IntN(g)
-				s.GPUs, s.Milli = 1<<gpu, int32(100*(1+rng.IntN(10)))
-				if c.IsMIG(i, gpu) {
-					s = c.MIGShare(i, gpu, 0, 1000, 0)
-				}
+	var live []hwmodel.Placement
+	for step := 0; step < 5000; step++ {
+		before := gens()
+		switch x := rng.IntN(10); {
+		case x < 5:
+			i := rng.IntN(c.NumNodes())
+			n := c.Node(i)
+			p := hwmodel.Placement{{Node: i, CPUMilli: int64(rng.IntN(3)) * 100}}
+			if n.GPUs > 0 {
+				p[0].GPUs, p[0].Milli = 1<<uint(rng.IntN(n.GPUs)), int32(100*(1+rng.IntN(10)))
 			}
-			if c.Allocate(hwmodel.Placement{s}) == nil {
-				held = append(held, hwmodel.Placement{s})
-				if s.Instance > 0 {
-					migShares++
-				}
+			if c.Allocate(p) == nil {
+				live = append(live, p)
 			}
-		case op < 8:
-			if len(held) > 0 {
-				x := rng.IntN(len(held))
-				c.Release(held[x])
-				held = slices.Delete(held, x, x+1)
+		case x < 8 && len(live) > 0:
+			k := rng.IntN(len(live))
+			c.Release(live[k])
+			live = append(live[:k], live[k+1:]...)
+		case x < 9:
+			layout := hwmodel.MIGLayout(nil)
+			if rng.IntN(2) == 0 {
+				layout = mustLayout(t, h, "balanced")
 			}
-		case op < 9:
-			if g > 0 {
-				l := balanced
-				if rng.IntN(2) == 0 {
-					l = nil
-				}
-				remap, err := c.Reconfigure(i, rng.IntN(g), l)
-				if err == nil && remap != nil {
-					for _, p := range held {
-						if p[0].Node == i && p[0].Instance > 0 {
-							p[0].Instance = remap[p[0].Instance-1] + 1
-						}
-					}
-				}
-			}
+			_, _ = c.Reconfigure(0, rng.IntN(4), layout)
 		default:
-			if g > 0 {
-				c.UnblockMIG(i, rng.IntN(g))
+			c.UnblockMIG(0, rng.IntN(4))
+		}
+		after := gens()
+		for i := range after {
+			for d := before[i]; d < after[i]; d++ {
+				want = append(want, i)
 			}
 		}
-		for n := range c.NumNodes() { // each op changes at most one node
-			if c.Generation(n) != before[n] && !slices.Contains(order, n) {
-				order = append(order, n)
-			}
+		if c.Changes() != int64(len(want)) {
+			t.Fatalf("step %d: %d changes, generations went up %d times", step, c.Changes(), len(want))
 		}
-		if round%7 == 6 {
-			if got := j.Changed(); !slices.Equal(got, order) {
-				t.Fatalf("round %d: journal lists %v, generations changed on %v", round, got, order)
-			}
-			if got := k.Changed(); !slices.Equal(got, order) {
-				t.Fatalf("round %d: second journal lists %v, want %v", round, got, order)
-			}
-			j.Clear()
-			k.Clear()
-			before, order = gens(), order[:0]
+		if err := c.CheckInvariants(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
 		}
 	}
-	if migShares == 0 {
-		t.Error("no MIG instance was ever allocated")
+	kept := 0
+	for seq := range want {
+		got := c.ChangedNode(int64(seq))
+		switch {
+		case got == -1:
+			if kept > 0 {
+				t.Fatalf("change %d forgotten after change %d was kept", seq, seq-1)
+			}
+		case got != want[seq]:
+			t.Fatalf("change %d: journal says node %d, it was node %d", seq, got, want[seq])
+		default:
+			kept++
+		}
 	}
-	k.Close()
-	k.Close() // twice is harmless
-	j.Clear()
-	k.Clear()
-	_ = c.Allocate(hwmodel.Placement{{Node: 0, CPUMilli: 1}})
-	if got := j.Changed(); !slices.Equal(got, []int{0}) {
-		t.Errorf("journal lists %v after a change to node 0", got)
+	if kept < 1024 || kept == len(want) {
+		t.Errorf("journal kept %d of %d changes; want at least 1024 and not all (the test must wrap it)", kept, len(want))
 	}
-	if got := k.Changed(); len(got) != 0 {
-		t.Errorf("closed journal lists %v", got)
+	for _, seq := range []int64{-1, c.Changes(), c.Changes() + 5} {
+		if got := c.ChangedNode(seq); got != -1 {
+			t.Errorf("ChangedNode(%d) = %d, want -1", seq, got)
+		}
+	}
+}
+
+// TestJournalKeepsFourChangesPerNode: a large cluster's journal keeps at
+// least four entries per node, so a reader that rescans all nodes when
+// it falls behind does so at most once per four changes per node.
+func TestJournalKeepsFourChangesPerNode(t *testing.T) {
+	nodes := make([]hwmodel.Node, 3000)
+	for i := range nodes {
+		nodes[i] = hwmodel.Node{Name: fmt.Sprint("n", i), GPUs: 1, CPUMilli: 1 << 20}
+	}
+	c, err := hwmodel.NewCluster(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 4*len(nodes); k++ {
+		if err := c.Allocate(hwmodel.Placement{{Node: k % len(nodes), CPUMilli: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := int64(0); seq < c.Changes(); seq++ {
+		if got := c.ChangedNode(seq); got != int(seq)%len(nodes) {
+			t.Fatalf("ChangedNode(%d) = %d, want %d", seq, got, int(seq)%len(nodes))
+		}
 	}
 }

@@ -153,17 +153,44 @@
 // popularity-weighted sum. TargetFromRequests builds the paper's target
 // ("typical pods") from a trace. FragMeter keeps each node's value until
 // the node's generation changes (FGD reads it per node); FragTracker keeps
-// a cluster's figure, math.Round(ClusterFragmentation), current from a
-// hwmodel.Journal of the nodes that changed, in O(1) per call beyond
-// re-evaluating them, and bit for bit equal to the full pass: an exact
+// a cluster's figure, math.Round(ClusterFragmentation), current from the
+// cluster's change journal (hwmodel.Cluster.Changes, ChangedNode), in O(1)
+// per call beyond re-evaluating the nodes that changed, and bit for bit
+// equal to the full pass: an exact
 // fixed-point total decides the rounding unless the ordered float sum's
 // error bound reaches a half, when it sums in node order (see frag.go).
 //
-// Speed: scored placements cost one pass over the nodes per request (no
-// allocation). FGD keeps each node's fragmentation and its score for each
-// request shape until the node's generation (hwmodel.Cluster.Generation)
-// changes, so a placement re-evaluates only the nodes that changed since
-// the shape was last placed; see BenchmarkFill.
+// Speed: no placement looks at every node for a single-node request.
+// Each placer keeps an index of its own beside the cluster (its order is
+// the placer's: node order or tie order), brought up to date at every
+// Place through the cluster's change journal (hwmodel.Cluster.Changes,
+// ChangedNode), so upkeep costs O(log n) per node changed since the last
+// call (index.go):
+//
+//   - firstfit: per-model trees of free capacity in node order
+//     (nodetree.go); the first node that fits is found in O(log n).
+//   - packing: the same trees in tie order, which also hold each used
+//     node's freest GPU per hundred of free milli and the sizes of idle
+//     nodes: packing's score is constant on a handful of such classes,
+//     so the answer is the first node of the best class, O(log n) each.
+//   - bestfit, dotprod: per model and idle GPU count, a treap ordered by
+//     free CPU (the nodes with the request's CPU are a suffix), whose
+//     subtrees carry the bounds of free CPU and GPU milli that bound the
+//     score; the search skips subtrees that cannot beat the best node
+//     found (cpuorder.go).
+//   - fgd, clustering: scores cached per request shape and node
+//     generation, and per shape a max tree of scores in tie order
+//     (shapeindex.go); a placement re-scores only the nodes changed since
+//     its shape was last placed, then descends to the best in O(log n).
+//   - random: feasible nodes counted and drawn 64 at a time from bitmasks
+//     of capacity levels (randindex.go), O(n/64).
+//
+// Gangs (more GPUs than any accepted node holds) still pass over the
+// nodes. Every index gives exactly the linear scan's answer:
+// TestIndexedPlacementsMatchReference runs each placement beside the
+// linear algorithm it replaced (placeref_test.go) on random clusters and
+// request sequences. BenchmarkPlace measures a placement on a half-full
+// cluster shaped like the Alibaba trace's.
 //
 // # MIG
 //
@@ -191,5 +218,12 @@
 //     FGD paper's scored placements; fgd.go: FragMeter and the fgd score.
 //   - frag.go: NodeFragmentation, ClusterFragmentation and FragTracker;
 //     target.go: target workloads (typical pods) and PlacerConfig.
+//   - index.go: how placers follow the cluster's change journal;
+//     nodetree.go: trees of free capacity (first fit, packing);
+//     cpuorder.go: the CPU-ordered treaps (best fit, dot product);
+//     shapeindex.go: scores by request shape (fgd, clustering);
+//     randindex.go: random's feasible-node bitmasks.
+//   - frag.go: NodeFragmentation; target.go: target workloads (typical
+//     pods) and PlacerConfig.
 //   - mig.go: MIG placement, reconfiguration planning and right-sizing.
 package policies

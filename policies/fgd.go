@@ -22,17 +22,21 @@ import (
 // request takes the lowest-numbered idle GPUs (which idle GPUs does not
 // change fragmentation); a CPU-only request changes only the node's free
 // CPU, which matters to classes that then lack CPU. Ties between nodes go
-// to the lowest index.
+// to the first in the tie order, as for every scored placement
+// (scored.go).
 //
 // Speed: a node's fragmentation is cached until its generation
 // (hwmodel.Cluster.Generation) changes, and so is its score for each
 // request shape (GPUs, GPUMilli, CPUMilli, Models; up to maxShapes of
-// them, fewer on clusters of over 4,096 nodes), so a placement recomputes
-// only the nodes that changed since the same shape was last placed.
+// them, fewer on clusters of over about 2,000 nodes) in a shapeIndex, so a
+// placement recomputes only the nodes that changed since the same shape
+// was last placed (the cluster's journal lists them) and finds the best
+// node in O(log n).
 
-// maxShapes bounds how many request shapes the FGD placer caches scores
-// for, and maxCacheEntries the cache's size (shapes × nodes, 8 bytes
-// each); further shapes are scored without a cache.
+// maxShapes bounds how many request shapes a placer keeps scores for, and
+// maxCacheEntries their size (node entries of score caches, 8 bytes each,
+// and of trees, 4 bytes); further shapes are scored by a pass over the
+// nodes.
 const (
 	maxShapes       = 1024
 	maxCacheEntries = 4 << 20
@@ -169,14 +173,11 @@ func (f *FragMeter) Cluster(c hwmodel.ClusterView) float64 {
 // errNoTarget is returned for "fgd" without a target workload.
 var errNoTarget = errors.New(`placement "fgd" needs a target workload (PlacerConfig.Target, e.g. TargetFromRequests of the trace's requests)`)
 
-// fgdState is the FGD placer's model and caches.
+// fgdState is the FGD placer's model: the target workload compiled, and
+// each node's fragmentation cached by generation. (Scores are cached per
+// request shape by the placer's shapeIndex.)
 type fgdState struct {
-	meter  *FragMeter
-	shapes map[hwmodel.Request]int32
-	shape  int32      // the current request's shape, or -1 if uncached
-	nodes  int        // node count of the cluster the cache describes
-	cache  [][]uint64 // per shape, per node: (generation+1)<<16 | (gpu+1)<<8 | score
-	row    []uint64   // the current shape's row, nil if uncached
+	meter *FragMeter
 }
 
 func newFGD(cfg PlacerConfig) (Placer, error) {
@@ -184,48 +185,8 @@ func newFGD(cfg PlacerConfig) (Placer, error) {
 		return nil, errNoTarget
 	}
 	p := newScored(kindFGD, cfg)
-	p.fgd = &fgdState{meter: NewFragMeter(cfg.Target), shapes: make(map[hwmodel.Request]int32)}
+	p.fgd = &fgdState{meter: NewFragMeter(cfg.Target)}
 	return p, nil
-}
-
-// begin prepares the caches for placing r on c.
-func (f *fgdState) begin(c hwmodel.ClusterView, r hwmodel.Request) {
-	if f.meter.c != c || f.nodes != c.NumNodes() {
-		f.meter.follow(c)
-		f.nodes = c.NumNodes()
-		clear(f.cache) // rows are per node of the old cluster
-		f.cache = f.cache[:0]
-		clear(f.shapes)
-	}
-	key := hwmodel.Request{GPUs: r.GPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli, Models: r.Models}
-	id, ok := f.shapes[key]
-	if !ok {
-		id = -1
-		if len(f.shapes) < min(maxShapes, maxCacheEntries/max(f.nodes, 1)) {
-			id = int32(len(f.shapes))
-			f.shapes[key] = id
-			f.cache = append(f.cache, make([]uint64, f.nodes))
-		}
-	}
-	f.shape, f.row = id, nil
-	if id >= 0 {
-		f.row = f.cache[id]
-	}
-}
-
-// score is node i's FGD score for r and, for a sharing request, its GPU.
-// The cache is laid out by shape, so the node loop reads it in order.
-func (f *fgdState) score(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int64, int) {
-	if f.row == nil {
-		return f.compute(c, i, r)
-	}
-	gen := c.Generation(i) + 1
-	if e := f.row[i]; e>>16 == gen {
-		return int64(e & 0xff), int(e>>8&0xff) - 1
-	}
-	s, g := f.compute(c, i, r)
-	f.row[i] = gen<<16 | uint64(g+1)<<8 | uint64(s)
-	return s, g
 }
 
 // fgdScore turns a fragmentation change (before − after, milli-GPU) into
@@ -234,7 +195,8 @@ func fgdScore(delta float64) int64 {
 	return int64(1.0 / (1.0 + math.Exp(-(delta / 1000))) * maxScore)
 }
 
-func (f *fgdState) compute(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int64, int) {
+// score is node i's FGD score for r and, for a sharing request, its GPU.
+func (f *fgdState) score(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int64, int) {
 	m := &f.meter.m
 	before := f.meter.Node(c, i)
 	model := c.NodeModel(i) // not c.Node(i): that copies a MIG node's layouts

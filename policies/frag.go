@@ -117,8 +117,11 @@ func ClusterFragmentation(c hwmodel.ClusterView, t TargetWorkload) float64 {
 // FragTracker keeps a cluster's fragmentation current as the cluster
 // changes: math.Round(ClusterFragmentation(c, t)) as an integer, the
 // figure the time series report, at the cost of re-evaluating the nodes
-// a hwmodel.Journal lists as changed plus O(1), rather than a pass over
-// every node after every batch of events.
+// the cluster's change journal (hwmodel.Cluster.Changes, ChangedNode)
+// lists since the last call plus O(1), rather than a pass over every node
+// after every batch of events. A tracker that falls further behind than
+// the journal keeps re-evaluates every node, which the journal's length
+// (at least four changes per node) amortises to O(1) per change.
 //
 // The figure is exactly the full pass's: ClusterFragmentation sums the
 // nodes' float64 values in index order, and that ordered sum's rounding
@@ -152,7 +155,8 @@ func ClusterFragmentation(c hwmodel.ClusterView, t TargetWorkload) float64 {
 type FragTracker struct {
 	m      fragModel
 	c      hwmodel.ClusterView
-	j      *hwmodel.Journal
+	seen   int64     // the cluster's Changes() when the tracker last looked
+	gen    []uint64  // per node: Generation+1 that frag is for
 	frag   []float64 // per node: its fragmentation, as NodeFragmentation
 	fixed  []int64   // per node: frag·2^shift, rounded
 	sum    int64     // Σ fixed, exact
@@ -161,14 +165,13 @@ type FragTracker struct {
 	passes int       // Milli calls that summed frag in node order
 }
 
-// NewFragTracker returns a tracker of c's fragmentation for target t. j
-// must be a journal of c's cluster (hwmodel.Cluster.NewJournal); the
-// tracker evaluates every node now, clears j, and from then on
-// re-evaluates only the nodes j lists. It reads c and owns j; it is not
-// safe for concurrent use.
-func NewFragTracker(c hwmodel.ClusterView, j *hwmodel.Journal, t TargetWorkload) *FragTracker {
+// NewFragTracker returns a tracker of c's fragmentation for target t. It
+// evaluates every node now and from then on re-evaluates only the nodes
+// the cluster's journal lists as changed. It only reads c; it is not safe
+// for concurrent use.
+func NewFragTracker(c hwmodel.ClusterView, t TargetWorkload) *FragTracker {
 	n := c.NumNodes()
-	f := &FragTracker{m: compileTarget(t), c: c, j: j, frag: make([]float64, n), fixed: make([]int64, n)}
+	f := &FragTracker{m: compileTarget(t), c: c, gen: make([]uint64, n), frag: make([]float64, n), fixed: make([]int64, n)}
 	var pop float64
 	ok := true
 	for _, k := range t.Classes {
@@ -185,15 +188,21 @@ func NewFragTracker(c hwmodel.ClusterView, j *hwmodel.Journal, t TargetWorkload)
 	if f.shift < 1 {
 		f.shift = 0
 	}
-	j.Clear()
+	f.seen = c.Changes()
 	for i := range n {
 		f.update(i)
 	}
 	return f
 }
 
-// update re-evaluates node i.
+// update re-evaluates node i, unless its value is for its present
+// generation already (a node the journal lists twice).
 func (f *FragTracker) update(i int) {
+	g := f.c.Generation(i) + 1
+	if f.gen[i] == g {
+		return
+	}
+	f.gen[i] = g
 	v := f.m.evalNode(f.c, i)
 	f.frag[i] = v
 	if f.shift == 0 {
@@ -212,10 +221,18 @@ func (f *FragTracker) update(i int) {
 // int64(math.Round(ClusterFragmentation(c, t))) for the cluster's current
 // state.
 func (f *FragTracker) Milli() int64 {
-	for _, i := range f.j.Changed() {
+	now := f.c.Changes()
+	for seq := f.seen; seq < now; seq++ {
+		i := f.c.ChangedNode(seq)
+		if i < 0 { // fallen behind the journal: look at every node
+			for k := range f.frag {
+				f.update(k)
+			}
+			break
+		}
 		f.update(i)
 	}
-	f.j.Clear()
+	f.seen = now
 	if r, ok := f.rounded(); ok {
 		return r
 	}

@@ -151,7 +151,7 @@ func TestFragTrackerMatchesFullPass(t *testing.T) {
 			kind = 1
 		}
 		r := &trackerRun{rng: rng, c: c, layout: []string{"", "balanced", "all-1g", "halves", "4g-3g"}}
-		tr := NewFragTracker(c.View(), c.NewJournal(), tgt)
+		tr := NewFragTracker(c.View(), tgt)
 		meter := NewFragMeter(tgt)
 		for round := range 150 {
 			for k := rng.IntN(4); k > 0; k-- {
@@ -177,12 +177,37 @@ func TestFragTrackerMatchesFullPass(t *testing.T) {
 	}
 }
 
+// TestFragTrackerFallsBehind: a tracker that misses more changes than the
+// cluster's journal keeps looks at every node and still gives the full
+// pass's figure.
+func TestFragTrackerFallsBehind(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for iter := range 6 {
+		c := randomTrackerCluster(t, rng, 8, iter%2 == 1)
+		tgt, _ := randomTarget(t, rng)
+		r := &trackerRun{rng: rng, c: c, layout: []string{"", "balanced"}}
+		tr := NewFragTracker(c.View(), tgt)
+		for round := range 4 {
+			before := c.Changes()
+			for c.Changes()-before < 3000 {
+				r.step(t)
+			}
+			if c.ChangedNode(before) >= 0 {
+				t.Fatalf("iteration %d: the journal still holds change %d of %d; the test needs more changes", iter, before, c.Changes())
+			}
+			if got, want := tr.Milli(), fullPass(c, tgt); got != want {
+				t.Fatalf("iteration %d round %d: tracker %d, full pass %d", iter, round, got, want)
+			}
+		}
+	}
+}
+
 // reshift rebuilds the fixed-point book with k fraction bits, so that a
 // test can make its error bound coarse and the ordered pass frequent.
 func (f *FragTracker) reshift(k int) {
 	f.shift, f.sum = k, 0
 	for i := range f.frag {
-		f.fixed[i] = 0
+		f.fixed[i], f.gen[i] = 0, 0
 		f.update(i)
 	}
 }
@@ -197,7 +222,7 @@ func TestFragTrackerCoarse(t *testing.T) {
 		c := randomTrackerCluster(t, rng, 60, iter%2 == 0)
 		tgt, _ := randomTarget(t, rng)
 		r := &trackerRun{rng: rng, c: c, layout: []string{"", "balanced"}}
-		tr := NewFragTracker(c.View(), c.NewJournal(), tgt)
+		tr := NewFragTracker(c.View(), tgt)
 		if tr.shift == 0 {
 			t.Fatalf("iteration %d: fixed-point book off for target %+v", iter, tgt)
 		}
@@ -222,7 +247,7 @@ func TestFragTrackerHalves(t *testing.T) {
 	v := model(t, "V100-32GB")
 	tgt := target(PodClass{gpuReq(1, 1000, 0), 0.5})
 	c := newCluster(t, node(v, 1, 8000, 8192), node(v, 1, 8000, 8192), node(v, 1, 8000, 8192))
-	tr := NewFragTracker(c.View(), c.NewJournal(), tgt)
+	tr := NewFragTracker(c.View(), tgt)
 	if got := tr.Milli(); got != 0 { // an idle GPU fits the class: nothing is fragmented
 		t.Fatalf("idle cluster: %d", got)
 	}
@@ -245,7 +270,7 @@ func TestFragTrackerUnboundedTarget(t *testing.T) {
 	tgt := target(PodClass{gpuReq(1, 1000, 1000), 1.5}, PodClass{gpuReq(1, 300, 0), -0.25}, PodClass{cpuOnly(500), 0.1})
 	c := randomTrackerCluster(t, rng, 50, true)
 	r := &trackerRun{rng: rng, c: c, layout: []string{"", "all-1g"}}
-	tr := NewFragTracker(c.View(), c.NewJournal(), tgt)
+	tr := NewFragTracker(c.View(), tgt)
 	if tr.shift != 0 {
 		t.Fatalf("shift %d for a negative popularity", tr.shift)
 	}
@@ -267,7 +292,7 @@ func TestFragTrackerBound(t *testing.T) {
 	}
 	tgt := target(PodClass{gpuReq(1, 1000, 2000), 0.7}, PodClass{cpuOnly(500), 0.3}) // CPU too small for the GPU class
 	c := newCluster(t, nodes...)
-	tr := NewFragTracker(c.View(), c.NewJournal(), tgt)
+	tr := NewFragTracker(c.View(), tgt)
 	want := fullPass(c, tgt)
 	if got := tr.Milli(); got != want || want != 80000*1000 {
 		t.Fatalf("tracker %d, full pass %d, want %d", got, want, 80000*1000)
@@ -281,7 +306,7 @@ func BenchmarkFragTracker(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			c, _, tgt := syntheticFill(b, n, 1)
-			tr := NewFragTracker(c.View(), c.NewJournal(), tgt)
+			tr := NewFragTracker(c.View(), tgt)
 			for i := 0; b.Loop(); i++ {
 				_ = c.Allocate(hwmodel.Placement{{Node: i % c.NumNodes(), CPUMilli: 1}})
 				_ = tr.Milli()

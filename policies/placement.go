@@ -62,16 +62,86 @@ type Placer interface {
 // Cheap early exits: a whole-GPU request gives up at once when no node of
 // an accepted model has enough idle GPUs (Cluster.HasNodeWithIdleGPUs), a
 // fractional one when the cluster's total free GPU share is too small, a
-// gang per model when the model's idle GPUs are too few. Otherwise the
-// cost is one pass over the nodes.
+// gang per model when the model's idle GPUs are too few. Otherwise a
+// single-node request is placed through the placer's node index (see the
+// package documentation, "Speed"), and a gang by one pass over the nodes.
 
 // FirstFit places on the lowest-numbered node that fits. The zero value is
 // ready to use; use it through a pointer.
-type FirstFit struct{ s placeScratch }
+//
+// It finds that node through per-model trees of free capacity in node
+// order (nodetree.go): O(log n) per single-node request.
+type FirstFit struct {
+	s   placeScratch
+	idx modelTrees
+}
 
 // Place implements Placer.
 func (f *FirstFit) Place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
-	return f.s.place(dst, c, r)
+	if !validRequest(r) {
+		return dst, false
+	}
+	switch {
+	case r.WantsMIG():
+		return placeMIG(dst, c, r)
+	case r.GPUs == 0:
+		f.refresh(c)
+		q := plainNeed(0, 0, r.CPUMilli, r.MemoryMiB)
+		if i, _ := f.idx.first(&q, r.Models, true); i >= 0 {
+			return append(dst, hwmodel.Share{Node: i, CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB}), true
+		}
+		return dst, false
+	case r.Fractional():
+		need := r.GPUMilli
+		if int64(c.TotalGPUs())*hwmodel.MilliPerGPU-c.AllocatedMilli() < int64(need) {
+			return dst, false
+		}
+		f.refresh(c)
+		q := plainNeed(0, int(need), r.CPUMilli, r.MemoryMiB)
+		i, _ := f.idx.first(&q, r.Models, r.Models == hwmodel.AnyModel)
+		if i < 0 {
+			return dst, false
+		}
+		g := 0
+		for c.FreeMilli(i, g) < need {
+			g++
+		}
+		return append(dst, hwmodel.Share{
+			Node: i, GPUs: 1 << uint(g), Milli: need,
+			CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
+		}), true
+	}
+	maxNode := c.MaxNodeGPUs(r.Models)
+	if maxNode == 0 {
+		return dst, false
+	}
+	if r.GPUs > maxNode {
+		return f.s.placeGang(dst, c, r, false)
+	}
+	if !c.HasNodeWithIdleGPUs(r.Models, r.GPUs) {
+		return dst, false
+	}
+	f.refresh(c)
+	q := plainNeed(r.GPUs, 0, r.CPUMilli, r.MemoryMiB)
+	i, _ := f.idx.first(&q, r.Models, r.Models == hwmodel.AnyModel)
+	if i < 0 {
+		return dst, false
+	}
+	return append(dst, hwmodel.Share{
+		Node: i, GPUs: idleMask(c, i, r.GPUs), Milli: hwmodel.MilliPerGPU,
+		CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
+	}), true
+}
+
+// refresh brings the index up to date with c.
+func (f *FirstFit) refresh(c hwmodel.ClusterView) {
+	f.idx.refresh(c, func() []int32 {
+		order := make([]int32, c.NumNodes())
+		for i := range order {
+			order[i] = int32(i)
+		}
+		return order
+	})
 }
 
 // placerEntry is one named placement in the registry.

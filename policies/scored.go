@@ -73,11 +73,15 @@ type scored struct {
 	s     placeScratch
 	rng   *rand.Rand // kindRandom
 	fgd   *fgdState  // kindFGD
-	feas  []int32    // kindRandom: feasible nodes of the current request
 	cands []int8     // kindRandom: candidate GPUs of the chosen node
 
 	rankOf hwmodel.ClusterView // the cluster rank was drawn for
 	rank   []int32             // per node: its place in the tie order
+
+	idx    modelTrees // free capacity in tie order
+	shapes shapeIndex // kindFGD, kindClustering: scores by request shape
+	cpu    cpuIndex   // kindBestFit, kindDotProd
+	rnd    randIndex  // kindRandom
 }
 
 func newScored(kind scoreKind, cfg PlacerConfig) *scored {
@@ -153,32 +157,12 @@ func (p *scored) place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.R
 			return dst, false
 		}
 	}
-	if p.kind == kindFGD {
-		p.fgd.begin(c, r)
-	}
 	pick, gpu := -1, -1
 	if p.kind == kindRandom {
-		p.feas = p.feas[:0]
-		for i := 0; i < c.NumNodes(); i++ {
-			if feasible(c, i, &r) {
-				p.feas = append(p.feas, int32(i))
-			}
-		}
-		if len(p.feas) > 0 {
-			pick = int(p.feas[p.rng.IntN(len(p.feas))])
-		}
+		p.rnd.refresh(c)
+		pick = p.rnd.pick(&r, p.rng.IntN)
 	} else {
-		rank := p.ties(c)
-		best := int64(math.MinInt64)
-		for i := 0; i < c.NumNodes(); i++ {
-			if !feasible(c, i, &r) {
-				continue
-			}
-			s, g := p.score(c, i, &r)
-			if s > best || (s == best && rank[i] < rank[pick]) {
-				pick, gpu, best = i, g, s
-			}
-		}
+		pick, gpu = p.best(c, r)
 	}
 	if pick < 0 {
 		return dst, false
@@ -195,6 +179,115 @@ func (p *scored) place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.R
 		sh.GPUs, sh.Milli = idleMask(c, pick, r.GPUs), hwmodel.MilliPerGPU
 	}
 	return append(dst, sh), true
+}
+
+// best is the feasible node with the highest score, ties to the first in
+// tie order, and for a sharing request whose GPU the policy chooses, the
+// GPU (else -1); -1, -1 when no node is feasible.
+func (p *scored) best(c hwmodel.ClusterView, r hwmodel.Request) (pick, gpu int) {
+	rank := p.ties(c)
+	switch p.kind {
+	case kindPacking:
+		return p.bestPacking(c, r), -1
+	case kindBestFit, kindDotProd:
+		p.cpu.kind = p.kind
+		p.cpu.refresh(c, rank)
+		return p.cpu.best(&r), -1
+	}
+	if p.kind == kindFGD || p.kind == kindClustering {
+		if sh := p.shapes.shape(c, r); sh != nil {
+			p.refresh(c)
+			key := shapeKey(r)
+			sh.update(c, rank, func(i int) (int64, int, bool) {
+				if !feasible(c, i, &key) {
+					return 0, -1, false
+				}
+				s, g := p.score(c, i, &key)
+				return s, g, true
+			})
+			q := plainNeed(0, 0, 0, r.MemoryMiB)
+			leaf, _ := sh.score.best(&p.idx.all, &q)
+			if leaf < 0 {
+				return -1, -1
+			}
+			i := int(p.idx.all.nodes[leaf])
+			return i, sh.cache.gpu(i)
+		}
+	}
+	pick, gpu = -1, -1
+	best := int64(math.MinInt64)
+	for i := 0; i < c.NumNodes(); i++ {
+		if !feasible(c, i, &r) {
+			continue
+		}
+		s, g := p.score(c, i, &r)
+		if s > best || (s == best && rank[i] < rank[pick]) {
+			pick, gpu, best = i, g, s
+		}
+	}
+	return pick, gpu
+}
+
+// bestPacking is packing's node, found through the capacity index in tie
+// order: packingScore gives every used node the same score for a whole-GPU
+// request, and for a sharing one the same score to every used node whose
+// tightest GPU lies in the same hundred of free milli; idle nodes score by
+// their size. So the best node is the first, in tie order, of the best
+// of a few classes of nodes, each found in O(log n).
+func (p *scored) bestPacking(c hwmodel.ClusterView, r hwmodel.Request) int {
+	p.idx.packing = true
+	p.refresh(c)
+	any := r.GPUs == 0 || r.Models == hwmodel.AnyModel
+	q := plainNeed(0, 0, r.CPUMilli, r.MemoryMiB)
+	if r.GPUs == 0 { // every node scores 0
+		i, _ := p.idx.first(&q, r.Models, true)
+		return i
+	}
+	pick, pos, best := -1, -1, int64(math.MinInt64)
+	try := func(q *treeNeed, score int64) {
+		if score < best {
+			return
+		}
+		if i, at := p.idx.first(q, r.Models, any); i >= 0 && (score > best || at < pos) {
+			pick, pos, best = i, at, score
+		}
+	}
+	k := r.GPUs
+	if r.Fractional() {
+		// Used nodes by their tightest GPU's hundred: the lowest hundred
+		// with a node scores highest (91..100), above anything else.
+		for b := int(r.GPUMilli) / 100; b <= 9; b++ {
+			q.band, q.bandMin = int8(b), int16(max(int(r.GPUMilli), 100*b))
+			try(&q, max(maxScore-int64(b), maxScore/2))
+			if pick >= 0 {
+				return pick
+			}
+		}
+		q.band, q.bandMin = -1, 0
+		k = 1 // then an idle GPU of a used node, or an idle node
+	}
+	q.usedWhole = int16(k)
+	try(&q, max(maxScore/2-int64(r.GPUs), maxScore/3))
+	q.usedWhole = -1
+	for _, g := range p.idx.idleSizes(r.Models, any) {
+		if g >= k {
+			q.idleSize = int8(g)
+			try(&q, max(maxScore/3-int64(g), int64(g)))
+		}
+	}
+	return pick
+}
+
+// refresh brings the capacity index (in tie order) up to date with c.
+func (p *scored) refresh(c hwmodel.ClusterView) {
+	p.idx.refresh(c, func() []int32 {
+		rank := p.ties(c)
+		order := make([]int32, len(rank))
+		for i, k := range rank {
+			order[k] = int32(i)
+		}
+		return order
+	})
 }
 
 // feasible reports whether single-node request r fits node i now. The

@@ -328,7 +328,7 @@ func Prepare(c *hwmodel.Cluster, w *workloads.Workload, policy policies.Policy, 
 	}
 	var frag *policies.FragTracker
 	if opt.FragTarget != nil {
-		frag = policies.NewFragTracker(c.View(), c.NewJournal(), *opt.FragTarget)
+		frag = policies.NewFragTracker(c.View(), *opt.FragTarget)
 	}
 	// Jobs ended = jobs arrived - jobs in the system; arrived counts the
 	// jobs submitted by now (Jobs is sorted by Submit, and the engine
