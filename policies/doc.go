@@ -99,7 +99,8 @@
 // jobs never free enough, the shadow time is the last estimated end and
 // the extra is zero. Running jobs are indexed by (estimated end, ID) in a
 // btree, maintained from this policy's Start decisions and the Started,
-// Rejected and Ended events, so the walk never sorts.
+// Rejected and Ended events, so the walk never sorts; without backfill
+// nothing reads it and the policy keeps none.
 //
 // The backfill walk stops early when the cluster has no free GPU share
 // left and no CPU-only job is queued. A CPU-only job is never held back by

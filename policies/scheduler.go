@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"slices"
+
 	"github.com/google/btree"
 
 	"github.com/brigadesim/brigade/hwmodel"
@@ -81,6 +83,8 @@ type scheduler struct {
 	depth    int
 	oracle   bool
 
+	// running indexes running and starting jobs by estimated end for the
+	// EASY reservation; nil without backfill, which never reads it.
 	running *btree.BTreeG[runItem]
 	jobs    []jobState
 	cpuOnly int // queued jobs with GPUs == 0
@@ -98,8 +102,10 @@ func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
 	s := &scheduler{
 		name: name, q: q, placer: p,
 		backfill: o.Backfill, depth: o.BackfillDepth, oracle: o.UseOracle,
-		running: btree.NewG(btreeDegree, lessRun),
-		mig:     migPlanner{enabled: o.MIGReconfigure, convert: o.MIGConvertWhole},
+		mig: migPlanner{enabled: o.MIGReconfigure, convert: o.MIGConvertWhole},
+	}
+	if o.Backfill {
+		s.running = btree.NewG(btreeDegree, lessRun)
 	}
 	s.step = s.walkStep
 	return s
@@ -117,11 +123,28 @@ func (s *scheduler) duration(j *Job) Time {
 	return max(d, 1)
 }
 
+// state is job id's state, growing the table (doubling) to hold it: IDs
+// are dense, so the table ends the size of the driver's job list.
 func (s *scheduler) state(id JobID) *jobState {
-	for int(id) >= len(s.jobs) {
-		s.jobs = append(s.jobs, jobState{})
+	if int(id) >= len(s.jobs) {
+		s.jobs = slices.Grow(s.jobs, int(id)+1-len(s.jobs))
+		s.jobs = s.jobs[:cap(s.jobs)]
 	}
 	return &s.jobs[id]
+}
+
+// track puts it in the running index (with backfill).
+func (s *scheduler) track(it runItem) {
+	if s.running != nil {
+		s.running.ReplaceOrInsert(it)
+	}
+}
+
+// untrack takes it out of the running index (with backfill).
+func (s *scheduler) untrack(it runItem) {
+	if s.running != nil {
+		s.running.Delete(it)
+	}
 }
 
 func (s *scheduler) enqueue(j *Job, st *jobState) {
@@ -153,7 +176,7 @@ func (s *scheduler) absorb(v View) {
 		if st.where != stStarting || j == nil {
 			continue
 		}
-		s.running.Delete(st.run)
+		s.untrack(st.run)
 		s.enqueue(j, st)
 	}
 	for _, id := range ev.Started {
@@ -164,10 +187,10 @@ func (s *scheduler) absorb(v View) {
 		st := s.state(id)
 		switch st.where {
 		case stStarting:
-			if end := j.Start + s.duration(j); end != st.run.end {
-				s.running.Delete(st.run)
+			if end := j.Start + s.duration(j); s.running != nil && end != st.run.end {
+				s.untrack(st.run)
 				st.run.end = end
-				s.running.ReplaceOrInsert(st.run)
+				s.track(st.run)
 			}
 		case stQueued, stNone:
 			// Started without this policy deciding it (a driver restoring
@@ -178,7 +201,7 @@ func (s *scheduler) absorb(v View) {
 				s.dequeued(j)
 			}
 			st.run = runItem{end: j.Start + s.duration(j), id: id, model: -1, cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB}
-			s.running.ReplaceOrInsert(st.run)
+			s.track(st.run)
 		}
 		st.where = stRunning
 	}
@@ -188,7 +211,7 @@ func (s *scheduler) absorb(v View) {
 		}
 		st := s.state(id)
 		if st.where == stRunning || st.where == stStarting {
-			s.running.Delete(st.run)
+			s.untrack(st.run)
 			st.where = stNone
 		}
 	}
@@ -202,7 +225,7 @@ func (s *scheduler) absorb(v View) {
 		case stQueued:
 			continue
 		case stRunning, stStarting: // its Ended was not reported; trust Queued
-			s.running.Delete(st.run)
+			s.untrack(st.run)
 		}
 		s.enqueue(j, st)
 	}
@@ -377,11 +400,13 @@ func (s *scheduler) commit(v View, it qitem, j *Job, p hwmodel.Placement) bool {
 	s.dequeued(j)
 	st := s.state(j.ID)
 	st.where = stStarting
-	st.run = runItem{
-		end: v.Now() + s.duration(j), id: j.ID, model: placementModel(v.Cluster(), p),
-		milli: j.Req.TotalMilli(), cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB,
+	if s.running != nil {
+		st.run = runItem{
+			end: v.Now() + s.duration(j), id: j.ID, model: placementModel(v.Cluster(), p),
+			milli: j.Req.TotalMilli(), cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB,
+		}
+		s.running.ReplaceOrInsert(st.run)
 	}
-	s.running.ReplaceOrInsert(st.run)
 	return true
 }
 
