@@ -103,7 +103,14 @@
 // nothing reads it and the policy keeps none.
 //
 // The backfill walk stops early when the cluster has no free GPU share
-// left and no CPU-only job is queued. A CPU-only job is never held back by
+// left and no CPU-only job is queued, and when no queued job at all could
+// start: none is CPU-only or MIG, and either none fits (none fractional,
+// the smallest asks for more whole GPUs than the cluster has idle) or
+// none passes the reservation's test (all land on the reserved models, the
+// smallest asks for more than the extra, the shortest ends after the
+// shadow time). The queue-wide minimums behind this test are kept as jobs
+// enter and leave the queue, and it runs after the reservation and after
+// each backfilled start, so it changes no decision. A CPU-only job is never held back by
 // GPU accounting: behind a blocked GPU job it uses none of the reserved
 // GPUs. Within a call, a single-node request that needs at least as much
 // of everything as one that already failed to place (on no more GPU

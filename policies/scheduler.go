@@ -1,6 +1,9 @@
 package policies
 
 import (
+	"cmp"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/google/btree"
@@ -87,7 +90,8 @@ type scheduler struct {
 	// EASY reservation; nil without backfill, which never reads it.
 	running *btree.BTreeG[runItem]
 	jobs    []jobState
-	cpuOnly int // queued jobs with GPUs == 0
+	queued  backlog // with backfill only, its one reader
+	recheck bool    // the backfill walk's cannotBackfill is due
 
 	out    []Decision
 	slab   hwmodel.Placement
@@ -150,14 +154,14 @@ func (s *scheduler) untrack(it runItem) {
 func (s *scheduler) enqueue(j *Job, st *jobState) {
 	st.where = stQueued
 	st.qk = s.q.insert(j)
-	if j.Req.GPUs == 0 {
-		s.cpuOnly++
+	if s.backfill {
+		s.queued.add(j, s.duration(j), +1)
 	}
 }
 
 func (s *scheduler) dequeued(j *Job) {
-	if j.Req.GPUs == 0 {
-		s.cpuOnly--
+	if s.backfill {
+		s.queued.add(j, s.duration(j), -1)
 	}
 }
 
@@ -249,6 +253,14 @@ func (s *scheduler) Schedule(v View) []Decision {
 	blocked := false
 	visited := 0
 	for {
+		if blocked && s.recheck {
+			// Only a start changes what the test reads, so it runs after
+			// the reservation and after each backfilled start.
+			s.recheck = false
+			if s.cannotBackfill(c, now) {
+				break
+			}
+		}
 		it, ok := s.q.next()
 		if !ok {
 			break
@@ -276,6 +288,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 			}
 			blocked = true
 			s.reserveFor(v, j)
+			s.recheck = true
 			continue
 		}
 		// EASY backfill behind the reservation.
@@ -283,7 +296,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 			break
 		}
 		if int64(c.TotalGPUs())*hwmodel.MilliPerGPU == c.AllocatedMilli() {
-			if s.cpuOnly == 0 {
+			if s.queued.cpuOnly == 0 {
 				break // nothing left that any queued job could use
 			}
 			if j.Req.GPUs > 0 {
@@ -396,6 +409,7 @@ func (s *scheduler) commit(v View, it qitem, j *Job, p hwmodel.Placement) bool {
 	}
 	p = p[:n:n] // a driver appending to it cannot reach the slab
 	s.out = append(s.out, Decision{Kind: Start, Job: j.ID, Placement: p})
+	s.recheck = true
 	s.q.take(it, j, placementMilli(p))
 	s.dequeued(j)
 	st := s.state(j.ID)
@@ -522,6 +536,98 @@ func (t *clusterTotals) onlyOn(a, b hwmodel.ModelSet) bool {
 		a = t.present
 	}
 	return a&t.present&^b == 0
+}
+
+// cannotBackfill reports that no queued job could start now, so the rest
+// of the backfill walk would start nothing and may stop. It holds when
+// every queued job asks for GPUs (no CPU-only or MIG job) and either none
+// could fit (no fractional request, and the smallest asks for more whole
+// GPUs than are idle in the whole cluster), or none passes the
+// reservation's test: every placement lands on the reserved models, the
+// smallest request is more than the extra, and the shortest duration ends
+// after the shadow time. The queue-wide minimums bound those of the jobs
+// the walk has left, so it stops only where it would start nothing more.
+// In an overloaded cluster, whose overdue jobs put the shadow time at now,
+// the walk thus ends once the extra or the idle GPUs are spent instead of
+// visiting BackfillDepth jobs.
+func (s *scheduler) cannotBackfill(c hwmodel.ClusterView, now Time) bool {
+	b := &s.queued
+	if b.cpuOnly > 0 || b.mig > 0 {
+		return false
+	}
+	m, ok := b.minMilli()
+	if !ok || (b.frac == 0 && m > int64(c.FreeWholeGPUsAccepted(hwmodel.AnyModel))*hwmodel.MilliPerGPU) {
+		return true // no GPU job queued, or none fits
+	}
+	r := &s.res
+	if r.free || !r.gpu || !s.tot.onlyOn(hwmodel.AnyModel, r.models) || m <= r.avail-r.need {
+		return false
+	}
+	return b.minDurationBound() > r.shadow-now
+}
+
+// backlog summarises the queued jobs for cannotBackfill: how many ask for
+// no GPU, for a MIG instance, or for a fraction of one GPU, and for the
+// GPU jobs that are not MIG the multiset of their GPU milli and a
+// histogram of their durations.
+type backlog struct {
+	cpuOnly int
+	mig     int
+	frac    int
+	milli   []milliCount // ascending by milli, no zero counts
+	dur     [65]int32    // by bits.Len64(duration)
+}
+
+type milliCount struct {
+	milli int64
+	n     int
+}
+
+// add counts job j, of duration d, in (sign +1) or out (-1).
+func (b *backlog) add(j *Job, d Time, sign int) {
+	switch {
+	case j.Req.GPUs == 0:
+		b.cpuOnly += sign
+		return
+	case j.Req.WantsMIG():
+		b.mig += sign
+		return
+	case j.Req.Fractional():
+		b.frac += sign
+	}
+	b.dur[bits.Len64(uint64(d))] += int32(sign)
+	m := j.Req.TotalMilli()
+	k, found := slices.BinarySearchFunc(b.milli, m, func(c milliCount, m int64) int { return cmp.Compare(c.milli, m) })
+	switch {
+	case found:
+		if b.milli[k].n += sign; b.milli[k].n == 0 {
+			b.milli = slices.Delete(b.milli, k, k+1)
+		}
+	case sign > 0:
+		b.milli = slices.Insert(b.milli, k, milliCount{m, 1})
+	}
+}
+
+// minMilli is the smallest GPU milli a queued GPU job asks for.
+func (b *backlog) minMilli() (int64, bool) {
+	if len(b.milli) == 0 {
+		return 0, false
+	}
+	return b.milli[0].milli, true
+}
+
+// minDurationBound is a lower bound of the shortest duration of a queued
+// GPU job (within a factor of two; MaxInt64 when there is none).
+func (b *backlog) minDurationBound() Time {
+	for k, n := range b.dur {
+		if n > 0 {
+			if k == 0 {
+				return 0
+			}
+			return Time(1) << (k - 1)
+		}
+	}
+	return math.MaxInt64
 }
 
 // backfillOne starts j if it fits now and cannot delay the reservation:
