@@ -11,6 +11,8 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
+const btreeDegree = 32
+
 // slabShares is how many shares one placement slab holds. Placements handed
 // to the driver are cut from a slab and never reused, so the driver may keep
 // them; a new slab is allocated when one runs out.
@@ -89,6 +91,7 @@ type scheduler struct {
 	// running indexes running and starting jobs by estimated end for the
 	// EASY reservation; nil without backfill, which never reads it.
 	running *btree.BTreeG[runItem]
+	hope    hope
 	jobs    []jobState
 	queued  backlog // with backfill only, its one reader
 	recheck bool    // the backfill walk's cannotBackfill is due
@@ -153,9 +156,10 @@ func (s *scheduler) untrack(it runItem) {
 
 func (s *scheduler) enqueue(j *Job, st *jobState) {
 	st.where = stQueued
-	st.qk = s.q.insert(j)
+	d := s.duration(j)
+	st.qk = s.q.insert(j, metaOf(j, d))
 	if s.backfill {
-		s.queued.add(j, s.duration(j), +1)
+		s.queued.add(j, d, +1)
 	}
 }
 
@@ -253,11 +257,17 @@ func (s *scheduler) Schedule(v View) []Decision {
 	blocked := false
 	visited := 0
 	for {
-		if blocked && s.recheck {
-			// Only a start changes what the test reads, so it runs after
-			// the reservation and after each backfilled start.
-			s.recheck = false
-			if s.cannotBackfill(c, now) {
+		if blocked {
+			if s.recheck {
+				// Only a start changes what the tests read, so they are
+				// set up after the reservation and after each start.
+				s.recheck = false
+				if s.cannotBackfill(c, now) {
+					break
+				}
+				s.hope.set(s, c, now)
+			}
+			if visited = s.skipHopeless(visited); visited > s.depth {
 				break
 			}
 		}
@@ -564,6 +574,85 @@ func (s *scheduler) cannotBackfill(c hwmodel.ClusterView, now Time) bool {
 		return false
 	}
 	return b.minDurationBound() > r.shadow-now
+}
+
+// skipHopeless steps the backfill walk over whole leaves of the queue none
+// of whose jobs could start (hope.hopeless), counting them as visited as
+// the walk would have, and returns the new count. Visiting them would
+// start nothing and change nothing (a job that fails the tests is not
+// even placed), so the walk goes on exactly as it would have, or stops
+// where it would have at BackfillDepth.
+func (s *scheduler) skipHopeless(visited int) int {
+	for visited <= s.depth {
+		n := s.q.skip(&s.hope)
+		if n == 0 {
+			break
+		}
+		visited += n
+	}
+	return visited
+}
+
+// hope holds what decides, from a leaf's summary, that none of its jobs
+// could start now behind the reservation: set after the reservation and
+// after each start.
+type hope struct {
+	freeMilli int64 // GPU milli free in the cluster
+	idle      int32 // idle whole GPUs in the cluster
+	nodeIdle  int32 // the most idle whole GPUs on one node
+	gangAbove int32 // requests above this many GPUs may be gangs
+	test      bool  // GPU jobs must pass the reservation's test:
+	extra     int64 // use at most this much GPU milli
+	within    Time  // or have at most this duration
+}
+
+func (h *hope) set(s *scheduler, c hwmodel.ClusterView, now Time) {
+	r := &s.res
+	h.freeMilli = int64(c.TotalGPUs())*hwmodel.MilliPerGPU - c.AllocatedMilli()
+	h.idle = int32(c.FreeWholeGPUsAccepted(hwmodel.AnyModel))
+	h.nodeIdle = 0
+	for h.nodeIdle < h.idle && c.HasNodeWithIdleGPUs(hwmodel.AnyModel, int(h.nodeIdle)+1) {
+		h.nodeIdle++
+	}
+	h.gangAbove = int32(s.tot.minNodeGPUs)
+	h.test = r.gpu && !r.free && s.tot.onlyOn(hwmodel.AnyModel, r.models)
+	h.extra, h.within = r.avail-r.need, r.shadow-now
+}
+
+// hopeless reports that no job summarised by q could start: none is
+// CPU-only or MIG, and in every size class either no request could fit (a
+// fractional one needs its milli free somewhere; a whole one as many idle
+// GPUs on one node, or in the cluster if it may be a gang) or none passes
+// the reservation's test (within the extra or ending by the shadow time).
+func (h *hope) hopeless(q *qsum) bool {
+	if q.other > 0 {
+		return false
+	}
+	for c := range numClasses {
+		if q.minDur[c] != math.MaxInt64 && h.possible(c, q.minSize[c], q.minDur[c]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hopelessJob is hopeless for one job.
+func (h *hope) hopelessJob(m qmeta) bool {
+	return m.class != classOther && !h.possible(int(m.class), m.size, m.dur)
+}
+
+// possible reports whether a request of size class c, size and duration
+// (a class's least of each) might fit and pass the reservation's test.
+func (h *hope) possible(c int, size int32, dur Time) bool {
+	var fits bool
+	milli := int64(size)
+	if c == 0 {
+		fits = milli <= h.freeMilli
+	} else {
+		fits = size <= h.nodeIdle || (classHi[c] > h.gangAbove && size <= h.idle)
+		milli *= hwmodel.MilliPerGPU
+	}
+	return fits && (!h.test || milli <= h.extra || dur <= h.within)
 }
 
 // backlog summarises the queued jobs for cannotBackfill: how many ask for
