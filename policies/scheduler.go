@@ -43,12 +43,6 @@ func lessRun(x, y runItem) bool {
 	return x.id < y.id
 }
 
-type jobState struct {
-	where uint8
-	qk    qitem   // its queue key while queued
-	run   runItem // its running-index key while starting or running
-}
-
 // reservation is the EASY backfill reservation of the first blocked job.
 type reservation struct {
 	gpu bool // counted in GPU milli (a GPU job) or CPU and memory (a CPU-only job)
@@ -92,7 +86,13 @@ type scheduler struct {
 	// EASY reservation; nil without backfill, which never reads it.
 	running *btree.BTreeG[runItem]
 	hope    hope
-	jobs    []jobState
+	// Per job, by ID (grow): where it is (stNone...), its queue key while
+	// queued, and with backfill its running-index key while starting or
+	// running. Kept apart so that the events of a call touch a byte per
+	// job where they can.
+	where   []uint8
+	qk      []qitem
+	run     []runItem
 	queued  backlog // with backfill only, its one reader
 	recheck bool    // the backfill walk's cannotBackfill is due
 
@@ -130,34 +130,43 @@ func (s *scheduler) duration(j *Job) Time {
 	return max(d, 1)
 }
 
-// state is job id's state, growing the table (doubling) to hold it: IDs
-// are dense, so the table ends the size of the driver's job list.
-func (s *scheduler) state(id JobID) *jobState {
-	if int(id) >= len(s.jobs) {
-		s.jobs = slices.Grow(s.jobs, int(id)+1-len(s.jobs))
-		s.jobs = s.jobs[:cap(s.jobs)]
+// grow makes room for job id in the per-job tables (doubling): IDs are
+// dense, so they end the size of the driver's job list.
+func (s *scheduler) grow(id JobID) {
+	if int(id) < len(s.where) {
+		return
 	}
-	return &s.jobs[id]
-}
-
-// track puts it in the running index (with backfill).
-func (s *scheduler) track(it runItem) {
+	n := int(id) + 1 - len(s.where)
+	s.where = slices.Grow(s.where, n)
+	s.where = s.where[:cap(s.where)]
+	s.qk = slices.Grow(s.qk, len(s.where)-len(s.qk))
+	s.qk = s.qk[:len(s.where)]
 	if s.running != nil {
-		s.running.ReplaceOrInsert(it)
+		s.run = slices.Grow(s.run, len(s.where)-len(s.run))
+		s.run = s.run[:len(s.where)]
 	}
 }
 
-// untrack takes it out of the running index (with backfill).
-func (s *scheduler) untrack(it runItem) {
+// track puts job id's run item in the running index (with backfill).
+func (s *scheduler) track(id JobID) {
 	if s.running != nil {
-		s.running.Delete(it)
+		s.running.ReplaceOrInsert(s.run[id])
 	}
 }
 
-func (s *scheduler) enqueue(j *Job, st *jobState) {
-	st.where = stQueued
+// untrack takes job id's run item out of the running index (with
+// backfill).
+func (s *scheduler) untrack(id JobID) {
+	if s.running != nil {
+		s.running.Delete(s.run[id])
+	}
+}
+
+// enqueue puts job j, whose tables have room (grow), in the queue.
+func (s *scheduler) enqueue(j *Job) {
+	s.where[j.ID] = stQueued
 	d := s.duration(j)
-	st.qk = s.q.insert(j, metaOf(j, d))
+	s.qk[j.ID] = s.q.insert(j, metaOf(j, d))
 	if s.backfill {
 		s.queued.add(j, d, +1)
 	}
@@ -179,48 +188,50 @@ func (s *scheduler) absorb(v View) {
 		if rj.Decision.Kind != Start || id < 0 {
 			continue
 		}
-		st := s.state(id)
+		s.grow(id)
 		j := v.Job(id)
-		if st.where != stStarting || j == nil {
+		if s.where[id] != stStarting || j == nil {
 			continue
 		}
-		s.untrack(st.run)
-		s.enqueue(j, st)
+		s.untrack(id)
+		s.enqueue(j)
 	}
 	for _, id := range ev.Started {
 		j := v.Job(id)
 		if id < 0 || j == nil {
 			continue
 		}
-		st := s.state(id)
-		switch st.where {
+		s.grow(id)
+		switch s.where[id] {
 		case stStarting:
-			if end := j.Start + s.duration(j); s.running != nil && end != st.run.end {
-				s.untrack(st.run)
-				st.run.end = end
-				s.track(st.run)
+			if end := j.Start + s.duration(j); s.running != nil && end != s.run[id].end {
+				s.untrack(id)
+				s.run[id].end = end
+				s.track(id)
 			}
 		case stQueued, stNone:
 			// Started without this policy deciding it (a driver restoring
 			// state, say). Its placement is unknown, so backfill never
 			// counts its GPUs as released: pessimistic, never optimistic.
-			if st.where == stQueued {
-				s.q.remove(st.qk, j)
+			if s.where[id] == stQueued {
+				s.q.remove(s.qk[id], j)
 				s.dequeued(j)
 			}
-			st.run = runItem{end: j.Start + s.duration(j), id: id, model: -1, cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB}
-			s.track(st.run)
+			if s.running != nil {
+				s.run[id] = runItem{end: j.Start + s.duration(j), id: id, model: -1, cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB}
+				s.track(id)
+			}
 		}
-		st.where = stRunning
+		s.where[id] = stRunning
 	}
 	for _, id := range ev.Ended {
 		if id < 0 {
 			continue
 		}
-		st := s.state(id)
-		if st.where == stRunning || st.where == stStarting {
-			s.untrack(st.run)
-			st.where = stNone
+		s.grow(id)
+		if w := s.where[id]; w == stRunning || w == stStarting {
+			s.untrack(id)
+			s.where[id] = stNone
 		}
 	}
 	for _, id := range ev.Queued {
@@ -228,14 +239,14 @@ func (s *scheduler) absorb(v View) {
 		if id < 0 || j == nil {
 			continue
 		}
-		st := s.state(id)
-		switch st.where {
+		s.grow(id)
+		switch s.where[id] {
 		case stQueued:
 			continue
 		case stRunning, stStarting: // its Ended was not reported; trust Queued
-			s.untrack(st.run)
+			s.untrack(id)
 		}
-		s.enqueue(j, st)
+		s.enqueue(j)
 	}
 }
 
@@ -422,14 +433,14 @@ func (s *scheduler) commit(v View, it qitem, j *Job, p hwmodel.Placement) bool {
 	s.recheck = true
 	s.q.take(it, j, placementMilli(p))
 	s.dequeued(j)
-	st := s.state(j.ID)
-	st.where = stStarting
+	s.grow(j.ID)
+	s.where[j.ID] = stStarting
 	if s.running != nil {
-		st.run = runItem{
+		s.run[j.ID] = runItem{
 			end: v.Now() + s.duration(j), id: j.ID, model: placementModel(v.Cluster(), p),
 			milli: j.Req.TotalMilli(), cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB,
 		}
-		s.running.ReplaceOrInsert(st.run)
+		s.track(j.ID)
 	}
 	return true
 }
