@@ -165,11 +165,13 @@ func (s *scheduler) untrack(id JobID) {
 // enqueue puts job j, whose tables have room (grow), in the queue.
 func (s *scheduler) enqueue(j *Job) {
 	s.where[j.ID] = stQueued
+	if !s.backfill {
+		s.qk[j.ID] = s.q.insert(j, qmeta{}) // only the backfill walk reads it
+		return
+	}
 	d := s.duration(j)
 	s.qk[j.ID] = s.q.insert(j, metaOf(j, d))
-	if s.backfill {
-		s.queued.add(j, d, +1)
-	}
+	s.queued.add(j, d, +1)
 }
 
 func (s *scheduler) dequeued(j *Job) {
@@ -393,8 +395,13 @@ func (m *failMemo) add(r hwmodel.Request) {
 	m.next = (m.next + 1) % len(m.r)
 }
 
-// place asks the placer for room in the current slab.
+// place asks the placer for room in the current slab. Without backfill
+// the first request that fails ends the call, so the memo of failures is
+// never read and not kept.
 func (s *scheduler) place(c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
+	if !s.backfill {
+		return s.placeInSlab(c, r)
+	}
 	single := validRequest(r) && singleNode(c, r)
 	if single && s.failed.doomed(r) {
 		return nil, false
