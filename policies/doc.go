@@ -52,8 +52,10 @@
 //
 // # Orders
 //
-// Every order is a static key, so insert and remove are O(log n) in a
-// github.com/google/btree:
+// Every order is a static key, so insert and remove are O(log n) in a B+
+// tree (qtree.go) whose linked leaves keep their keys in a window of a
+// fixed array: taking the first job and queueing one behind the last, as
+// FCFS does, are O(1):
 //
 //   - fcfs: (Submit, ID).
 //   - sjf: (duration, Submit, ID); duration is Estimate, or Oracle when
@@ -99,10 +101,23 @@
 // jobs never free enough, the shadow time is the last estimated end and
 // the extra is zero. Running jobs are indexed by (estimated end, ID) in a
 // btree, maintained from this policy's Start decisions and the Started,
-// Rejected and Ended events, so the walk never sorts.
+// Rejected and Ended events, so the walk never sorts; without backfill
+// nothing reads it and the policy keeps none.
 //
 // The backfill walk stops early when the cluster has no free GPU share
-// left and no CPU-only job is queued. A CPU-only job is never held back by
+// left and no CPU-only job is queued, and when no queued job at all could
+// start: none is CPU-only or MIG, and either none fits (none fractional,
+// the smallest asks for more whole GPUs than the cluster has idle) or
+// none passes the reservation's test (all land on the reserved models, the
+// smallest asks for more than the extra, the shortest ends after the
+// shadow time). The queue-wide minimums behind this test are kept as jobs
+// enter and leave the queue, and it runs after the reservation and after
+// each backfilled start, so it changes no decision. Within the walk, each
+// leaf of the queue's tree summarises its jobs (per size class of request,
+// the smallest size and shortest duration; whether any is CPU-only or
+// MIG), and the walk steps over a leaf, or a run of jobs, that by the same
+// tests could not start, counting them against BackfillDepth as visited:
+// the walk then costs about one step per leaf instead of one per job. A CPU-only job is never held back by
 // GPU accounting: behind a blocked GPU job it uses none of the reserved
 // GPUs. Within a call, a single-node request that needs at least as much
 // of everything as one that already failed to place (on no more GPU
@@ -201,8 +216,9 @@
 // # Allocation
 //
 // In steady state a call allocates nothing beyond its decisions: slices
-// are reused, the btrees recycle nodes, and placements are cut from slabs
-// of shares allocated a few hundred at a time.
+// are reused, the trees recycle nodes (the queue's tree keeps a spare
+// leaf, and its last leaf when it empties), and placements are cut from
+// slabs of shares allocated a few hundred at a time.
 //
 // # Files
 //
@@ -212,8 +228,9 @@
 //   - spec.go: Spec, ParseSpec and Spec.String, the policy grammar; the
 //     options table is the one place an option is added.
 //   - registry.go: Options, New and the order names.
-//   - scheduler.go: the scheduler: the queue walk, EASY backfill, the
-//     running-job index; queue.go: the orders' static keys.
+//   - scheduler.go: the scheduler: the queue walk, EASY backfill and its
+//     early stops, the running-job index; queue.go: the orders' static
+//     keys; qtree.go: the queue's B+ tree, its cursor and leaf summaries.
 //   - placement.go: Placer, first fit, the placement names; scored.go: the
 //     FGD paper's scored placements; fgd.go: FragMeter and the fgd score.
 //   - frag.go: NodeFragmentation, ClusterFragmentation and FragTracker;

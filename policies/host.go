@@ -29,8 +29,12 @@ import (
 // driver made them, and that every decision is answered once, by a Start
 // it reported or by a Rejection.
 type Host struct {
-	cluster  *hwmodel.Cluster
-	jobs     []Job
+	cluster *hwmodel.Cluster
+	jobs    []Job
+	// tenantOf is each job's Tenant, copied at Init and AddJob: the books
+	// read it at every start and end, and a job's record is large and
+	// seldom in cache when it ends.
+	tenantOf []int32
 	tenants  []Tenant
 	events   Events
 	reserved []hwmodel.Placement
@@ -46,15 +50,19 @@ type Host struct {
 var _ View = (*Host)(nil)
 
 // Init sets the cluster, tenants and jobs the Host books; the tenants'
-// books start as given (usually empty). jobs[i].ID must be i; the Host keeps the slice, so a driver that allocated it may go on
-// writing its jobs' fields (Queued, Start, Attempt) through it.
+// books start as given (usually empty). jobs[i].ID must be i; the Host
+// keeps the slice, so a driver that allocated it may go on writing its
+// jobs' fields (Queued, Start, Attempt) through it; a job's Tenant must
+// not change.
 func (h *Host) Init(c *hwmodel.Cluster, tenants []Tenant, jobs []Job) error {
+	tenantOf := make([]int32, len(jobs))
 	for i := range jobs {
 		if jobs[i].ID != JobID(i) {
 			return fmt.Errorf("policies: job %d has ID %d; IDs must be dense from 0", i, jobs[i].ID)
 		}
+		tenantOf[i] = int32(jobs[i].Tenant)
 	}
-	*h = Host{cluster: c, jobs: jobs, tenants: tenants}
+	*h = Host{cluster: c, jobs: jobs, tenantOf: tenantOf, tenants: tenants}
 	return nil
 }
 
@@ -63,6 +71,7 @@ func (h *Host) Init(c *hwmodel.Cluster, tenants []Tenant, jobs []Job) error {
 func (h *Host) AddJob(j Job) JobID {
 	j.ID = JobID(len(h.jobs))
 	h.jobs = append(h.jobs, j)
+	h.tenantOf = append(h.tenantOf, int32(j.Tenant))
 	return j.ID
 }
 
@@ -146,7 +155,7 @@ func (h *Host) Stop(id JobID, p hwmodel.Placement) {
 // placement's GPU milli, CPU and memory, which a driver has checked equal
 // the job's request.
 func (h *Host) book(id JobID, p hwmodel.Placement, sign int64) {
-	t := &h.tenants[h.jobs[id].Tenant]
+	t := &h.tenants[h.tenantOf[id]]
 	t.AllocatedMilliGPU += sign * p.Milli()
 	var cpu, mem int64
 	for _, s := range p {

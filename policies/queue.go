@@ -1,14 +1,12 @@
 package policies
 
 import (
-	"github.com/google/btree"
-
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
-// qitem is a queued job under a static order key. Which fields a key uses
-// depends on the order; unused ones are zero. id is always the last
-// tie-breaker, so keys are unique.
+// qitem is a queued job under a static order key, compared by (f, a, b,
+// id) (qitem.less). Which fields a key uses depends on the order; unused
+// ones are zero. id is always the last tie-breaker, so keys are unique.
 type qitem struct {
 	f  float64 // priority: the negated static score (ascending = best first)
 	a  int64   // FCFS: Submit; SJF: duration
@@ -16,134 +14,52 @@ type qitem struct {
 	id JobID
 }
 
-// after is the smallest key strictly greater than it: ids are integers and
-// the last field of every order.
-func (it qitem) after() qitem { it.id++; return it }
-
-func lessFCFS(x, y qitem) bool {
-	if x.a != y.a {
-		return x.a < y.a
-	}
-	return x.id < y.id
-}
-
-func lessSJF(x, y qitem) bool {
-	if x.a != y.a {
-		return x.a < y.a
-	}
-	if x.b != y.b {
-		return x.b < y.b
-	}
-	return x.id < y.id
-}
-
-func lessPriority(x, y qitem) bool {
-	if x.f != y.f {
-		return x.f < y.f
-	}
-	return x.id < y.id
-}
-
-const btreeDegree = 32
-
-// queue is a policy's index of queued jobs. insert and remove are O(log n);
-// a walk over the queue in order goes through begin, then next (the next
-// job not yet visited in this call) and take (the visited job is being
-// started: drop it and account for it).
+// queue is a policy's index of queued jobs. insert and remove are O(log n)
+// (O(1) for the FCFS pattern, see qtree); a walk over the queue in order
+// goes through begin, then next (the next job not yet visited in this
+// call) and take (the visited job is being started: drop it and account
+// for it), and skip (step over jobs none of which could start).
 type queue interface {
-	insert(j *Job) qitem // returns the key, which remove needs
+	insert(j *Job, m qmeta) qitem // returns the key, which remove needs
 	remove(it qitem, j *Job)
 	len() int
 	begin(v View, tot *clusterTotals)
 	next() (qitem, bool)
+	// skip steps over jobs that next would visit next and none of which
+	// could start, by h (qcursor.skip), and returns how many it stepped
+	// over (0 when it did not).
+	skip(h *hope) int
 	take(it qitem, j *Job, milli int64) // milli: the GPU milli its placement holds
 }
 
 // keyFunc computes a job's static order key.
 type keyFunc func(j *Job) qitem
 
-// cursorBatch bounds how many keys a cursor copies out of its tree at once.
-const cursorBatch = 128
-
-// cursor walks a tree in order, one call's walk at a time. It copies keys
-// out in batches (2, 4, ... up to cursorBatch), so a long backfill walk
-// costs one descent per batch instead of one per job, while a strict call
-// that looks at one or two jobs copies only a couple. Deleting keys it has
-// already returned is allowed during a walk; inserting is not (nothing is
-// inserted while Schedule walks).
-type cursor struct {
-	t       *btree.BTreeG[qitem]
-	buf     []qitem
-	pos     int
-	want    int
-	last    qitem
-	started bool
-	end     bool
-	fill    func(qitem) bool // c.fillOne, bound once
-}
-
-func newCursor(t *btree.BTreeG[qitem]) *cursor {
-	c := &cursor{t: t, buf: make([]qitem, 0, cursorBatch)}
-	c.fill = c.fillOne
-	return c
-}
-
-func (c *cursor) fillOne(it qitem) bool {
-	c.buf = append(c.buf, it)
-	return len(c.buf) < c.want
-}
-
-func (c *cursor) reset() {
-	c.buf, c.pos, c.want, c.started, c.end = c.buf[:0], 0, 2, false, false
-}
-
-func (c *cursor) next() (qitem, bool) {
-	if c.pos == len(c.buf) {
-		if c.end {
-			return qitem{}, false
-		}
-		c.buf, c.pos = c.buf[:0], 0
-		if c.started {
-			c.t.AscendGreaterOrEqual(c.last.after(), c.fill)
-		} else {
-			c.t.Ascend(c.fill)
-		}
-		c.started = true
-		c.end = len(c.buf) < c.want
-		c.want = min(2*c.want, cursorBatch)
-		if len(c.buf) == 0 {
-			return qitem{}, false
-		}
-	}
-	it := c.buf[c.pos]
-	c.pos++
-	c.last = it
-	return it, true
-}
-
 // treeQueue is one ordered queue (FCFS, SJF, priority).
 type treeQueue struct {
-	t   *btree.BTreeG[qitem]
+	t   qtree
 	key keyFunc
-	cur *cursor
+	cur qcursor
 }
 
-func newTreeQueue(less btree.LessFunc[qitem], key keyFunc) *treeQueue {
-	t := btree.NewG(btreeDegree, less)
-	return &treeQueue{t: t, key: key, cur: newCursor(t)}
+func newTreeQueue(key keyFunc) *treeQueue {
+	q := &treeQueue{key: key}
+	q.cur.t = &q.t
+	return q
 }
 
-func (q *treeQueue) insert(j *Job) qitem {
+func (q *treeQueue) insert(j *Job, m qmeta) qitem {
 	it := q.key(j)
-	q.t.ReplaceOrInsert(it)
+	q.t.insert(it, m)
 	return it
 }
 
-func (q *treeQueue) remove(it qitem, _ *Job)        { q.t.Delete(it) }
-func (q *treeQueue) len() int                       { return q.t.Len() }
+func (q *treeQueue) remove(it qitem, _ *Job)        { q.t.delete(it) }
+func (q *treeQueue) len() int                       { return q.t.len() }
 func (q *treeQueue) begin(View, *clusterTotals)     { q.cur.reset() }
 func (q *treeQueue) next() (qitem, bool)            { return q.cur.next() }
-func (q *treeQueue) take(it qitem, _ *Job, _ int64) { q.t.Delete(it) }
+func (q *treeQueue) skip(h *hope) int               { return q.cur.skip(h) }
+func (q *treeQueue) take(it qitem, _ *Job, _ int64) { q.t.delete(it) }
 
 // clusterTotals is a cluster's static capacity, for dominant shares.
 type clusterTotals struct {
@@ -153,6 +69,10 @@ type clusterTotals struct {
 	cpu      float64
 	mem      float64
 	present  hwmodel.ModelSet // GPU models the cluster has
+	// minNodeGPUs is the least, over the models present, of the GPUs of
+	// the model's largest node: a request for at most this many GPUs that
+	// accepts some present model is never a gang.
+	minNodeGPUs int
 }
 
 func (t *clusterTotals) update(c hwmodel.ClusterView) {
@@ -172,6 +92,14 @@ func (t *clusterTotals) update(c hwmodel.ClusterView) {
 		}
 	}
 	t.cpu, t.mem = float64(cpu), float64(mem)
+	t.minNodeGPUs = 0
+	for m := range numModels {
+		if id := hwmodel.ModelID(m); t.present.Accepts(id) {
+			if n := c.MaxNodeGPUs(hwmodel.Of(id)); t.minNodeGPUs == 0 || n < t.minNodeGPUs {
+				t.minNodeGPUs = n
+			}
+		}
+	}
 }
 
 // dominant is the largest of the three shares, skipping empty resources.
@@ -191,8 +119,8 @@ func (t *clusterTotals) dominant(gpu, cpu, mem int64) float64 {
 
 // fairTenant is one tenant's FCFS queue and its state during a walk.
 type fairTenant struct {
-	t      *btree.BTreeG[qitem]
-	cur    *cursor
+	t      *qtree
+	cur    qcursor
 	live   bool // may still have unvisited jobs in this walk
 	weight float64
 	gpu    int64 // allocation, from View.Tenants plus this call's starts
@@ -208,15 +136,12 @@ type fairTenant struct {
 // call and updated locally as the call starts jobs. A pick is O(tenants)
 // plus O(log n) to advance that tenant's queue.
 type fairQueue struct {
-	ten  []fairTenant
-	free *btree.FreeListG[qitem]
-	n    int
-	tot  *clusterTotals
+	ten []*fairTenant
+	n   int
+	tot *clusterTotals
 }
 
-func newFairQueue() *fairQueue {
-	return &fairQueue{free: btree.NewFreeListG[qitem](btree.DefaultFreeListSize)}
-}
+func newFairQueue() *fairQueue { return &fairQueue{} }
 
 func fairKey(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} }
 
@@ -225,22 +150,23 @@ func (q *fairQueue) tenant(i int) *fairTenant {
 		i = 0 // a driver bug; keep the job schedulable rather than lose it
 	}
 	for len(q.ten) <= i {
-		t := btree.NewWithFreeListG(btreeDegree, lessFCFS, q.free)
-		q.ten = append(q.ten, fairTenant{t: t, cur: newCursor(t)})
+		t := &fairTenant{t: new(qtree)}
+		t.cur.t = t.t
+		q.ten = append(q.ten, t)
 	}
-	return &q.ten[i]
+	return q.ten[i]
 }
 
-func (q *fairQueue) insert(j *Job) qitem {
+func (q *fairQueue) insert(j *Job, m qmeta) qitem {
 	it := fairKey(j)
-	if _, dup := q.tenant(j.Tenant).t.ReplaceOrInsert(it); !dup {
+	if q.tenant(j.Tenant).t.insert(it, m) {
 		q.n++
 	}
 	return it
 }
 
 func (q *fairQueue) remove(it qitem, j *Job) {
-	if _, ok := q.tenant(j.Tenant).t.Delete(it); ok {
+	if q.tenant(j.Tenant).t.delete(it) {
 		q.n--
 	}
 }
@@ -250,10 +176,9 @@ func (q *fairQueue) len() int { return q.n }
 func (q *fairQueue) begin(v View, tot *clusterTotals) {
 	q.tot = tot
 	ts := v.Tenants()
-	for i := range q.ten {
-		t := &q.ten[i]
+	for i, t := range q.ten {
 		t.cur.reset()
-		t.live = t.t.Len() > 0
+		t.live = t.t.len() > 0
 		t.weight, t.gpu, t.cpu, t.mem = 1, 0, 0, 0
 		if i < len(ts) {
 			if ts[i].Weight > 0 {
@@ -265,28 +190,43 @@ func (q *fairQueue) begin(v View, tot *clusterTotals) {
 	}
 }
 
-func (q *fairQueue) next() (qitem, bool) {
+// pick is the live tenant that the walk takes its next job from, with
+// that job ready at its cursor; nil when every tenant is done.
+func (q *fairQueue) pick() *fairTenant {
 	for {
-		pick := -1
-		for i := range q.ten {
-			if q.ten[i].live && (pick < 0 || q.ten[i].score < q.ten[pick].score) {
-				pick = i
+		var p *fairTenant
+		for _, t := range q.ten {
+			if t.live && (p == nil || t.score < p.score) {
+				p = t
 			}
 		}
-		if pick < 0 {
-			return qitem{}, false
+		if p == nil || p.cur.sync() {
+			return p
 		}
-		t := &q.ten[pick]
-		if it, ok := t.cur.next(); ok {
-			return it, true
-		}
-		t.live = false // visited all its jobs in this walk
+		p.live = false // visited all its jobs in this walk
 	}
+}
+
+func (q *fairQueue) next() (qitem, bool) {
+	if t := q.pick(); t != nil {
+		return t.cur.next()
+	}
+	return qitem{}, false
+}
+
+// skip steps over jobs of the tenant next would take from: its score
+// stays the lowest until the walk starts a job, so next would visit them
+// in a row.
+func (q *fairQueue) skip(h *hope) int {
+	if t := q.pick(); t != nil {
+		return t.cur.skip(h)
+	}
+	return 0
 }
 
 func (q *fairQueue) take(it qitem, j *Job, milli int64) {
 	t := q.tenant(j.Tenant)
-	if _, ok := t.t.Delete(it); ok {
+	if t.t.delete(it) {
 		q.n--
 	}
 	t.gpu += milli

@@ -71,11 +71,11 @@ func weight(w float64) float64 {
 var orders = []orderEntry{
 	{"fcfs", "first come, first served: submit time, then job ID",
 		func(Options, *scheduler) queue {
-			return newTreeQueue(lessFCFS, func(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} })
+			return newTreeQueue(func(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} })
 		}},
 	{"sjf", "shortest job first: estimated (or, with the oracle, true) duration, then submit time, then job ID",
 		func(_ Options, s *scheduler) queue {
-			return newTreeQueue(lessSJF, func(j *Job) qitem {
+			return newTreeQueue(func(j *Job) qitem {
 				return qitem{a: int64(s.duration(j)), b: int64(j.Submit), id: j.ID}
 			})
 		}},
@@ -84,7 +84,7 @@ var orders = []orderEntry{
 			wp, ww := weight(o.PriorityWeight), weight(o.WaitWeightPerHour)
 			// score(now) = wp·p + ww·(now-Queued)/h, and now is common to
 			// all jobs: wp·p - ww·Queued/h orders them the same, statically.
-			return newTreeQueue(lessPriority, func(j *Job) qitem {
+			return newTreeQueue(func(j *Job) qitem {
 				return qitem{f: -(wp*float64(j.Priority) - ww*float64(j.Queued)/float64(hwmodel.Hour)), id: j.ID}
 			})
 		}},

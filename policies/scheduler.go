@@ -1,10 +1,17 @@
 package policies
 
 import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+
 	"github.com/google/btree"
 
 	"github.com/brigadesim/brigade/hwmodel"
 )
+
+const btreeDegree = 32
 
 // slabShares is how many shares one placement slab holds. Placements handed
 // to the driver are cut from a slab and never reused, so the driver may keep
@@ -34,12 +41,6 @@ func lessRun(x, y runItem) bool {
 		return x.end < y.end
 	}
 	return x.id < y.id
-}
-
-type jobState struct {
-	where uint8
-	qk    qitem   // its queue key while queued
-	run   runItem // its running-index key while starting or running
 }
 
 // reservation is the EASY backfill reservation of the first blocked job.
@@ -81,9 +82,19 @@ type scheduler struct {
 	depth    int
 	oracle   bool
 
+	// running indexes running and starting jobs by estimated end for the
+	// EASY reservation; nil without backfill, which never reads it.
 	running *btree.BTreeG[runItem]
-	jobs    []jobState
-	cpuOnly int // queued jobs with GPUs == 0
+	hope    hope
+	// Per job, by ID (grow): where it is (stNone...), its queue key while
+	// queued, and with backfill its running-index key while starting or
+	// running. Kept apart so that the events of a call touch a byte per
+	// job where they can.
+	where   []uint8
+	qk      []qitem
+	run     []runItem
+	queued  backlog // with backfill only, its one reader
+	recheck bool    // the backfill walk's cannotBackfill is due
 
 	out    []Decision
 	slab   hwmodel.Placement
@@ -98,8 +109,10 @@ func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
 	s := &scheduler{
 		name: name, q: q, placer: p,
 		backfill: o.Backfill, depth: o.BackfillDepth, oracle: o.UseOracle,
-		running: btree.NewG(btreeDegree, lessRun),
-		mig:     migPlanner{enabled: o.MIGReconfigure, convert: o.MIGConvertWhole},
+		mig: migPlanner{enabled: o.MIGReconfigure, convert: o.MIGConvertWhole},
+	}
+	if o.Backfill {
+		s.running = btree.NewG(btreeDegree, lessRun)
 	}
 	s.step = s.walkStep
 	return s
@@ -117,24 +130,53 @@ func (s *scheduler) duration(j *Job) Time {
 	return max(d, 1)
 }
 
-func (s *scheduler) state(id JobID) *jobState {
-	for int(id) >= len(s.jobs) {
-		s.jobs = append(s.jobs, jobState{})
+// grow makes room for job id in the per-job tables (doubling): IDs are
+// dense, so they end the size of the driver's job list.
+func (s *scheduler) grow(id JobID) {
+	if int(id) < len(s.where) {
+		return
 	}
-	return &s.jobs[id]
+	n := int(id) + 1 - len(s.where)
+	s.where = slices.Grow(s.where, n)
+	s.where = s.where[:cap(s.where)]
+	s.qk = slices.Grow(s.qk, len(s.where)-len(s.qk))
+	s.qk = s.qk[:len(s.where)]
+	if s.running != nil {
+		s.run = slices.Grow(s.run, len(s.where)-len(s.run))
+		s.run = s.run[:len(s.where)]
+	}
 }
 
-func (s *scheduler) enqueue(j *Job, st *jobState) {
-	st.where = stQueued
-	st.qk = s.q.insert(j)
-	if j.Req.GPUs == 0 {
-		s.cpuOnly++
+// track puts job id's run item in the running index (with backfill).
+func (s *scheduler) track(id JobID) {
+	if s.running != nil {
+		s.running.ReplaceOrInsert(s.run[id])
 	}
+}
+
+// untrack takes job id's run item out of the running index (with
+// backfill).
+func (s *scheduler) untrack(id JobID) {
+	if s.running != nil {
+		s.running.Delete(s.run[id])
+	}
+}
+
+// enqueue puts job j, whose tables have room (grow), in the queue.
+func (s *scheduler) enqueue(j *Job) {
+	s.where[j.ID] = stQueued
+	if !s.backfill {
+		s.qk[j.ID] = s.q.insert(j, qmeta{}) // only the backfill walk reads it
+		return
+	}
+	d := s.duration(j)
+	s.qk[j.ID] = s.q.insert(j, metaOf(j, d))
+	s.queued.add(j, d, +1)
 }
 
 func (s *scheduler) dequeued(j *Job) {
-	if j.Req.GPUs == 0 {
-		s.cpuOnly--
+	if s.backfill {
+		s.queued.add(j, s.duration(j), -1)
 	}
 }
 
@@ -148,48 +190,50 @@ func (s *scheduler) absorb(v View) {
 		if rj.Decision.Kind != Start || id < 0 {
 			continue
 		}
-		st := s.state(id)
+		s.grow(id)
 		j := v.Job(id)
-		if st.where != stStarting || j == nil {
+		if s.where[id] != stStarting || j == nil {
 			continue
 		}
-		s.running.Delete(st.run)
-		s.enqueue(j, st)
+		s.untrack(id)
+		s.enqueue(j)
 	}
 	for _, id := range ev.Started {
 		j := v.Job(id)
 		if id < 0 || j == nil {
 			continue
 		}
-		st := s.state(id)
-		switch st.where {
+		s.grow(id)
+		switch s.where[id] {
 		case stStarting:
-			if end := j.Start + s.duration(j); end != st.run.end {
-				s.running.Delete(st.run)
-				st.run.end = end
-				s.running.ReplaceOrInsert(st.run)
+			if end := j.Start + s.duration(j); s.running != nil && end != s.run[id].end {
+				s.untrack(id)
+				s.run[id].end = end
+				s.track(id)
 			}
 		case stQueued, stNone:
 			// Started without this policy deciding it (a driver restoring
 			// state, say). Its placement is unknown, so backfill never
 			// counts its GPUs as released: pessimistic, never optimistic.
-			if st.where == stQueued {
-				s.q.remove(st.qk, j)
+			if s.where[id] == stQueued {
+				s.q.remove(s.qk[id], j)
 				s.dequeued(j)
 			}
-			st.run = runItem{end: j.Start + s.duration(j), id: id, model: -1, cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB}
-			s.running.ReplaceOrInsert(st.run)
+			if s.running != nil {
+				s.run[id] = runItem{end: j.Start + s.duration(j), id: id, model: -1, cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB}
+				s.track(id)
+			}
 		}
-		st.where = stRunning
+		s.where[id] = stRunning
 	}
 	for _, id := range ev.Ended {
 		if id < 0 {
 			continue
 		}
-		st := s.state(id)
-		if st.where == stRunning || st.where == stStarting {
-			s.running.Delete(st.run)
-			st.where = stNone
+		s.grow(id)
+		if w := s.where[id]; w == stRunning || w == stStarting {
+			s.untrack(id)
+			s.where[id] = stNone
 		}
 	}
 	for _, id := range ev.Queued {
@@ -197,14 +241,14 @@ func (s *scheduler) absorb(v View) {
 		if id < 0 || j == nil {
 			continue
 		}
-		st := s.state(id)
-		switch st.where {
+		s.grow(id)
+		switch s.where[id] {
 		case stQueued:
 			continue
 		case stRunning, stStarting: // its Ended was not reported; trust Queued
-			s.running.Delete(st.run)
+			s.untrack(id)
 		}
-		s.enqueue(j, st)
+		s.enqueue(j)
 	}
 }
 
@@ -226,6 +270,20 @@ func (s *scheduler) Schedule(v View) []Decision {
 	blocked := false
 	visited := 0
 	for {
+		if blocked {
+			if s.recheck {
+				// Only a start changes what the tests read, so they are
+				// set up after the reservation and after each start.
+				s.recheck = false
+				if s.cannotBackfill(c, now) {
+					break
+				}
+				s.hope.set(s, c, now)
+			}
+			if visited = s.skipHopeless(visited); visited > s.depth {
+				break
+			}
+		}
 		it, ok := s.q.next()
 		if !ok {
 			break
@@ -253,6 +311,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 			}
 			blocked = true
 			s.reserveFor(v, j)
+			s.recheck = true
 			continue
 		}
 		// EASY backfill behind the reservation.
@@ -260,7 +319,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 			break
 		}
 		if int64(c.TotalGPUs())*hwmodel.MilliPerGPU == c.AllocatedMilli() {
-			if s.cpuOnly == 0 {
+			if s.queued.cpuOnly == 0 {
 				break // nothing left that any queued job could use
 			}
 			if j.Req.GPUs > 0 {
@@ -336,8 +395,13 @@ func (m *failMemo) add(r hwmodel.Request) {
 	m.next = (m.next + 1) % len(m.r)
 }
 
-// place asks the placer for room in the current slab.
+// place asks the placer for room in the current slab. Without backfill
+// the first request that fails ends the call, so the memo of failures is
+// never read and not kept.
 func (s *scheduler) place(c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
+	if !s.backfill {
+		return s.placeInSlab(c, r)
+	}
 	single := validRequest(r) && singleNode(c, r)
 	if single && s.failed.doomed(r) {
 		return nil, false
@@ -373,15 +437,18 @@ func (s *scheduler) commit(v View, it qitem, j *Job, p hwmodel.Placement) bool {
 	}
 	p = p[:n:n] // a driver appending to it cannot reach the slab
 	s.out = append(s.out, Decision{Kind: Start, Job: j.ID, Placement: p})
+	s.recheck = true
 	s.q.take(it, j, placementMilli(p))
 	s.dequeued(j)
-	st := s.state(j.ID)
-	st.where = stStarting
-	st.run = runItem{
-		end: v.Now() + s.duration(j), id: j.ID, model: placementModel(v.Cluster(), p),
-		milli: j.Req.TotalMilli(), cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB,
+	s.grow(j.ID)
+	s.where[j.ID] = stStarting
+	if s.running != nil {
+		s.run[j.ID] = runItem{
+			end: v.Now() + s.duration(j), id: j.ID, model: placementModel(v.Cluster(), p),
+			milli: j.Req.TotalMilli(), cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB,
+		}
+		s.track(j.ID)
 	}
-	s.running.ReplaceOrInsert(st.run)
 	return true
 }
 
@@ -497,6 +564,177 @@ func (t *clusterTotals) onlyOn(a, b hwmodel.ModelSet) bool {
 		a = t.present
 	}
 	return a&t.present&^b == 0
+}
+
+// cannotBackfill reports that no queued job could start now, so the rest
+// of the backfill walk would start nothing and may stop. It holds when
+// every queued job asks for GPUs (no CPU-only or MIG job) and either none
+// could fit (no fractional request, and the smallest asks for more whole
+// GPUs than are idle in the whole cluster), or none passes the
+// reservation's test: every placement lands on the reserved models, the
+// smallest request is more than the extra, and the shortest duration ends
+// after the shadow time. The queue-wide minimums bound those of the jobs
+// the walk has left, so it stops only where it would start nothing more.
+// In an overloaded cluster, whose overdue jobs put the shadow time at now,
+// the walk thus ends once the extra or the idle GPUs are spent instead of
+// visiting BackfillDepth jobs.
+func (s *scheduler) cannotBackfill(c hwmodel.ClusterView, now Time) bool {
+	b := &s.queued
+	if b.cpuOnly > 0 || b.mig > 0 {
+		return false
+	}
+	m, ok := b.minMilli()
+	if !ok || (b.frac == 0 && m > int64(c.FreeWholeGPUsAccepted(hwmodel.AnyModel))*hwmodel.MilliPerGPU) {
+		return true // no GPU job queued, or none fits
+	}
+	r := &s.res
+	if r.free || !r.gpu || !s.tot.onlyOn(hwmodel.AnyModel, r.models) || m <= r.avail-r.need {
+		return false
+	}
+	return b.minDurationBound() > r.shadow-now
+}
+
+// skipHopeless steps the backfill walk over whole leaves of the queue none
+// of whose jobs could start (hope.hopeless), counting them as visited as
+// the walk would have, and returns the new count. Visiting them would
+// start nothing and change nothing (a job that fails the tests is not
+// even placed), so the walk goes on exactly as it would have, or stops
+// where it would have at BackfillDepth.
+func (s *scheduler) skipHopeless(visited int) int {
+	for visited <= s.depth {
+		n := s.q.skip(&s.hope)
+		if n == 0 {
+			break
+		}
+		visited += n
+	}
+	return visited
+}
+
+// hope holds what decides, from a leaf's summary, that none of its jobs
+// could start now behind the reservation: set after the reservation and
+// after each start.
+type hope struct {
+	freeMilli int64 // GPU milli free in the cluster
+	idle      int32 // idle whole GPUs in the cluster
+	nodeIdle  int32 // the most idle whole GPUs on one node
+	gangAbove int32 // requests above this many GPUs may be gangs
+	test      bool  // GPU jobs must pass the reservation's test:
+	extra     int64 // use at most this much GPU milli
+	within    Time  // or have at most this duration
+}
+
+func (h *hope) set(s *scheduler, c hwmodel.ClusterView, now Time) {
+	r := &s.res
+	h.freeMilli = int64(c.TotalGPUs())*hwmodel.MilliPerGPU - c.AllocatedMilli()
+	h.idle = int32(c.FreeWholeGPUsAccepted(hwmodel.AnyModel))
+	h.nodeIdle = 0
+	for h.nodeIdle < h.idle && c.HasNodeWithIdleGPUs(hwmodel.AnyModel, int(h.nodeIdle)+1) {
+		h.nodeIdle++
+	}
+	h.gangAbove = int32(s.tot.minNodeGPUs)
+	h.test = r.gpu && !r.free && s.tot.onlyOn(hwmodel.AnyModel, r.models)
+	h.extra, h.within = r.avail-r.need, r.shadow-now
+}
+
+// hopeless reports that no job summarised by q could start: none is
+// CPU-only or MIG, and in every size class either no request could fit (a
+// fractional one needs its milli free somewhere; a whole one as many idle
+// GPUs on one node, or in the cluster if it may be a gang) or none passes
+// the reservation's test (within the extra or ending by the shadow time).
+func (h *hope) hopeless(q *qsum) bool {
+	if q.other > 0 {
+		return false
+	}
+	for c := range numClasses {
+		if q.minDur[c] != math.MaxInt64 && h.possible(c, q.minSize[c], q.minDur[c]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hopelessJob is hopeless for one job.
+func (h *hope) hopelessJob(m qmeta) bool {
+	return m.class != classOther && !h.possible(int(m.class), m.size, m.dur)
+}
+
+// possible reports whether a request of size class c, size and duration
+// (a class's least of each) might fit and pass the reservation's test.
+func (h *hope) possible(c int, size int32, dur Time) bool {
+	var fits bool
+	milli := int64(size)
+	if c == 0 {
+		fits = milli <= h.freeMilli
+	} else {
+		fits = size <= h.nodeIdle || (classHi[c] > h.gangAbove && size <= h.idle)
+		milli *= hwmodel.MilliPerGPU
+	}
+	return fits && (!h.test || milli <= h.extra || dur <= h.within)
+}
+
+// backlog summarises the queued jobs for cannotBackfill: how many ask for
+// no GPU, for a MIG instance, or for a fraction of one GPU, and for the
+// GPU jobs that are not MIG the multiset of their GPU milli and a
+// histogram of their durations.
+type backlog struct {
+	cpuOnly int
+	mig     int
+	frac    int
+	milli   []milliCount // ascending by milli, no zero counts
+	dur     [65]int32    // by bits.Len64(duration)
+}
+
+type milliCount struct {
+	milli int64
+	n     int
+}
+
+// add counts job j, of duration d, in (sign +1) or out (-1).
+func (b *backlog) add(j *Job, d Time, sign int) {
+	switch {
+	case j.Req.GPUs == 0:
+		b.cpuOnly += sign
+		return
+	case j.Req.WantsMIG():
+		b.mig += sign
+		return
+	case j.Req.Fractional():
+		b.frac += sign
+	}
+	b.dur[bits.Len64(uint64(d))] += int32(sign)
+	m := j.Req.TotalMilli()
+	k, found := slices.BinarySearchFunc(b.milli, m, func(c milliCount, m int64) int { return cmp.Compare(c.milli, m) })
+	switch {
+	case found:
+		if b.milli[k].n += sign; b.milli[k].n == 0 {
+			b.milli = slices.Delete(b.milli, k, k+1)
+		}
+	case sign > 0:
+		b.milli = slices.Insert(b.milli, k, milliCount{m, 1})
+	}
+}
+
+// minMilli is the smallest GPU milli a queued GPU job asks for.
+func (b *backlog) minMilli() (int64, bool) {
+	if len(b.milli) == 0 {
+		return 0, false
+	}
+	return b.milli[0].milli, true
+}
+
+// minDurationBound is a lower bound of the shortest duration of a queued
+// GPU job (within a factor of two; MaxInt64 when there is none).
+func (b *backlog) minDurationBound() Time {
+	for k, n := range b.dur {
+		if n > 0 {
+			if k == 0 {
+				return 0
+			}
+			return Time(1) << (k - 1)
+		}
+	}
+	return math.MaxInt64
 }
 
 // backfillOne starts j if it fits now and cannot delay the reservation:

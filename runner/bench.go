@@ -83,31 +83,73 @@ func (c BenchCase) Prepare(w *workloads.Workload) (*Prepared, error) {
 
 // BenchResult is what one measured run cost.
 type BenchResult struct {
-	Events         int64
-	Faults         int // injected failures the run reached
-	Calls          int64
-	MaxQueued      int
-	Wall           time.Duration
+	Events    int64
+	Jobs      int
+	Faults    int // injected failures the run reached
+	Calls     int64
+	MaxQueued int
+	Wall      time.Duration
+	// CPU is the process's CPU time (user and system, all threads: the
+	// garbage collector's too) over the run, from getrusage; 0 where the
+	// system cannot tell (HasUsage false).
+	CPU time.Duration
+	// PeakRSS is the process's peak resident set in bytes after the run
+	// (getrusage's maxrss): a peak over the whole process so far, the
+	// workload and the engine's books included, not the run's own.
+	PeakRSS        int64
+	HasUsage       bool
 	Allocs         uint64
-	EventsPerSec   float64
+	EventsPerSec   float64 // per wall second
 	AllocsPerEvent float64
 }
 
-// Measure runs the engine once and reports its speed. Only Run is timed:
-// generating the workload and building the engine are not.
+// CPUPerEvent is the CPU time per event, 0 when unknown.
+func (r BenchResult) CPUPerEvent() time.Duration {
+	if r.Events == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Events)
+}
+
+// EventsPerCPUSecond is events per second of process CPU time, 0 when
+// unknown.
+func (r BenchResult) EventsPerCPUSecond() float64 {
+	if r.CPU <= 0 {
+		return 0
+	}
+	return float64(r.Events) / r.CPU.Seconds()
+}
+
+// PeakRSSPerJob is PeakRSS divided by the workload's jobs.
+func (r BenchResult) PeakRSSPerJob() float64 {
+	if r.Jobs == 0 {
+		return 0
+	}
+	return float64(r.PeakRSS) / float64(r.Jobs)
+}
+
+// Measure runs the engine once and reports its speed. Only Run is timed
+// (wall and process CPU time): generating the workload and building the
+// engine are not.
 func Measure(p *Prepared) (BenchResult, error) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
+	cpu0, _, ok0 := processUsage()
 	t0 := time.Now()
 	res, err := p.Engine.Run()
 	wall := time.Since(t0)
+	cpu1, rss, ok1 := processUsage()
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		return BenchResult{}, err
 	}
 	p.Timeline.Close(res.End)
-	r := BenchResult{Events: res.Events, Faults: len(res.Faults), Calls: res.Calls, MaxQueued: p.Timeline.Max().Queued, Wall: wall, Allocs: after.Mallocs - before.Mallocs}
+	r := BenchResult{Events: res.Events, Jobs: len(res.Jobs), Faults: len(res.Faults), Calls: res.Calls, MaxQueued: p.Timeline.Max().Queued,
+		Wall: wall, Allocs: after.Mallocs - before.Mallocs}
+	if ok0 && ok1 {
+		r.CPU, r.PeakRSS, r.HasUsage = cpu1-cpu0, rss, true
+	}
 	if s := wall.Seconds(); s > 0 {
 		r.EventsPerSec = float64(res.Events) / s
 	}

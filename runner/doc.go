@@ -30,5 +30,7 @@
 //   - memory.go: CheckJobCount, the memory bound a job count must fit.
 //   - faults.go: Faults, the failure model and named faults of a run, and
 //     the schedule drawn once from the seed's failure stream.
-//   - bench.go: the benchmark cases of brigade bench and Measure.
+//   - bench.go: the benchmark cases of brigade bench and Measure;
+//     rusage_unix.go and rusage_other.go: the process CPU time and peak
+//     RSS Measure reads (getrusage; nothing where it is missing).
 package runner

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/brigadesim/brigade/hwmodel"
@@ -250,29 +251,41 @@ func (e *InvariantError) Error() string {
 	return fmt.Sprintf("invariant broken at t=%.6fs: %s", e.At.Seconds(), e.Msg)
 }
 
+// jobRun is the engine's books of one job. The fields an attempt's start
+// and end read are here, copied from the workload where need be
+// (duration, failed attempts, checkpointing, tenant), so that the end of
+// a job, whose records are seldom in cache, touches this record and its
+// Outcome and nothing else of the job.
 type jobRun struct {
-	state      JobState
-	arrived    bool
-	depsLeft   int32
-	attempt    int32 // attempts started so far
-	readyAt    hwmodel.Time
-	queuedAt   hwmodel.Time
-	placement  hwmodel.Placement
-	firstStart hwmodel.Time
-	started    bool
-	// Faults, retries and checkpoints: progress saved by completed
-	// checkpoints; the current attempt's restart time and checkpoint
-	// count; failures so far (retries asked for), trace failures so far;
-	// the deadline policy's grant (-1: none yet); whether the next
-	// attempt follows a failure; whether the job waits out a back-off.
-	saved        hwmodel.Time
-	restart      hwmodel.Time
-	ckpts        int32
-	retries      int32
-	traceFails   int32
-	granted      int32
+	state   JobState
+	arrived bool
+	started bool
+	hasDeps bool // some job depends on it
+	// afterFailure: the next attempt follows a failure; backoff: the job
+	// waits out a back-off.
 	afterFailure bool
 	backoff      bool
+	attempt      int32 // attempts started so far
+	depsLeft     int32
+	tenant       int32
+	// Faults, retries and checkpoints: failures so far (retries asked
+	// for), trace failures so far and how many the trace has, the current
+	// attempt's checkpoint count, the deadline policy's grant (-1: none
+	// yet).
+	retries        int32
+	traceFails     int32
+	failedAttempts int32
+	ckpts          int32
+	granted        int32
+	start          hwmodel.Time // the current attempt's start
+	queuedAt       hwmodel.Time
+	duration       hwmodel.Time // workloads.Job.Duration
+	// saved is the progress saved by completed checkpoints; restart the
+	// current attempt's restart time (and start-up delay).
+	saved     hwmodel.Time
+	restart   hwmodel.Time
+	ck        Checkpoint // checkpointOf
+	placement hwmodel.Placement
 }
 
 // maxIdleCalls bounds the extra scheduling points the engine makes at the
@@ -391,14 +404,23 @@ func New(cfg Config) (*Engine, error) {
 		if cfg.RevealOracle {
 			e.jobs[i].Oracle = j.Duration
 		}
-		e.runs[i].depsLeft = int32(len(j.Deps))
-		e.runs[i].granted = -1
+		r := &e.runs[i]
+		r.depsLeft = int32(len(j.Deps))
+		r.granted = -1
+		r.tenant = int32(ti)
+		r.duration = j.Duration
+		r.failedAttempts = int32(min(j.FailedAttempts, math.MaxInt32))
+		r.ck = j.Checkpoint
+		if r.ck.Every <= 0 {
+			r.ck = cfg.DefaultCheckpoint
+		}
 		e.out[i].Submit = j.Submit
 		for _, d := range j.Deps {
 			if d < 0 || d >= n || d == i {
 				return nil, fmt.Errorf("sim: job %q has dependency index %d out of range", j.Name, d)
 			}
 			e.dependants[d] = append(e.dependants[d], int32(i))
+			e.runs[d].hasDeps = true
 		}
 	}
 	if err := e.host.Init(cfg.Cluster, tenants, e.jobs); err != nil {
@@ -505,7 +527,6 @@ func (e *Engine) arrive(i int) {
 func (e *Engine) makeReady(i int) {
 	r := &e.runs[i]
 	r.state = Ready
-	r.readyAt = e.now
 	e.out[i].Ready = e.now
 	e.enqueue(i)
 }
@@ -550,8 +571,7 @@ func (e *Engine) finish(ev event) error {
 		// progress since the fault and stays running until detection.
 		return nil
 	}
-	j := &e.w.Jobs[i]
-	if int(r.traceFails) < j.FailedAttempts {
+	if r.traceFails < r.failedAttempts {
 		// This attempt fails (the trace says so) at its very end.
 		r.traceFails++
 		e.endAttempt(i, e.now)
@@ -559,10 +579,15 @@ func (e *Engine) finish(ev event) error {
 		e.retryOrFail(i, fmt.Sprintf("attempt %d failed, no retries left", r.attempt))
 		return nil
 	}
-	e.out[i].CheckpointTime += hwmodel.Time(r.ckpts) * e.checkpointOf(i).Cost
-	r.saved = j.Duration
+	if r.ckpts != 0 {
+		e.out[i].CheckpointTime += hwmodel.Time(r.ckpts) * r.ck.Cost
+	}
+	r.saved = r.duration
 	e.stopRunning(i, AttemptSucceeded)
 	e.setTerminal(i, Succeeded, FailNone, "")
+	if !r.hasDeps {
+		return nil
+	}
 	for _, d := range e.dependants[i] {
 		dr := &e.runs[d]
 		dr.depsLeft--
@@ -579,11 +604,11 @@ func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	r := &e.runs[i]
 	e.host.Stop(policies.JobID(i), r.placement)
 	e.mig.stopped(i, r.placement)
-	tenant := e.jobs[i].Tenant
-	e.tenantMilli[tenant] = e.host.Tenants()[tenant].AllocatedMilliGPU
-	e.out[i].Run += e.now - e.jobs[i].Start
-	e.out[i].End = e.now
-	if log := e.out[i].AttemptLog; len(log) > 0 {
+	e.tenantMilli[r.tenant] = e.host.Tenants()[r.tenant].AllocatedMilliGPU
+	o := &e.out[i]
+	o.Run += e.now - r.start
+	o.End = e.now
+	if log := o.AttemptLog; len(log) > 0 {
 		log[len(log)-1].End, log[len(log)-1].Ended = e.now, why
 	}
 	e.running--
@@ -598,7 +623,9 @@ func (e *Engine) setTerminal(i int, s JobState, why FailReason, reason string) {
 	r.state = s
 	o := &e.out[i]
 	o.State = s
-	o.FailReason, o.Reason = why, reason
+	if why != FailNone || reason != "" {
+		o.FailReason, o.Reason = why, reason // once terminal: zero until now
+	}
 	o.End = e.now
 	if !r.started {
 		o.Start = e.now

@@ -449,13 +449,9 @@ func (e *Engine) hitTime(i int) hwmodel.Time {
 	return t
 }
 
-// checkpointOf is job i's checkpointing: its own, else the run's default.
-func (e *Engine) checkpointOf(i int) Checkpoint {
-	if c := e.w.Jobs[i].Checkpoint; c.Every > 0 {
-		return c
-	}
-	return e.cfg.DefaultCheckpoint
-}
+// checkpointOf is job i's checkpointing: its own, else the run's default
+// (New copies it into the job's books).
+func (e *Engine) checkpointOf(i int) Checkpoint { return e.runs[i].ck }
 
 // attemptLength sets up job i's attempt starting now and returns its wall
 // time: restart (after a failure), the remaining work, and the checkpoints
@@ -470,8 +466,8 @@ func (e *Engine) attemptLength(i int) hwmodel.Time {
 	}
 	// The start-up delay, like the restart, comes before any progress.
 	r.restart += e.cfg.StartupDelay
-	w := e.w.Jobs[i].Duration
-	ck := e.checkpointOf(i)
+	w := r.duration
+	ck := r.ck
 	r.ckpts = 0
 	if ck.Every > 0 {
 		r.ckpts = int32(int64((w-1)/ck.Every) - int64(r.saved/ck.Every))
@@ -484,8 +480,8 @@ func (e *Engine) attemptLength(i int) hwmodel.Time {
 // or now) are kept, the rest of the attempt's wall time until now is lost.
 func (e *Engine) endAttempt(i int, cut hwmodel.Time) {
 	r := &e.runs[i]
-	s := e.jobs[i].Start
-	ck := e.checkpointOf(i)
+	s := r.start
+	ck := r.ck
 	var k int64
 	// kept is the wall time from the end of the start-up to the end of
 	// the last completed checkpoint.

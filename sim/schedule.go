@@ -83,7 +83,6 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	o.AttemptLog = append(o.AttemptLog, Attempt{Start: e.now, End: -1, Wait: e.now - r.queuedAt, Placement: p, Ended: AttemptRunning})
 	if !r.started {
 		r.started = true
-		r.firstStart = e.now
 		o.Start = e.now
 	}
 	o.Attempts = int(r.attempt)
@@ -94,10 +93,11 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	}
 	j := &e.jobs[i]
 	j.Start = e.now
+	r.start = e.now
 	j.Attempt = int(r.attempt) - 1
 	e.mig.started(i, p)
 	e.mig.queue(&j.Req, -1)
-	e.tenantMilli[j.Tenant] = e.host.Tenants()[j.Tenant].AllocatedMilliGPU
+	e.tenantMilli[r.tenant] = e.host.Tenants()[r.tenant].AllocatedMilliGPU
 	e.queued--
 	e.running++
 	e.addRunning(i)

@@ -25,8 +25,14 @@ or --gpu-mtbf each synthetic case runs twice, without and with failures
 (heartbeats every 5 s, dead after 30 s, fixed retries), to measure what the
 fault machinery costs per event.
 
-Only the event loop is timed, not reading or generating the workload. Wall
-times on a shared machine are noisy: compare ratios, repeat runs.`
+Only the event loop is timed, not reading or generating the workload: its
+wall time and events per wall second, and the process's CPU time over it
+(getrusage: user and system, the garbage collector's threads included) and
+CPU time per event. Peak RSS is the process's peak resident set after the
+run (getrusage's maxrss), which includes the workload and every earlier
+case of the same command, so it only grows down the table; RSS/job divides
+it by the case's jobs: for the memory a job costs, run one case per
+command. Times on a shared machine are noisy: compare ratios, repeat runs.`
 
 const benchExamples = `  brigade bench
   brigade bench --jobs 10000,100000,1000000 --gpus 1000,10000 --policy fcfs,fair
@@ -82,13 +88,21 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		faults = &ff
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "policy\tjobs\tgpus\tload\tevents\tmax queued\twall s\tevents/s\tallocs/event\t"
+	head := "policy\tjobs\tgpus\tload\tevents\tmax queued\twall s\tevents/s\tcpu s\tcpu ns/event\tallocs/event\tpeak RSS MiB\tRSS/job B\t"
 	if faults != nil {
 		head += "faults\t"
 	}
 	fmt.Fprintln(tw, head)
 	row := func(policy string, nJobs, nGPUs int, loadCol string, r runner.BenchResult) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%.3f\t%.0f\t%.2f\t", policy, nJobs, nGPUs, loadCol, r.Events, r.MaxQueued, r.Wall.Seconds(), r.EventsPerSec, r.AllocsPerEvent)
+		cpu, perEvent, rss, perJob := "-", "-", "-", "-"
+		if r.HasUsage {
+			cpu = fmt.Sprintf("%.3f", r.CPU.Seconds())
+			perEvent = fmt.Sprintf("%d", r.CPUPerEvent().Nanoseconds())
+			rss = fmt.Sprintf("%.0f", float64(r.PeakRSS)/(1<<20))
+			perJob = fmt.Sprintf("%.0f", r.PeakRSSPerJob())
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%.3f\t%.0f\t%s\t%s\t%.2f\t%s\t%s\t", policy, nJobs, nGPUs, loadCol, r.Events, r.MaxQueued,
+			r.Wall.Seconds(), r.EventsPerSec, cpu, perEvent, r.AllocsPerEvent, rss, perJob)
 		if faults != nil {
 			fmt.Fprintf(tw, "%d\t", r.Faults)
 		}
