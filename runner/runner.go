@@ -121,7 +121,10 @@ type PolicyRun struct {
 	Timeline  *results.Timeline
 	// Arrivals is the timeline's integrals up to the last submission.
 	Arrivals *results.Integrals
-	Engine   *sim.Result
+	// Engine is the engine's result less its per-job outcomes: Run turns
+	// them into Jobs and lets them go (Engine.Jobs is nil), so that a
+	// job's outcome is held once, as its record, not twice.
+	Engine *sim.Result
 }
 
 // Run runs every policy in spec and returns their results in the order the
@@ -276,9 +279,11 @@ func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault, progress func(
 		progress(len(spec.Workload.Jobs))
 	}
 	prep.Timeline.Close(res.End)
+	jobs := Records(spec.Workload, cluster, res)
+	res.Jobs = nil
 	return PolicyRun{
 		Policy: policy.Name(), TotalGPUs: cluster.TotalGPUs(),
-		Jobs: Records(spec.Workload, cluster, res), Timeline: prep.Timeline, Engine: res, Arrivals: prep.Arrivals(),
+		Jobs: jobs, Timeline: prep.Timeline, Engine: res, Arrivals: prep.Arrivals(),
 	}, nil
 }
 

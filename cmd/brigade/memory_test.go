@@ -188,9 +188,10 @@ func measureMemory(t *testing.T, n int) {
 	filesPeak := peak.end()
 	t.Logf("%d jobs: results files, peak above live before them %s", n, per(filesPeak, live))
 
+	live = liveHeap()
 	res.Jobs = nil
 	afterOutcomes := liveHeap()
-	t.Logf("%d jobs: of which sim.Result.Jobs (outcomes)        %s", n, per(live-afterOutcomes, 0))
+	t.Logf("%d jobs: of which sim.Result.Jobs (outcomes)        %s", n, per(live, afterOutcomes))
 	t.Logf("%d jobs: live at the end (workload, records, timeline, outcomes) %s", n, per(live, base))
 	runtime.KeepAlive(w)
 	runtime.KeepAlive(runs)
