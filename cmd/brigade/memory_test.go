@@ -53,6 +53,7 @@ func TestMemoryPerJob(t *testing.T) {
 // liveHeap is the heap's live bytes after a full collection.
 func liveHeap() uint64 {
 	runtime.GC()
+	runtime.GC() // and what sync.Pools kept through the first
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
@@ -147,21 +148,32 @@ func measureMemory(t *testing.T, n int) {
 	}
 	runPeak := peak.end()
 	prep.Timeline.Close(res.End)
+	tl, arrivals, name := prep.Timeline, prep.Arrivals(), policy.Name()
 	withEngine := liveHeap()
-	tl, arrivals := prep.Timeline, prep.Arrivals()
-	prep = nil
+	// As runner.Run does: the result points into the engine, so a copy
+	// lets the engine and the policy go.
+	own := *res
+	res = &own
 	afterRun := liveHeap()
 	t.Logf("%d jobs: engine run, peak above live before it       %s", n, per(runPeak, beforeRun))
-	t.Logf("%d jobs: engine and policy state still held after   %s", n, per(withEngine, afterRun))
-	t.Logf("%d jobs: sim.Result (outcomes, attempts) + timeline %s", n, per(afterRun, beforeRun))
+	t.Logf("%d jobs: engine and policy state, held by the result %s", n, per(withEngine, afterRun))
+	t.Logf("%d jobs: outcomes, attempts, timeline after the run %s", n, per(afterRun, beforeRun))
 
 	peak = startPeak()
 	recs := runner.Records(w, cluster, res)
 	recPeak := peak.end()
+	gpus := cluster.TotalGPUs()
+	withCluster := liveHeap()
+	cluster = nil
 	afterRecords := liveHeap()
-	t.Logf("%d jobs: results.JobRecord slice (with attempts)    %s  (peak %s)", n, per(afterRecords, afterRun), per(recPeak, afterRun))
+	t.Logf("%d jobs: cluster state still held after the run     %s", n, per(withCluster, afterRecords))
+	res.Jobs = nil // as runner.Run lets them go
+	afterOutcomes := liveHeap()
+	t.Logf("%d jobs: of which sim.Result.Jobs (outcomes, attempts) %s", n, per(afterRecords, afterOutcomes))
+	afterRecords = afterOutcomes
+	t.Logf("%d jobs: results.JobRecord slice (with attempts)    %s  (peak %s)", n, per(withCluster, afterRun), per(recPeak, afterRun))
 
-	runs := []runner.PolicyRun{{Policy: policy.Name(), TotalGPUs: cluster.TotalGPUs(), Jobs: recs, Timeline: tl, Engine: res, Arrivals: arrivals}}
+	runs := []runner.PolicyRun{{Policy: name, TotalGPUs: gpus, Jobs: recs, Timeline: tl, Engine: res, Arrivals: arrivals}}
 	peak = startPeak()
 	runner.Summarize(runner.Spec{Workload: w, Seed: 1, ClusterName: spec.Name, WorkloadName: "synthetic"}, runs, runner.SharedStarvationThreshold(runs))
 	sumPeak := peak.end()
@@ -188,11 +200,9 @@ func measureMemory(t *testing.T, n int) {
 	filesPeak := peak.end()
 	t.Logf("%d jobs: results files, peak above live before them %s", n, per(filesPeak, live))
 
-	live = liveHeap()
-	res.Jobs = nil
-	afterOutcomes := liveHeap()
-	t.Logf("%d jobs: of which sim.Result.Jobs (outcomes)        %s", n, per(live, afterOutcomes))
-	t.Logf("%d jobs: live at the end (workload, records, timeline, outcomes) %s", n, per(live, base))
+	t.Logf("%d jobs: live at the end (workload, records, timeline) %s", n, per(liveHeap(), base))
+	runs[0].Timeline, tl = nil, nil
+	t.Logf("%d jobs: of which the timeline                      %s", n, per(live, liveHeap()))
 	runtime.KeepAlive(w)
 	runtime.KeepAlive(runs)
 }
