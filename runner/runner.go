@@ -225,10 +225,18 @@ func Summarize(spec Spec, runs []PolicyRun, threshold hwmodel.Time) {
 // every policy together, so that "starved" means the same wait for every
 // policy compared.
 func SharedStarvationThreshold(runs []PolicyRun) hwmodel.Time {
-	var waits []hwmodel.Time
+	n := 0
 	for _, r := range runs {
-		for _, j := range r.Jobs {
-			if j.Attempts > 0 {
+		for i := range r.Jobs {
+			if r.Jobs[i].Attempts > 0 {
+				n++
+			}
+		}
+	}
+	waits := make([]hwmodel.Time, 0, n) // sized once: every policy's jobs
+	for _, r := range runs {
+		for i := range r.Jobs {
+			if j := &r.Jobs[i]; j.Attempts > 0 {
 				waits = append(waits, j.Wait)
 			}
 		}
