@@ -455,13 +455,20 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release
 		}
 		return names.String()
 	}
+	// Every job's attempts in one array, each job's log a piece of it
+	// capped at its length: one allocation per run, not one per job.
+	attempts := 0
+	for i := range res.Jobs {
+		attempts += len(res.Jobs[i].AttemptLog)
+	}
+	all := make([]results.AttemptRecord, attempts)
 	for i := range res.Jobs {
 		o := &res.Jobs[i]
 		j := &w.Jobs[i]
 		last := nodes(o.Placement)
 		var log []results.AttemptRecord
-		if len(o.AttemptLog) > 0 {
-			log = make([]results.AttemptRecord, len(o.AttemptLog))
+		if n := len(o.AttemptLog); n > 0 {
+			log, all = all[:n:n], all[n:]
 			for k, a := range o.AttemptLog {
 				at := last
 				if !samePlacement(a.Placement, o.Placement) {
