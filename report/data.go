@@ -55,6 +55,7 @@ func FromRecords(sums []results.Summary, jobs [][]results.JobRecord, timelines [
 	for i, s := range sums {
 		p := Policy{Name: s.Policy}
 		if i < len(jobs) {
+			p.Jobs = make([]Job, 0, len(jobs[i]))
 			for _, j := range jobs[i] {
 				p.Jobs = append(p.Jobs, Job{
 					Tenant: j.Tenant, Priority: j.Priority,

@@ -66,32 +66,8 @@ var FigureNames = []string{
 
 // Figures draws every plot of d, in FigureNames order.
 func Figures(d *Data) ([]Figure, error) {
-	makers := []func(*Data) (Figure, error){
-		func(d *Data) (Figure, error) {
-			return cdf(d, "wait-cdf", "Wait", func(j Job) float64 { return j.WaitS })
-		},
-		func(d *Data) (Figure, error) {
-			return cdf(d, "jct-cdf", "Job completion time", func(j Job) float64 { return j.JCT })
-		},
-		func(d *Data) (Figure, error) {
-			return series(d, "utilisation", "GPU utilisation over time", "GPU utilisation (% of cluster GPUs allocated)",
-				func(p Point) float64 { return 100 * p.Utilisation }, true)
-		},
-		func(d *Data) (Figure, error) {
-			return series(d, "queue-length", "Queue length over time", "queued jobs (bucket mean)",
-				func(p Point) float64 { return p.QueueLength }, false)
-		},
-		tenantShare,
-		waitPercentiles,
-		func(d *Data) (Figure, error) {
-			return starvation(d, "starvation-tenant", "tenant", func(j Job) string { return j.Tenant }, tenantOrder(d))
-		},
-		func(d *Data) (Figure, error) {
-			return starvation(d, "starvation-priority", "priority", func(j Job) string { return strconv.Itoa(j.Priority) }, priorityOrder(d))
-		},
-	}
-	out := make([]Figure, 0, len(makers))
-	for _, m := range makers {
+	out := make([]Figure, 0, len(FigureNames))
+	for _, m := range figureMakers {
 		f, err := m(d)
 		if err != nil {
 			return nil, fmt.Errorf("plot: %w", err)
@@ -99,6 +75,32 @@ func Figures(d *Data) ([]Figure, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// figureMakers draw the figures of FigureNames, in its order.
+var figureMakers = []func(*Data) (Figure, error){
+	func(d *Data) (Figure, error) {
+		return cdf(d, "wait-cdf", "Wait", func(j Job) float64 { return j.WaitS })
+	},
+	func(d *Data) (Figure, error) {
+		return cdf(d, "jct-cdf", "Job completion time", func(j Job) float64 { return j.JCT })
+	},
+	func(d *Data) (Figure, error) {
+		return series(d, "utilisation", "GPU utilisation over time", "GPU utilisation (% of cluster GPUs allocated)",
+			func(p Point) float64 { return 100 * p.Utilisation }, true)
+	},
+	func(d *Data) (Figure, error) {
+		return series(d, "queue-length", "Queue length over time", "queued jobs (bucket mean)",
+			func(p Point) float64 { return p.QueueLength }, false)
+	},
+	tenantShare,
+	waitPercentiles,
+	func(d *Data) (Figure, error) {
+		return starvation(d, "starvation-tenant", "tenant", func(j Job) string { return j.Tenant }, tenantOrder(d))
+	},
+	func(d *Data) (Figure, error) {
+		return starvation(d, "starvation-priority", "priority", func(j Job) string { return strconv.Itoa(j.Priority) }, priorityOrder(d))
+	},
 }
 
 // NewPlot is a plot with Brigade's title, label and legend sizes and a
@@ -132,7 +134,13 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 	p.Y.Min, p.Y.Max = 0, 1
 	lines, top := 0, 0.0
 	for i, pol := range d.Policies {
-		var v []float64
+		ran := 0
+		for _, j := range pol.Jobs {
+			if j.Ran {
+				ran++
+			}
+		}
+		v := make([]float64, 0, ran)
 		for _, j := range pol.Jobs {
 			if j.Ran {
 				v = append(v, max(value(j), minLogS))
@@ -157,7 +165,7 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 			}
 			xy = append(xy, plotter.XY{X: v[k], Y: float64(k+1) / n})
 		}
-		l, err := plotter.NewLine(xy)
+		l, err := ownedLine(xy)
 		if err != nil {
 			return Figure{}, err
 		}
@@ -178,6 +186,17 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = vg.Points(6)
 	return Figure{Name: name, Title: what + " CDF", plot: p}, nil
+}
+
+// ownedLine is plotter.NewLine(xy) without its copy of xy, which the
+// caller hands over: a CDF's points are two per job.
+func ownedLine(xy plotter.XYs) (*plotter.Line, error) {
+	for _, p := range xy {
+		if err := plotter.CheckFloats(p.X, p.Y); err != nil {
+			return nil, err
+		}
+	}
+	return &plotter.Line{XYs: xy, LineStyle: plotter.DefaultLineStyle}, nil
 }
 
 // paddedLine is a plotter.Line that offers the plot only the glyph boxes
@@ -209,13 +228,16 @@ func (l paddedLine) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
 		return !(size.X > 0 && (b.X < 0 || b.X > 1) || size.Y > 0 && (b.Y < 0 || b.Y > 1))
 	}
 	// The extremes first, then the records near them.
+	// Each point's box is computed in both passes rather than kept
+	// between them: the same arithmetic gives the same box, and a CDF has
+	// two points per job.
+	box := func(xy plotter.XY) plot.GlyphBox {
+		return plot.GlyphBox{X: p.X.Norm(xy.X), Y: p.Y.Norm(xy.Y), Rectangle: rect}
+	}
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	minY, maxY := minX, maxX
-	norm := make([]plot.GlyphBox, len(l.XYs))
-	for i, xy := range l.XYs {
-		b := plot.GlyphBox{X: p.X.Norm(xy.X), Y: p.Y.Norm(xy.Y), Rectangle: rect}
-		norm[i] = b
-		if kept(b) {
+	for _, xy := range l.XYs {
+		if b := box(xy); kept(b) {
 			minX, maxX = min(minX, b.X), max(maxX, b.X)
 			minY, maxY = min(minY, b.Y), max(maxY, b.Y)
 		}
@@ -223,7 +245,8 @@ func (l paddedLine) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
 	var out []plot.GlyphBox
 	lowX, highX := math.Inf(1), math.Inf(-1)
 	lowY, highY := lowX, highX
-	for _, b := range norm {
+	for _, xy := range l.XYs {
+		b := box(xy)
 		if !kept(b) {
 			continue
 		}
@@ -698,11 +721,14 @@ func WritePlots(dir string, d *Data) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	figs, err := Figures(d)
-	if err != nil {
-		return err
-	}
-	for _, f := range figs {
+	// One figure at a time, each drawn from d just before it is written:
+	// a CDF holds two points per job, and holding every figure's while
+	// the others render would add them all to the peak.
+	for _, m := range figureMakers {
+		f, err := m(d)
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
 		for _, kind := range []struct {
 			ext    string
 			render func() ([]byte, error)

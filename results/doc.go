@@ -96,7 +96,8 @@
 //   - table.go: FormatTable, the comparison table brigade sim prints.
 //   - writers.go: summary.json and the CSV files; csvrows.go: the CSV
 //     rows they append, byte for byte as encoding/csv writes them;
-//     parquet.go: the Parquet tables and their versioned schema.
+//     parquet.go: the Parquet tables and their versioned schema, written a
+//     batch of rows at a time.
 //   - runinfo.go: run.json (RunInfo, WriteRunJSON).
 //   - atomic.go: AtomicWriteFile; replace.go: CheckReplaceable, which
 //     folders a results folder may replace; folder.go: CheckOut and

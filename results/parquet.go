@@ -85,6 +85,15 @@ type AttemptRow struct {
 // (numbered from 1). run_s is End − Start, 0 for an attempt still running.
 func AttemptRows(runs []PolicyJobs) []AttemptRow {
 	var rows []AttemptRow
+	eachAttemptRow(runs, func(r *AttemptRow) error { rows = append(rows, *r); return nil })
+	return rows
+}
+
+// eachAttemptRow hands emit AttemptRows(runs) one row at a time, in their
+// order; the row is emit's only until it returns. It stops at emit's
+// first error.
+func eachAttemptRow(runs []PolicyJobs, emit func(*AttemptRow) error) error {
+	var row AttemptRow
 	for _, r := range runs {
 		for i := range r.Jobs {
 			j := &r.Jobs[i]
@@ -93,21 +102,24 @@ func AttemptRows(runs []PolicyJobs) []AttemptRow {
 				if a.End < 0 {
 					run = 0
 				}
-				rows = append(rows, AttemptRow{
+				row = AttemptRow{
 					Policy: r.Policy, ID: j.ID, Attempt: int32(k + 1),
 					StartS: Seconds(a.Start), EndS: Seconds(a.End), WaitS: Seconds(a.Wait), RunS: Seconds(run),
 					Nodes: a.Nodes, Ended: a.Ended, ExitCode: int32(a.ExitCode),
-				})
+				}
+				if err := emit(&row); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	return rows
+	return nil
 }
 
 // WriteAttemptsParquet writes AttemptRows(runs) to path, atomically, as
-// Zstd compressed Parquet (see writeParquet).
+// Zstd compressed Parquet (see writeParquet), without holding them all.
 func WriteAttemptsParquet(path string, runs []PolicyJobs) error {
-	return writeParquet(path, AttemptRows(runs))
+	return writeParquetRows(path, func(emit func(*AttemptRow) error) error { return eachAttemptRow(runs, emit) })
 }
 
 // TimeseriesRow is one row of timeseries.parquet: one time bucket of one
@@ -180,32 +192,57 @@ func JobRows(runs []PolicyJobs) []JobRow {
 	rows := make([]JobRow, 0, n)
 	// The optional cells point into one array, not an allocation each.
 	opt := make([]float64, 2*n)
+	eachJobRow(runs, func(row *JobRow) error {
+		k := 2 * len(rows)
+		if row.ReadyS != nil {
+			opt[k] = *row.ReadyS
+			row.ReadyS = &opt[k]
+		}
+		if row.BoundedSlowdown != nil {
+			opt[k+1] = *row.BoundedSlowdown
+			row.BoundedSlowdown = &opt[k+1]
+		}
+		rows = append(rows, *row)
+		return nil
+	})
+	return rows
+}
+
+// eachJobRow hands emit JobRows(runs) one row at a time, in their order;
+// the row, and the cells its pointers point to, are emit's only until it
+// returns. It stops at emit's first error.
+func eachJobRow(runs []PolicyJobs, emit func(*JobRow) error) error {
+	var (
+		row         JobRow
+		ready, slow float64
+	)
 	for _, r := range runs {
 		for i := range r.Jobs {
 			j := &r.Jobs[i]
-			var ready, slow *float64
-			k := 2 * len(rows)
-			if j.Ready >= 0 {
-				opt[k] = Seconds(j.Ready)
-				ready = &opt[k]
-			}
-			if j.Attempts > 0 {
-				opt[k+1] = BoundedSlowdown(*j, r.SlowdownBound)
-				slow = &opt[k+1]
-			}
-			rows = append(rows, JobRow{
+			row = JobRow{
 				Policy: r.Policy, ID: j.ID, Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: int32(j.Priority),
-				SubmitS: Seconds(j.Submit), ReadyS: ready, StartS: Seconds(j.Start), EndS: Seconds(j.End),
+				SubmitS: Seconds(j.Submit), StartS: Seconds(j.Start), EndS: Seconds(j.End),
 				WaitS: Seconds(j.Wait), RunS: Seconds(j.Run), JCTS: Seconds(j.End - j.Submit),
-				BoundedSlowdown: slow, GPUs: int32(j.GPUs), GPUMilli: j.GPUMilli, Nodes: j.Nodes,
+				GPUs: int32(j.GPUs), GPUMilli: j.GPUMilli, Nodes: j.Nodes,
 				Attempts: int32(j.Attempts), State: string(j.State), MIGProfile: j.MIGProfile,
 				HardwareFailures: int32(j.HardwareFailures), LostS: Seconds(j.Lost), CheckpointS: Seconds(j.Checkpoint),
 				Reason: j.Reason, ReasonDetail: j.ReasonDetail,
 				CPUMilli: j.CPUMilli, MemoryMiB: j.MemoryMiB, Deps: JoinDeps(j.Deps),
-			})
+			}
+			if j.Ready >= 0 {
+				ready = Seconds(j.Ready)
+				row.ReadyS = &ready
+			}
+			if j.Attempts > 0 {
+				slow = BoundedSlowdown(*j, r.SlowdownBound)
+				row.BoundedSlowdown = &slow
+			}
+			if err := emit(&row); err != nil {
+				return err
+			}
 		}
 	}
-	return rows
+	return nil
 }
 
 // TimeseriesRows converts every run's buckets to timeseries.parquet rows,
@@ -232,9 +269,28 @@ func TimeseriesRows(runs []PolicyTimeline) []TimeseriesRow {
 }
 
 // WriteJobsParquet writes JobRows(runs) to path, atomically, as Zstd
-// compressed Parquet (see writeParquet).
+// compressed Parquet (see writeParquet), without holding them all.
 func WriteJobsParquet(path string, runs []PolicyJobs) error {
-	return writeParquet(path, JobRows(runs))
+	// A batched row's optional cells must outlive eachJobRow's next row:
+	// they point into opt, at the row's place in its batch (the batch is
+	// written out every parquetBatch rows).
+	opt := make([]float64, 2*parquetBatch)
+	n := 0
+	return writeParquetRows(path, func(emit func(*JobRow) error) error {
+		return eachJobRow(runs, func(row *JobRow) error {
+			k := 2 * (n % parquetBatch)
+			n++
+			if row.ReadyS != nil {
+				opt[k] = *row.ReadyS
+				row.ReadyS = &opt[k]
+			}
+			if row.BoundedSlowdown != nil {
+				opt[k+1] = *row.BoundedSlowdown
+				row.BoundedSlowdown = &opt[k+1]
+			}
+			return emit(row)
+		})
+	})
 }
 
 // WriteTimeseriesParquet writes TimeseriesRows(runs) to path, atomically,
@@ -248,13 +304,52 @@ func WriteTimeseriesParquet(path string, runs []PolicyTimeline) error {
 // varies between runs (no timestamps, no random ids, no build information),
 // so the same rows give the same bytes.
 func writeParquet[T any](path string, rows []T) error {
+	return writeParquetRows(path, func(emit func(*T) error) error {
+		for i := range rows {
+			if err := emit(&rows[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// parquetBatch is how many rows writeParquetRows hands the Parquet writer
+// at a time: the writer cuts pages by their buffered size, not by the
+// calls that fill them, so the batch changes no byte of the file, and a
+// batch of rows is all the memory the rows themselves take.
+const parquetBatch = 1024
+
+// writeParquetRows is writeParquet of the rows each emits, in their order,
+// copied a batch at a time (parquetBatch) instead of all held at once.
+func writeParquetRows[T any](path string, each func(emit func(*T) error) error) error {
 	return AtomicWriteFile(path, func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[T](w,
 			parquet.Compression(&zstd.Codec{Level: zstd.DefaultLevel, Concurrency: 1}),
 			parquet.CreatedBy("brigade", "results-schema-"+strconv.Itoa(SchemaVersion), ""),
 			parquet.KeyValueMetadata(SchemaVersionKey, strconv.Itoa(SchemaVersion)),
 		)
-		if _, err := pw.Write(rows); err != nil {
+		batch := make([]T, 0, parquetBatch)
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			_, err := pw.Write(batch)
+			clear(batch) // drop the strings the rows point to
+			batch = batch[:0]
+			return err
+		}
+		err := each(func(row *T) error {
+			batch = append(batch, *row)
+			if len(batch) == cap(batch) {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		if err != nil {
 			return err
 		}
 		return pw.Close()

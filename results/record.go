@@ -18,7 +18,11 @@ const NotReady hwmodel.Time = -1
 // microseconds; a job that never ran (its dependency failed) has Start and
 // End equal to the moment it was failed and Attempts == 0.
 type JobRecord struct {
-	ID       int32
+	ID int32
+	// GPUMilli is the share of each GPU; for a MIG job, the share of the
+	// instance its last attempt ran on (0 if it never ran). It sits beside
+	// ID, the other 4-byte field, so that neither is padded to 8 bytes.
+	GPUMilli int32
 	Name     string
 	DAG      string
 	Tenant   string
@@ -38,9 +42,6 @@ type JobRecord struct {
 	Wait hwmodel.Time
 	Run  hwmodel.Time
 	GPUs int
-	// GPUMilli is the share of each GPU; for a MIG job, the share of the
-	// instance its last attempt ran on (0 if it never ran).
-	GPUMilli int32
 	// MIGProfile is the profile of the MIG instance of the last attempt;
 	// empty for other jobs.
 	MIGProfile string

@@ -327,7 +327,15 @@ func Summarize(in RunInput) Summary {
 
 	// Distributions over jobs that ran, computed in µs (exact integers in
 	// float64) and converted to seconds at the end.
-	var waits, jcts, slows []float64
+	ran := 0
+	for i := range in.Jobs {
+		if hasRun(&in.Jobs[i]) {
+			ran++
+		}
+	}
+	// Sized once: grown by append, the three would leave about as much
+	// again behind them as garbage.
+	waits, jcts, slows := make([]float64, 0, ran), make([]float64, 0, ran), make([]float64, 0, ran)
 	for i := range in.Jobs {
 		j := &in.Jobs[i]
 		if !hasRun(j) {

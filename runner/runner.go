@@ -121,7 +121,10 @@ type PolicyRun struct {
 	Timeline  *results.Timeline
 	// Arrivals is the timeline's integrals up to the last submission.
 	Arrivals *results.Integrals
-	Engine   *sim.Result
+	// Engine is the engine's result less its per-job outcomes: Run turns
+	// them into Jobs and lets them go (Engine.Jobs is nil), so that a
+	// job's outcome is held once, as its record, not twice.
+	Engine *sim.Result
 }
 
 // Run runs every policy in spec and returns their results in the order the
@@ -222,10 +225,18 @@ func Summarize(spec Spec, runs []PolicyRun, threshold hwmodel.Time) {
 // every policy together, so that "starved" means the same wait for every
 // policy compared.
 func SharedStarvationThreshold(runs []PolicyRun) hwmodel.Time {
-	var waits []hwmodel.Time
+	n := 0
 	for _, r := range runs {
-		for _, j := range r.Jobs {
-			if j.Attempts > 0 {
+		for i := range r.Jobs {
+			if r.Jobs[i].Attempts > 0 {
+				n++
+			}
+		}
+	}
+	waits := make([]hwmodel.Time, 0, n) // sized once: every policy's jobs
+	for _, r := range runs {
+		for i := range r.Jobs {
+			if j := &r.Jobs[i]; j.Attempts > 0 {
 				waits = append(waits, j.Wait)
 			}
 		}
@@ -276,9 +287,17 @@ func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault, progress func(
 		progress(len(spec.Workload.Jobs))
 	}
 	prep.Timeline.Close(res.End)
+	// The result points into the engine: held, it would hold the whole
+	// engine (every job's state, the queues, the policy) for as long as
+	// the run is kept. A copy holds only the outcomes, until they are
+	// records.
+	own := *res
+	name, tl, arrivals := policy.Name(), prep.Timeline, prep.Arrivals()
+	jobs := records(spec.Workload, cluster, &own, true)
+	own.Jobs = nil
 	return PolicyRun{
-		Policy: policy.Name(), TotalGPUs: cluster.TotalGPUs(),
-		Jobs: Records(spec.Workload, cluster, res), Timeline: prep.Timeline, Engine: res, Arrivals: prep.Arrivals(),
+		Policy: name, TotalGPUs: cluster.TotalGPUs(),
+		Jobs: jobs, Timeline: tl, Engine: &own, Arrivals: arrivals,
 	}, nil
 }
 
@@ -413,9 +432,20 @@ func AttemptEnd(e sim.AttemptEnd) string {
 // (results.NoExitCode: the simulator runs no process), and each job's
 // CPU and memory request and its dependencies by name from the workload.
 func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []results.JobRecord {
+	return records(w, c, res, false)
+}
+
+// records is Records; with release, it clears each outcome once it is a
+// record, so that its attempt log and placements can go while the rest
+// are converted (a run's outcomes and records are then never all held
+// at once).
+func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release bool) []results.JobRecord {
 	out := make([]results.JobRecord, len(res.Jobs))
 	var names strings.Builder
 	nodes := func(p hwmodel.Placement) string {
+		if len(p) == 1 {
+			return c.Node(p[0].Node).Name // the node's own string: no copy per job
+		}
 		names.Reset()
 		for k, share := range p {
 			if k > 0 {
@@ -425,13 +455,26 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 		}
 		return names.String()
 	}
-	for i, o := range res.Jobs {
+	// Every job's attempts in one array, each job's log a piece of it
+	// capped at its length: one allocation per run, not one per job.
+	attempts := 0
+	for i := range res.Jobs {
+		attempts += len(res.Jobs[i].AttemptLog)
+	}
+	all := make([]results.AttemptRecord, attempts)
+	for i := range res.Jobs {
+		o := &res.Jobs[i]
 		j := &w.Jobs[i]
+		last := nodes(o.Placement)
 		var log []results.AttemptRecord
-		if len(o.AttemptLog) > 0 {
-			log = make([]results.AttemptRecord, len(o.AttemptLog))
+		if n := len(o.AttemptLog); n > 0 {
+			log, all = all[:n:n], all[n:]
 			for k, a := range o.AttemptLog {
-				log[k] = results.AttemptRecord{Start: a.Start, End: a.End, Wait: a.Wait, Nodes: nodes(a.Placement),
+				at := last
+				if !samePlacement(a.Placement, o.Placement) {
+					at = nodes(a.Placement)
+				}
+				log[k] = results.AttemptRecord{Start: a.Start, End: a.End, Wait: a.Wait, Nodes: at,
 					Ended: AttemptEnd(a.Ended), ExitCode: results.NoExitCode}
 			}
 		}
@@ -457,13 +500,23 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 		out[i] = results.JobRecord{
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
 			Submit: o.Submit, Ready: ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
-			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: nodes(o.Placement), Attempts: o.Attempts, State: state,
+			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: last, Attempts: o.Attempts, State: state,
 			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
 			Reason: FailReason(o.FailReason), ReasonDetail: o.Reason, AttemptLog: log,
 			CPUMilli: j.Req.CPUMilli, MemoryMiB: j.Req.MemoryMiB, Deps: deps,
 		}
+		if release {
+			*o = sim.Outcome{}
+		}
 	}
 	return out
+}
+
+// samePlacement is whether a and b are one slice (the engine keeps an
+// attempt's placement rather than copying it), so that they name the same
+// nodes.
+func samePlacement(a, b hwmodel.Placement) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Files lists what Write writes, in order.

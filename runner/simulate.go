@@ -13,7 +13,6 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
-	"github.com/brigadesim/brigade/sim"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -222,7 +221,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 	if err != nil {
 		return nil, err
 	}
-	warnPolicyUnsatisfiable(warn, w, s.Runs)
+	warnPolicyUnsatisfiable(warn, s.Runs)
 	inputs, err := c.inputs(clusterFile)
 	if err != nil {
 		return nil, err
@@ -426,13 +425,13 @@ func largestNode(c *hwmodel.Cluster, models hwmodel.ModelSet) string {
 // warnPolicyUnsatisfiable warns about jobs that fit the cluster but that a
 // policy's MIG mode cannot serve (static layouts without the instance a
 // MIG job needs): the engine failed them at submission under that policy.
-func warnPolicyUnsatisfiable(warn func(string, ...any), w *workloads.Workload, runs []PolicyRun) {
+func warnPolicyUnsatisfiable(warn func(string, ...any), runs []PolicyRun) {
 	for _, r := range runs {
 		n, example := 0, ""
-		for i, o := range r.Engine.Jobs {
-			if o.FailReason == sim.FailUnsatisfiable {
+		for i := range r.Jobs {
+			if j := &r.Jobs[i]; j.Reason == results.ReasonUnsatisfiable {
 				if n == 0 {
-					example = w.Jobs[i].Name + ": " + o.Reason
+					example = j.Name + ": " + j.ReasonDetail
 				}
 				n++
 			}
