@@ -119,8 +119,8 @@ func Cluster(cfg ClusterConfig) (*Result, error) {
 			return Sample{}, err
 		}
 		s := Sample{Metrics: m}
-		for _, j := range runs[0].Jobs {
-			if strings.HasPrefix(j.ReasonDetail, sim.ReasonUnsatisfiable) {
+		for _, j := range runs[0].Engine.Jobs {
+			if strings.HasPrefix(j.Reason, sim.ReasonUnsatisfiable) {
 				s.Unfit++
 			}
 		}

@@ -105,6 +105,10 @@ type Spec struct {
 	Parallel int
 	// Options are the engine settings every policy runs with.
 	Options
+	// DropOutcomes lets each run's engine outcomes go once they are
+	// records (PolicyRun.Engine.Jobs is then nil), so that a job's outcome
+	// is held once, not twice, for callers that read only the records.
+	DropOutcomes bool
 	// Progress, when not nil, is told as the runs advance how many jobs
 	// have ended over all the policies' runs, out of total (the jobs
 	// times the policies): at most a few hundred calls per run, from
@@ -121,9 +125,8 @@ type PolicyRun struct {
 	Timeline  *results.Timeline
 	// Arrivals is the timeline's integrals up to the last submission.
 	Arrivals *results.Integrals
-	// Engine is the engine's result less its per-job outcomes: Run turns
-	// them into Jobs and lets them go (Engine.Jobs is nil), so that a
-	// job's outcome is held once, as its record, not twice.
+	// Engine is the engine's result; its per-job outcomes (Engine.Jobs)
+	// are nil when Spec.DropOutcomes let them go.
 	Engine *sim.Result
 }
 
@@ -293,8 +296,10 @@ func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault, progress func(
 	// records.
 	own := *res
 	name, tl, arrivals := policy.Name(), prep.Timeline, prep.Arrivals()
-	jobs := records(spec.Workload, cluster, &own, true)
-	own.Jobs = nil
+	jobs := records(spec.Workload, cluster, &own, spec.DropOutcomes)
+	if spec.DropOutcomes {
+		own.Jobs = nil
+	}
 	return PolicyRun{
 		Policy: name, TotalGPUs: cluster.TotalGPUs(),
 		Jobs: jobs, Timeline: tl, Engine: &own, Arrivals: arrivals,

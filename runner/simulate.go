@@ -217,6 +217,8 @@ func Simulate(c Comparison) (*Simulation, error) {
 		Parallel:            c.Parallel,
 		Options:             opt,
 		Progress:            c.Progress,
+		// What Simulate returns and writes reads the records only.
+		DropOutcomes: true,
 	})
 	if err != nil {
 		return nil, err
