@@ -173,6 +173,7 @@ func (t *qtree) insert(k qitem, m qmeta) bool {
 // put stores k at position pos of l, which has room.
 func (t *qtree) put(l *qleaf, pos int, k qitem, m qmeta) {
 	switch {
+	case pos == l.n && l.lo+l.n < qcap: // behind the window: nothing moves
 	case l.lo+l.n < qcap && (pos >= l.n/2 || l.lo == 0):
 		copy(l.keys[l.lo+pos+1:l.lo+l.n+1], l.keys[l.lo+pos:l.lo+l.n])
 		copy(l.meta[l.lo+pos+1:l.lo+l.n+1], l.meta[l.lo+pos:l.lo+l.n])

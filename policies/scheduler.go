@@ -183,6 +183,13 @@ func (s *scheduler) dequeued(j *Job) {
 // absorb brings the indexes up to date with what happened since the
 // previous call.
 func (s *scheduler) absorb(v View) {
+	if len(s.where) == 0 {
+		// Size the per-job tables at once where the view can tell how many
+		// jobs there are (a Host can); they grow by doubling otherwise.
+		if c, ok := v.(interface{ NumJobs() int }); ok && c.NumJobs() > 0 {
+			s.grow(JobID(c.NumJobs() - 1))
+		}
+	}
 	ev := v.Events()
 	s.mig.absorb(ev)
 	for _, rj := range ev.Rejected {
