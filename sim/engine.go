@@ -518,15 +518,18 @@ func (e *Engine) arrive(i int) {
 		e.failForGood(i, FailUnsatisfiable, ReasonUnsatisfiable+reason)
 		return
 	}
+	if r.depsLeft == 0 {
+		// Only successes count dependencies down, so none failed.
+		e.makeReady(i)
+		return
+	}
 	for _, d := range e.w.Jobs[i].Deps {
 		if e.runs[d].state == Failed {
 			e.failForGood(i, FailDependency, "dependency "+e.jobs[d].Name+" failed")
 			return
 		}
 	}
-	if r.depsLeft == 0 {
-		e.makeReady(i)
-	}
+	// It waits for its outstanding dependencies (finish makes it ready).
 }
 
 // satisfiable is the cluster's Satisfiable, which depends on the nodes'
