@@ -397,6 +397,25 @@ func (t *qtree) removeLeaf(l *qleaf, d int) {
 	}
 }
 
+// ascend calls yield on the items in order until it returns false.
+func (t *qtree) ascend(yield func(qitem) bool) {
+	for l := t.first; l != nil; l = l.next {
+		for i := 0; i < l.n; i++ {
+			if !yield(l.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// max is the largest item.
+func (t *qtree) max() (qitem, bool) {
+	if t.n == 0 {
+		return qitem{}, false
+	}
+	return t.last.at(t.last.n - 1), true
+}
+
 // seekAfter finds the first item after k: its leaf and position there
 // (which may be the leaf's end).
 func (t *qtree) seekAfter(k qitem) (*qleaf, int) {
