@@ -100,9 +100,9 @@
 // at the shadow time (fragmentation, a node short of CPU); if the running
 // jobs never free enough, the shadow time is the last estimated end and
 // the extra is zero. Running jobs are indexed by (estimated end, ID) in a
-// btree, maintained from this policy's Start decisions and the Started,
-// Rejected and Ended events, so the walk never sorts; without backfill
-// nothing reads it and the policy keeps none.
+// B+ tree like the queue's, maintained from this policy's Start decisions
+// and the Started, Rejected and Ended events, so the walk never sorts;
+// without backfill nothing reads it and the policy keeps none.
 //
 // The backfill walk stops early when the cluster has no free GPU share
 // left and no CPU-only job is queued, and when no queued job at all could
@@ -230,7 +230,8 @@
 //   - registry.go: Options, New and the order names.
 //   - scheduler.go: the scheduler: the queue walk, EASY backfill and its
 //     early stops, the running-job index; queue.go: the orders' static
-//     keys; qtree.go: the queue's B+ tree, its cursor and leaf summaries.
+//     keys; qtree.go: the B+ tree of the queue and the running-job index,
+//     its cursor and leaf summaries.
 //   - placement.go: Placer, first fit, the placement names; scored.go: the
 //     FGD paper's scored placements; fgd.go: FragMeter and the fgd score.
 //   - frag.go: NodeFragmentation, ClusterFragmentation and FragTracker;

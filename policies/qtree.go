@@ -173,6 +173,7 @@ func (t *qtree) insert(k qitem, m qmeta) bool {
 // put stores k at position pos of l, which has room.
 func (t *qtree) put(l *qleaf, pos int, k qitem, m qmeta) {
 	switch {
+	case pos == l.n && l.lo+l.n < qcap: // behind the window: nothing moves
 	case l.lo+l.n < qcap && (pos >= l.n/2 || l.lo == 0):
 		copy(l.keys[l.lo+pos+1:l.lo+l.n+1], l.keys[l.lo+pos:l.lo+l.n])
 		copy(l.meta[l.lo+pos+1:l.lo+l.n+1], l.meta[l.lo+pos:l.lo+l.n])
@@ -394,6 +395,25 @@ func (t *qtree) removeLeaf(l *qleaf, d int) {
 		t.root = t.root.inner[0]
 		t.height--
 	}
+}
+
+// ascend calls yield on the items in order until it returns false.
+func (t *qtree) ascend(yield func(qitem) bool) {
+	for l := t.first; l != nil; l = l.next {
+		for i := 0; i < l.n; i++ {
+			if !yield(l.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// max is the largest item.
+func (t *qtree) max() (qitem, bool) {
+	if t.n == 0 {
+		return qitem{}, false
+	}
+	return t.last.at(t.last.n - 1), true
 }
 
 // seekAfter finds the first item after k: its leaf and position there

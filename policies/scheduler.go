@@ -6,12 +6,8 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/google/btree"
-
 	"github.com/brigadesim/brigade/hwmodel"
 )
-
-const btreeDegree = 32
 
 // slabShares is how many shares one placement slab holds. Placements handed
 // to the driver are cut from a slab and never reused, so the driver may keep
@@ -34,13 +30,6 @@ type runItem struct {
 	milli int64 // GPU milli it holds
 	cpu   int64
 	mem   int64
-}
-
-func lessRun(x, y runItem) bool {
-	if x.end != y.end {
-		return x.end < y.end
-	}
-	return x.id < y.id
 }
 
 // reservation is the EASY backfill reservation of the first blocked job.
@@ -84,7 +73,7 @@ type scheduler struct {
 
 	// running indexes running and starting jobs by estimated end for the
 	// EASY reservation; nil without backfill, which never reads it.
-	running *btree.BTreeG[runItem]
+	running *qtree
 	hope    hope
 	// Per job, by ID (grow): where it is (stNone...), its queue key while
 	// queued, and with backfill its running-index key while starting or
@@ -101,7 +90,7 @@ type scheduler struct {
 	failed failMemo
 	tot    clusterTotals
 	res    reservation
-	step   func(runItem) bool // s.walkStep, bound once
+	step   func(qitem) bool // s.walkStep on the job's run item, bound once
 	mig    migPlanner
 }
 
@@ -112,9 +101,9 @@ func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
 		mig: migPlanner{enabled: o.MIGReconfigure, convert: o.MIGConvertWhole},
 	}
 	if o.Backfill {
-		s.running = btree.NewG(btreeDegree, lessRun)
+		s.running = new(qtree)
 	}
-	s.step = s.walkStep
+	s.step = func(it qitem) bool { return s.walkStep(s.run[it.id]) }
 	return s
 }
 
@@ -147,10 +136,14 @@ func (s *scheduler) grow(id JobID) {
 	}
 }
 
+// runKey is job id's key in the running index: its run item's estimated
+// end, then its ID.
+func (s *scheduler) runKey(id JobID) qitem { return qitem{a: int64(s.run[id].end), id: id} }
+
 // track puts job id's run item in the running index (with backfill).
 func (s *scheduler) track(id JobID) {
 	if s.running != nil {
-		s.running.ReplaceOrInsert(s.run[id])
+		s.running.insert(s.runKey(id), qmeta{})
 	}
 }
 
@@ -158,7 +151,7 @@ func (s *scheduler) track(id JobID) {
 // backfill).
 func (s *scheduler) untrack(id JobID) {
 	if s.running != nil {
-		s.running.Delete(s.run[id])
+		s.running.delete(s.runKey(id))
 	}
 }
 
@@ -183,6 +176,13 @@ func (s *scheduler) dequeued(j *Job) {
 // absorb brings the indexes up to date with what happened since the
 // previous call.
 func (s *scheduler) absorb(v View) {
+	if len(s.where) == 0 {
+		// Size the per-job tables at once where the view can tell how many
+		// jobs there are (a Host can); they grow by doubling otherwise.
+		if c, ok := v.(interface{ NumJobs() int }); ok && c.NumJobs() > 0 {
+			s.grow(JobID(c.NumJobs() - 1))
+		}
+	}
 	ev := v.Events()
 	s.mig.absorb(ev)
 	for _, rj := range ev.Rejected {
@@ -519,11 +519,11 @@ func (s *scheduler) reserveFor(v View, j *Job) {
 		r.settle(-1)
 	}
 	if !r.done {
-		s.running.Ascend(s.step)
+		s.running.ascend(s.step)
 	}
 	if !r.done {
-		if last, ok := s.running.Max(); ok {
-			r.shadow = max(r.now, last.end)
+		if last, ok := s.running.max(); ok {
+			r.shadow = max(r.now, Time(last.a))
 		}
 		r.avail, r.availM = r.need, r.needM // extra zero
 		r.models = r.accepted

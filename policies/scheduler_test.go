@@ -508,8 +508,8 @@ func TestAbsorbSurprises(t *testing.T) {
 			s := p.(*scheduler)
 			check := func(queued, running int) {
 				t.Helper()
-				if s.q.len() != queued || s.running.Len() != running {
-					t.Fatalf("queue %d running %d, want %d and %d", s.q.len(), s.running.Len(), queued, running)
+				if s.q.len() != queued || s.running.len() != running {
+					t.Fatalf("queue %d running %d, want %d and %d", s.q.len(), s.running.len(), queued, running)
 				}
 			}
 			blocker := busy(t, v.cluster, 0, 0b1, 1000, 0)

@@ -342,6 +342,11 @@ type Engine struct {
 	// coupledMilli is what Config.Coupled holds of the cluster.
 	coupledMilli int64
 
+	// fits[:nfits] are requests the cluster can satisfy (satisfiable).
+	fits     [4]hwmodel.Request
+	nfits    int
+	fitsNext int
+
 	res Result
 }
 
@@ -505,12 +510,17 @@ func (e *Engine) arrive(i int) {
 	r := &e.runs[i]
 	r.arrived = true
 	e.inSystem++
-	if err := e.cluster.Satisfiable(e.jobs[i].Req); err != nil {
+	if err := e.satisfiable(&e.jobs[i].Req); err != nil {
 		e.failForGood(i, FailUnsatisfiable, ReasonUnsatisfiable+err.Error())
 		return
 	}
 	if reason := e.migServable(e.jobs[i].Req); reason != "" {
 		e.failForGood(i, FailUnsatisfiable, ReasonUnsatisfiable+reason)
+		return
+	}
+	if r.depsLeft == 0 {
+		// Only successes count dependencies down, so none failed.
+		e.makeReady(i)
 		return
 	}
 	for _, d := range e.w.Jobs[i].Deps {
@@ -519,9 +529,25 @@ func (e *Engine) arrive(i int) {
 			return
 		}
 	}
-	if r.depsLeft == 0 {
-		e.makeReady(i)
+	// It waits for its outstanding dependencies (finish makes it ready).
+}
+
+// satisfiable is the cluster's Satisfiable, which depends on the nodes'
+// specifications alone, remembering the last few requests it passed: a
+// workload repeats a handful of request shapes.
+func (e *Engine) satisfiable(r *hwmodel.Request) error {
+	for k := range e.fits[:e.nfits] {
+		if e.fits[k] == *r {
+			return nil
+		}
 	}
+	if err := e.cluster.Satisfiable(*r); err != nil {
+		return err
+	}
+	e.fits[e.fitsNext] = *r
+	e.fitsNext = (e.fitsNext + 1) % len(e.fits)
+	e.nfits = max(e.nfits, e.fitsNext)
+	return nil
 }
 
 func (e *Engine) makeReady(i int) {
