@@ -406,7 +406,9 @@ func (c *Cluster) FreeMemory(i int) int64 { return c.freeMem[i] }
 // touches node i, and every Reconfigure or UnblockMIG of one of its GPUs,
 // increases it, and nothing else changes it. A node whose
 // generation is unchanged has the same free capacity (and share kinds) as
-// before, so placements may cache per-node results keyed by it.
+// before, so placements may cache per-node results keyed by it. Each
+// increase is also an entry of the change journal (Changes, ChangedNode),
+// which says which nodes to look at again.
 func (c *Cluster) Generation(i int) uint64 { return c.gen[i] }
 
 // NodeFreeMilli is the free GPU milli of node i, summed over its GPUs

@@ -130,11 +130,26 @@ func (x *cpuIndex) move(c hwmodel.ClusterView, i int32) {
 
 func (x *cpuIndex) insert(m hwmodel.ModelID, i int32) {
 	n := &x.nodes[i]
-	n.l, n.r = -1, -1
-	x.pull(i)
 	root := &x.roots[m][n.class]
-	a, b := x.split(*root, i)
-	*root = x.merge(x.merge(a, i), b)
+	*root = x.put(*root, i)
+}
+
+// put inserts node i into treap t: down to where its priority belongs,
+// then split what lies below (a small subtree, in expectation).
+func (x *cpuIndex) put(t, i int32) int32 {
+	n := &x.nodes[i]
+	if t < 0 || n.prio > x.nodes[t].prio {
+		n.l, n.r = x.split(t, i)
+		x.pull(i)
+		return i
+	}
+	if x.before(i, t) {
+		x.nodes[t].l = x.put(x.nodes[t].l, i)
+	} else {
+		x.nodes[t].r = x.put(x.nodes[t].r, i)
+	}
+	x.pull(t)
+	return t
 }
 
 // before reports whether node i comes before node j in treap order.

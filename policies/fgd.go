@@ -178,6 +178,12 @@ var errNoTarget = errors.New(`placement "fgd" needs a target workload (PlacerCon
 // request shape by the placer's shapeIndex.)
 type fgdState struct {
 	meter *FragMeter
+	// scratch, so that score clears no arrays on the stack
+	free [hwmodel.MaxGPUsPerNode]int32
+	seen [hwmodel.MaxGPUsPerNode]struct {
+		free  int32
+		score int64
+	}
 }
 
 func newFGD(cfg PlacerConfig) (Placer, error) {
@@ -200,8 +206,7 @@ func (f *fgdState) score(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int6
 	m := &f.meter.m
 	before := f.meter.Node(c, i)
 	model := c.NodeModel(i) // not c.Node(i): that copies a MIG node's layouts
-	var buf [hwmodel.MaxGPUsPerNode]int32
-	free := buf[:c.NodeGPUs(i)]
+	free := f.free[:c.NodeGPUs(i)]
 	for g := range free {
 		free[g] = c.FreeMilli(i, g)
 	}
@@ -219,10 +224,7 @@ func (f *fgdState) score(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int6
 		return fgdScore(before - m.eval(free, cpu, model)), -1
 	}
 	// GPUs with equal free share give equal scores: evaluate each value once.
-	var seen [hwmodel.MaxGPUsPerNode]struct {
-		free  int32
-		score int64
-	}
+	seen := &f.seen
 	nseen := 0
 	best, bestG := int64(-1), -1
 	for g, v := range free {

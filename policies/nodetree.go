@@ -56,15 +56,21 @@ type treeNeed struct {
 	idleSize  int8  // packing: an idle node of exactly this many GPUs; <= 0: none asked
 }
 
+// meets reports whether subtree k might hold a node that meets q (at a
+// leaf: whether the node meets q). Small enough to be inlined in the
+// searches' loops.
 func (q *treeNeed) meets(t *nodeTree, k int) bool {
-	a := &t.agg[k]
-	if a.cpu < q.cpu || a.mem < q.mem || a.whole < q.whole || a.share < q.share {
-		return false
-	}
 	if t.pack == nil {
-		return true
+		return q.fits(&t.agg[k])
 	}
-	p := &t.pack[k]
+	return q.fits(&t.agg[k]) && q.meetsPack(&t.pack[k])
+}
+
+func (q *treeNeed) fits(a *treeAgg) bool {
+	return a.whole >= q.whole && a.share >= q.share && a.cpu >= q.cpu && a.mem >= q.mem
+}
+
+func (q *treeNeed) meetsPack(p *packAgg) bool {
 	return p.usedWhole >= q.usedWhole &&
 		(q.band < 0 || p.band[q.band] >= q.bandMin) &&
 		(q.idleSize <= 0 || p.idleSizes&(1<<uint(q.idleSize-1)) != 0)
@@ -181,11 +187,13 @@ func (t *nodeTree) leftmost(q *treeNeed) (node, pos int) {
 		return -1, -1
 	}
 	k := 1
+	agg, pack := t.agg, t.pack
 	for k < t.size {
+		// q.meets, spelled out so that it is inlined
 		switch l := 2 * k; {
-		case q.meets(t, l):
+		case q.fits(&agg[l]) && (pack == nil || q.meetsPack(&pack[l])):
 			k = l
-		case q.meets(t, l+1):
+		case q.fits(&agg[l+1]) && (pack == nil || q.meetsPack(&pack[l+1])):
 			k = l + 1
 		default:
 			// Neither child meets q although k might: back out to the

@@ -169,6 +169,9 @@ func (t *scoreTree) init(n int) {
 
 func (t *scoreTree) set(leaf int, v int16) {
 	k := t.size + leaf
+	if t.v[k] == v {
+		return
+	}
 	t.v[k] = v
 	for k >>= 1; k >= 1; k >>= 1 {
 		m := max(t.v[2*k], t.v[2*k+1])
