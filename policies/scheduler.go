@@ -84,6 +84,9 @@ type scheduler struct {
 	run     []runItem
 	queued  backlog // with backfill only, its one reader
 	recheck bool    // the backfill walk's cannotBackfill is due
+	// everyJob makes the backfill walk visit every job it would have
+	// visited without its early stops and steps (tests compare the two).
+	everyJob bool
 
 	out    []Decision
 	slab   hwmodel.Placement
@@ -270,7 +273,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 	blocked := false
 	visited := 0
 	for {
-		if blocked {
+		if blocked && !s.everyJob {
 			if s.recheck {
 				// Only a start changes what the tests read, so they are
 				// set up after the reservation and after each start.

@@ -15,8 +15,8 @@ import (
 
 const benchUsage = `Usage: brigade bench [flags]
 
-Measures the engine: events per second and heap allocations per event, for
-each combination of policy, job count and cluster size on a seeded synthetic
+Measures the engine: events per second, CPU time and heap allocations per
+event, and peak memory, for each combination of policy, job count and cluster size on a seeded synthetic
 workload (Poisson arrivals, lognormal durations, Philly-like GPU counts) on
 an all-H100 cluster. --load sets the offered GPU demand as a multiple of the
 cluster's capacity; --load 20 builds a queue of tens of thousands of jobs.
