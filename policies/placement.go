@@ -224,7 +224,7 @@ type gangNode struct {
 	take int32
 }
 
-// placeScratch is the reusable working memory of a placer.
+// placeScratch is the reusable working memory of gang placement.
 type placeScratch struct {
 	cand  []gangNode // nodes of one model with idle GPUs, in index order
 	order []gangNode // cand by idle count, most first, then index
@@ -251,29 +251,6 @@ func validRequest(r hwmodel.Request) bool {
 	return true
 }
 
-// place is first fit.
-func (s *placeScratch) place(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
-	if !validRequest(r) {
-		return dst, false
-	}
-	switch {
-	case r.WantsMIG():
-		return placeMIG(dst, c, r)
-	case r.GPUs == 0:
-		return placeCPUOnly(dst, c, r)
-	case r.Fractional():
-		return placeFractional(dst, c, r)
-	}
-	maxNode := c.MaxNodeGPUs(r.Models)
-	if maxNode == 0 {
-		return dst, false
-	}
-	if r.GPUs > maxNode {
-		return s.placeGang(dst, c, r, false)
-	}
-	return placeWhole(dst, c, r)
-}
-
 // nodeFits reports whether node i has the CPU and memory for r.
 func nodeFits(c hwmodel.ClusterView, i int, cpu, mem int64) bool {
 	return c.FreeCPU(i) >= cpu && c.FreeMemory(i) >= mem
@@ -291,53 +268,6 @@ func idleMask(c hwmodel.ClusterView, i, k int) uint64 {
 		}
 	}
 	return m
-}
-
-func placeCPUOnly(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
-	for i := 0; i < c.NumNodes(); i++ {
-		if nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
-			return append(dst, hwmodel.Share{Node: i, CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB}), true
-		}
-	}
-	return dst, false
-}
-
-func placeWhole(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
-	if !c.HasNodeWithIdleGPUs(r.Models, r.GPUs) {
-		return dst, false
-	}
-	for i := 0; i < c.NumNodes(); i++ {
-		if c.FreeWholeGPUs(i) < r.GPUs || !r.Models.Accepts(c.NodeModel(i)) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
-			continue
-		}
-		return append(dst, hwmodel.Share{
-			Node: i, GPUs: idleMask(c, i, r.GPUs), Milli: hwmodel.MilliPerGPU,
-			CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
-		}), true
-	}
-	return dst, false
-}
-
-func placeFractional(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request) (hwmodel.Placement, bool) {
-	need := r.GPUMilli
-	if int64(c.TotalGPUs())*hwmodel.MilliPerGPU-c.AllocatedMilli() < int64(need) {
-		return dst, false
-	}
-	for i := 0; i < c.NumNodes(); i++ {
-		gpus := c.NodeGPUs(i)
-		if gpus == 0 || !r.Models.Accepts(c.NodeModel(i)) || !nodeFits(c, i, r.CPUMilli, r.MemoryMiB) {
-			continue
-		}
-		for g := 0; g < gpus; g++ {
-			if c.FreeMilli(i, g) >= need {
-				return append(dst, hwmodel.Share{
-					Node: i, GPUs: 1 << uint(g), Milli: need,
-					CPUMilli: r.CPUMilli, MemoryMiB: r.MemoryMiB,
-				}), true
-			}
-		}
-	}
-	return dst, false
 }
 
 // placeGang places a whole-GPU request too big for any accepted node.

@@ -21,8 +21,7 @@ type randIndex struct {
 	blocks []randBlock
 	nodes  []randNode // by cluster node: its values when last indexed
 	models []hwmodel.ModelID
-	counts []int32 // scratch: feasible nodes per block
-	masks  []uint64
+	masks  []uint64 // scratch: by block, its feasible nodes
 }
 
 type randNode struct {
@@ -125,7 +124,6 @@ func (x *randIndex) pick(r *hwmodel.Request, draw func(n int) int) int {
 			}
 		}
 	}
-	x.counts = x.counts[:0]
 	x.masks = x.masks[:0]
 	total := 0
 	for b := range x.blocks {

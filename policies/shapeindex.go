@@ -30,6 +30,13 @@ type shapeIndex struct {
 	trees  map[hwmodel.Request]*shapeTree
 	scores map[hwmodel.Request]*scoreCache
 	size   int // trees and caches kept, in nodes (for the limit)
+	// table holds every cache's entries node by node: node i's entry of
+	// cache column k is table[i*stride+k]. Shapes place on the nodes that
+	// changed lately, one after another, so a node's entries for all
+	// shapes are best kept together, in the same cache line or two.
+	table  []uint64
+	stride int // columns room is made for
+	cols   int // columns in use
 }
 
 // shapeTree is one shape's best scores.
@@ -40,10 +47,28 @@ type shapeTree struct {
 	score  scoreTree
 }
 
-// scoreCache is, by node, (generation+1)<<24 | (gpu+1)<<16 | score as
-// uint16 (noScore when the shape cannot go there, memory aside): one
-// 8-byte word, so a refresh touches one cache line.
-type scoreCache struct{ e []uint64 }
+// scoreCache is a column of the index's table: by node,
+// (generation+1)<<24 | (gpu+1)<<16 | score as uint16 (noScore when the
+// shape cannot go there, memory aside).
+type scoreCache struct {
+	x   *shapeIndex
+	col int
+}
+
+// column adds a column to the table, making room for more when it is
+// full.
+func (x *shapeIndex) column(n int) int {
+	if x.cols == x.stride {
+		stride := max(4, 2*x.stride)
+		table := make([]uint64, n*stride)
+		for i := range n {
+			copy(table[i*stride:i*stride+x.cols], x.table[i*x.stride:i*x.stride+x.cols])
+		}
+		x.table, x.stride = table, stride
+	}
+	x.cols++
+	return x.cols - 1
+}
 
 // shapeKey is the part of a request that scores depend on; a CPU-only
 // request's models do not matter.
@@ -65,6 +90,7 @@ func (x *shapeIndex) shape(c hwmodel.ClusterView, r hwmodel.Request) *shapeTree 
 		clear(x.trees)
 		clear(x.scores)
 		x.size = 0
+		x.table, x.stride, x.cols = nil, 0, 0
 	}
 	if x.trees == nil {
 		x.trees = make(map[hwmodel.Request]*shapeTree)
@@ -83,7 +109,7 @@ func (x *shapeIndex) shape(c hwmodel.ClusterView, r hwmodel.Request) *shapeTree 
 		return nil
 	}
 	if !ok {
-		cache = &scoreCache{e: make([]uint64, n)}
+		cache = &scoreCache{x: x, col: x.column(n)}
 		x.scores[score] = cache
 		x.size += n
 	}
@@ -109,7 +135,7 @@ func (t *shapeTree) update(c hwmodel.ClusterView, pos []int32, score nodeScorer)
 	if t.seq < 0 || c.ChangedNode(t.seq) < 0 {
 		// New, or too far behind for the journal: look at every node
 		// (unchanged ones keep their cached score).
-		for i := range t.cache.e {
+		for i := range c.NumNodes() {
 			t.refresh(c, i, pos, score)
 		}
 	} else {
@@ -131,19 +157,21 @@ func (t *shapeTree) refresh(c hwmodel.ClusterView, i int, pos []int32, score nod
 // get is node i's score, computed unless cached for its generation.
 func (s *scoreCache) get(c hwmodel.ClusterView, i int, score nodeScorer) int16 {
 	g := c.Generation(i) + 1
-	if e := s.e[i]; e>>24 == g {
-		return int16(uint16(e))
+	e := &s.x.table[i*s.x.stride+s.col]
+	if *e>>24 == g {
+		return int16(uint16(*e))
 	}
 	v, gpu, ok := score(i)
 	if !ok {
 		v, gpu = noScore, -1
 	}
-	s.e[i] = g<<24 | uint64(gpu+1)<<16 | uint64(uint16(int16(v)))
+	// score may not add columns, so e still points into the table.
+	*e = g<<24 | uint64(gpu+1)<<16 | uint64(uint16(int16(v)))
 	return int16(v)
 }
 
 // gpu is the GPU cached with node i's score.
-func (s *scoreCache) gpu(i int) int { return int(s.e[i]>>16&0xff) - 1 }
+func (s *scoreCache) gpu(i int) int { return int(s.x.table[i*s.x.stride+s.col]>>16&0xff) - 1 }
 
 // noScore marks a leaf whose node the shape cannot go to. Scores are
 // above it: 0..100, or from about -175 for the clustering score of a node
