@@ -17,16 +17,18 @@ import (
 //
 // Nodes are split into classes by GPU model and idle GPU count (every
 // node of a class has at least 1000 milli per idle GPU free, and a
-// whole-GPU request's feasible nodes are whole classes); each class is a
+// whole-GPU request can go only to the classes of accepted models with
+// as many idle GPUs as it asks for, or more); each class is a
 // treap ordered by (free CPU, tie rank), and every treap node holds the
 // least and most free CPU, GPU milli, CPU+16·GPU (best fit's measure:
 // 128,000 / 8,000 = 16), memory and freest-GPU share of its subtree, and
-// its first node in tie order. A search visits subtrees best bound first
-// and skips those whose best possible score (from the least values) is
-// below the best node found, or equal to it but with no node earlier in
-// tie order; a subtree whose best and worst possible scores agree and
-// whose nodes all fit is settled by its first node in tie order without
-// visiting it. Upkeep is O(log n) per changed node.
+// its first node in tie order. A search takes the classes best bound
+// first and, within a treap, skips subtrees whose best possible score
+// (from the least values) is below the best node found, or equal to it
+// but with no node earlier in tie order; a subtree whose best and worst
+// possible scores agree and whose nodes all fit is settled by its first
+// node in tie order without visiting it. Upkeep is O(log n) per changed
+// node (expected: treap priorities are a fixed hash of the node index).
 type cpuIndex struct {
 	sync  nodeSync
 	kind  scoreKind

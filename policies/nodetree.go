@@ -7,7 +7,7 @@ import (
 )
 
 // nodeTree is a segment tree over a fixed list of nodes in a fixed order
-// (one GPU model's nodes, by index or by tie rank). Each tree node holds
+// (all nodes or one GPU model's, by index or by tie rank). Each tree node holds
 // the largest free capacity of its leaves in every dimension, so the
 // leftmost leaf that meets a request's needs is found by descending into
 // the leftmost child that might meet them: O(log n), and more only where
@@ -44,21 +44,21 @@ type packAgg struct {
 
 var noPack = packAgg{usedWhole: -1, band: [10]int16{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}}
 
-// treeNeed is what a search asks of a leaf. Zero fields ask nothing
-// (capacities are never negative); the packing fields ask only when set.
+// treeNeed is what a search asks of a leaf: at least this much free. The
+// capacity fields ask nothing at 0 (capacities are never negative), the
+// packing fields nothing at -1 (see plainNeed).
 type treeNeed struct {
 	cpu, mem  int64
-	whole     int16
-	share     int16
+	whole     int16 // idle GPUs
+	share     int16 // free milli on one GPU
 	usedWhole int16 // packing: a used node with this many idle GPUs
-	band      int8  // packing: 0..9, a used node with a GPU in this band ...
-	bandMin   int16 // ... with at least this much free; -1: no band asked
-	idleSize  int8  // packing: an idle node of exactly this many GPUs; <= 0: none asked
+	band      int8  // packing: a used node with a GPU in this hundred (0..9) ...
+	bandMin   int16 // ... with at least this much free
+	idleSize  int8  // packing: an idle node of exactly this many GPUs
 }
 
 // meets reports whether subtree k might hold a node that meets q (at a
-// leaf: whether the node meets q). Small enough to be inlined in the
-// searches' loops.
+// leaf: whether the node meets q).
 func (q *treeNeed) meets(t *nodeTree, k int) bool {
 	if t.pack == nil {
 		return q.fits(&t.agg[k])

@@ -101,13 +101,14 @@ func (p *benchPods) next() hwmodel.Request {
 // before each placement it ends random running pods until at most half
 // the GPU milli is allocated.
 type benchRun struct {
-	c    *hwmodel.Cluster
-	p    Placer
-	pods *benchPods
-	rng  *rand.Rand
-	live []hwmodel.Placement
-	dst  hwmodel.Placement
-	ok   int
+	c      *hwmodel.Cluster
+	p      Placer
+	target TargetWorkload // the placer's (fgd's), from the pods
+	pods   *benchPods
+	rng    *rand.Rand
+	live   []hwmodel.Placement
+	dst    hwmodel.Placement
+	ok     int
 }
 
 func newBenchRun(tb testing.TB, name string, nodes int) *benchRun {
@@ -116,11 +117,12 @@ func newBenchRun(tb testing.TB, name string, nodes int) *benchRun {
 	for k := 0; k < 8000; k++ {
 		sample = append(sample, pods.next())
 	}
-	p, err := NewPlacerWith(name, PlacerConfig{Seed: 42, Target: TargetFromRequests(sample)})
+	target := TargetFromRequests(sample)
+	p, err := NewPlacerWith(name, PlacerConfig{Seed: 42, Target: target})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := &benchRun{c: benchCluster(tb, nodes), p: p, pods: newBenchPods(tb, 2), rng: rand.New(rand.NewPCG(3, 4)), dst: make(hwmodel.Placement, 0, 64)}
+	b := &benchRun{c: benchCluster(tb, nodes), p: p, target: target, pods: newBenchPods(tb, 2), rng: rand.New(rand.NewPCG(3, 4)), dst: make(hwmodel.Placement, 0, 64)}
 	for k := 0; k < 5*b.c.NumNodes(); k++ { // fill, then churn
 		b.step(tb)
 	}

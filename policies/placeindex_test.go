@@ -207,3 +207,46 @@ func churn(c *hwmodel.Cluster, rng *rand.Rand) {
 		c.Release(p)
 	}
 }
+
+// TestIndexedPlacementsMatchReferenceHalfFull compares them again on the
+// benchmark's cluster and pods (place_bench_test.go): a thousand nodes of
+// the Alibaba trace's kinds kept half full, where most shapes recur and
+// ties are many. Both placers start fresh on the warmed-up cluster, so
+// the indexed one also builds its index from a busy cluster.
+func TestIndexedPlacementsMatchReferenceHalfFull(t *testing.T) {
+	steps := 3000
+	if testing.Short() {
+		steps = 500
+	}
+	for _, name := range PlacementNames() {
+		t.Run(name, func(t *testing.T) {
+			run := newBenchRun(t, name, 1000)
+			cfg := PlacerConfig{Seed: 7, Target: run.target}
+			got, err := NewPlacerWith(name, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := newRefPlacer(name, cfg)
+			for step := 0; step < steps; step++ {
+				for 2*run.c.AllocatedMilli() > int64(run.c.TotalGPUs())*hwmodel.MilliPerGPU {
+					k := run.rng.IntN(len(run.live))
+					run.c.Release(run.live[k])
+					run.live[k] = run.live[len(run.live)-1]
+					run.live = run.live[:len(run.live)-1]
+				}
+				r := run.pods.next()
+				p, ok := got.Place(nil, run.c.View(), r)
+				q, wantOK := want.Place(nil, run.c.View(), r)
+				if ok != wantOK || !reflect.DeepEqual(p, q) {
+					t.Fatalf("step %d, %+v:\nindexed %v %+v\nlinear  %v %+v", step, r, ok, p, wantOK, q)
+				}
+				if ok {
+					if err := run.c.Allocate(p); err != nil {
+						t.Fatal(err)
+					}
+					run.live = append(run.live, p)
+				}
+			}
+		})
+	}
+}

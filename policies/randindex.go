@@ -33,9 +33,9 @@ type randNode struct {
 const randLevels = 256
 
 type randBlock struct {
-	all    uint64   // the block's nodes
-	whole  []uint64 // [w]: nodes with at least w idle GPUs
-	share  [11]uint64
+	all    uint64             // the block's nodes
+	whole  []uint64           // [w]: nodes with at least w idle GPUs
+	share  [11]uint64         // [l]: nodes whose freest GPU has at least 100·l milli free (10: an idle GPU)
 	cpu    [randLevels]uint64 // [l]: nodes whose free CPU is at level l or above
 	mem    [randLevels]uint64
 	models []uint64 // by model
@@ -154,7 +154,7 @@ func (x *randIndex) feasible(b int, r *hwmodel.Request) uint64 {
 	m := blk.all
 	base := 64 * b
 	if r.GPUs > 0 {
-		if len(x.models) > 0 || r.Models != hwmodel.AnyModel {
+		if r.Models != hwmodel.AnyModel {
 			var mm uint64
 			for _, id := range x.models {
 				mm |= blk.models[id]

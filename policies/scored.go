@@ -193,8 +193,7 @@ func (p *scored) best(c hwmodel.ClusterView, r hwmodel.Request) (pick, gpu int) 
 		p.cpu.kind = p.kind
 		p.cpu.refresh(c, rank)
 		return p.cpu.best(&r), -1
-	}
-	if p.kind == kindFGD || p.kind == kindClustering {
+	case kindFGD, kindClustering:
 		if sh := p.shapes.shape(c, r); sh != nil {
 			p.refresh(c)
 			key := shapeKey(r)
@@ -214,6 +213,7 @@ func (p *scored) best(c hwmodel.ClusterView, r hwmodel.Request) (pick, gpu int) 
 			return i, sh.cache.gpu(i)
 		}
 	}
+	// A shape past what the shape index keeps: one pass over the nodes.
 	pick, gpu = -1, -1
 	best := int64(math.MinInt64)
 	for i := 0; i < c.NumNodes(); i++ {
