@@ -13,12 +13,13 @@ import (
 // The memory a simulated job costs, as an upper bound: JobBytes for the
 // job in the workload and PolicyJobBytes more for each policy that runs it
 // (the engine's per-job state, its outcome and attempt log, the results
-// record). Measured on synthetic workloads of 100,000 and 400,000 jobs:
-// about 0.4 KB per job plus 2.1-2.5 KB per job and policy at peak resident
-// memory; the bounds round that up.
+// record, the plots' share). Measured as peak resident memory of brigade
+// sim on synthetic workloads (docs/speed.md, "Memory"): about 1.9 KB per
+// job with one policy at 1,000,000 jobs and 5.2 KB with four at 200,000,
+// plots included; the bounds keep a margin of about 1.6 over both.
 const (
 	JobBytes       = 1 << 10
-	PolicyJobBytes = 3 << 10
+	PolicyJobBytes = 2 << 10
 )
 
 // MaxJobs caps a workload's job count whatever the memory: job IDs are
