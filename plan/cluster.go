@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,34 +13,15 @@ import (
 	"github.com/brigadesim/brigade/workloads"
 )
 
-// Metrics flattens a summary into its numeric summary.json fields, keyed by
-// dotted path. Lists (per-tenant rows) and strings are left out.
+// Metrics is a summary's numeric summary.json fields, keyed by dotted
+// path (results.Summary.Fields without its text).
 func Metrics(s results.Summary) (map[string]float64, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	var tree map[string]any
-	if err := json.Unmarshal(b, &tree); err != nil {
-		return nil, err
-	}
 	out := map[string]float64{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, c := range x {
-				p := k
-				if prefix != "" {
-					p = prefix + "." + k
-				}
-				walk(p, c)
-			}
-		case float64:
-			out[prefix] = x
+	for k, v := range s.Fields() {
+		if x, ok := v.(float64); ok {
+			out[k] = x
 		}
 	}
-	walk("", tree)
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 
@@ -262,6 +263,39 @@ type Summary struct {
 	JainIndexSlowdown float64    `json:"jain_index_slowdown"`
 	LittlesLaw        LittlesLaw `json:"littles_law"`
 	Events            int64      `json:"events"`
+}
+
+// Fields is a summary's summary.json fields by dotted path (wait_s.p99,
+// faults.count): numbers as float64 and text as string; lists (per-tenant
+// rows) are left out. Commands that name a field (plan targets, scenario
+// columns) look it up here, so the names are summary.json's own.
+func (s Summary) Fields() map[string]any {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a Summary's fields are numbers, strings and slices of them
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(b, &tree); err != nil {
+		panic(err)
+	}
+	out := map[string]any{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, c)
+			}
+		case float64, string:
+			out[prefix] = x
+		}
+	}
+	walk("", tree)
+	return out
 }
 
 func isFinished(j *JobRecord) bool { return j.State == Succeeded || j.State == Failed }

@@ -156,7 +156,7 @@ func Run(f *File, opt Options) (*Result, error) {
 		}
 		r := runs[0]
 		r.Summary.Policy = s.Name
-		res.Outcomes = append(res.Outcomes, Outcome{Setup: s, Run: r, explicit: explicit, summary: flatten(r.Summary)})
+		res.Outcomes = append(res.Outcomes, Outcome{Setup: s, Run: r, explicit: explicit, summary: r.Summary.Fields()})
 	}
 	return res, nil
 }

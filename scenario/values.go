@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -30,7 +29,7 @@ var (
 // summaryKeys are the summary.json fields a value may name.
 var summaryKeys = func() map[string]bool {
 	m := map[string]bool{}
-	for k := range flatten(results.Summary{}) {
+	for k := range (results.Summary{}).Fields() {
 		m[k] = true
 	}
 	return m
@@ -81,37 +80,6 @@ func checkSeries(s string) error {
 		return fmt.Errorf("%q: want one of %s", s, strings.Join(seriesNames, ", "))
 	}
 	return nil
-}
-
-// flatten is a summary's fields by dotted path (numbers and text; lists
-// are left out).
-func flatten(s results.Summary) map[string]any {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err) // a Summary always marshals
-	}
-	var tree map[string]any
-	if err := json.Unmarshal(b, &tree); err != nil {
-		panic(err)
-	}
-	out := map[string]any{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, c := range x {
-				p := k
-				if prefix != "" {
-					p = prefix + "." + k
-				}
-				walk(p, c)
-			}
-		case float64, string:
-			out[prefix] = x
-		}
-	}
-	walk("", tree)
-	return out
 }
 
 // value reads v from one setup's outcome: a float64 or a string.
