@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,33 +17,27 @@ import (
 	"github.com/brigadesim/brigade/runner"
 )
 
-// TestMemoryPerJob attributes brigade sim's memory to its owners, stage
-// by stage, for one policy (fcfs) on a synthetic workload on the
-// dgx-h100x64 cluster, as `brigade sim --synthetic N` runs it. It is a
-// measurement, not a check: it runs only when BRIGADE_MEMORY_JOBS names
-// the job counts, e.g.
+// BenchmarkMemoryPerJob attributes brigade sim's memory to its owners,
+// stage by stage, on synthetic workloads of 100,000 and 1,000,000 jobs on
+// the dgx-h100x64 cluster, as `brigade sim --synthetic N` runs it:
 //
-//	BRIGADE_MEMORY_JOBS=100000,1000000 go test ./cmd/brigade -run MemoryPerJob -v
+//	go test ./cmd/brigade -run '^$' -bench MemoryPerJob -benchtime 1x -v
 //
-// and prints, per job, the live heap (after a collection) each owner
-// adds and the peak heap of each stage above what was live before it
-// (sampled every millisecond), then the process's maximum resident size.
+// It logs, per job, the live heap (after a collection) each owner adds
+// and the peak heap of each stage above what was live before it (sampled
+// every millisecond), then the process's maximum resident size.
 // docs/speed.md ("Memory") has its numbers.
-func TestMemoryPerJob(t *testing.T) {
-	env := os.Getenv("BRIGADE_MEMORY_JOBS")
-	if env == "" {
-		t.Skip("set BRIGADE_MEMORY_JOBS=100000,1000000 to measure")
-	}
-	for _, s := range strings.Split(env, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			t.Fatalf("BRIGADE_MEMORY_JOBS: %q is not a job count", s)
-		}
-		measureMemory(t, n)
+func BenchmarkMemoryPerJob(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				measureMemory(b, n)
+			}
+		})
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		t.Logf("process maxrss %.0f MiB (Linux reports KiB)", float64(ru.Maxrss)/1024)
+		b.Logf("process maxrss %.0f MiB (Linux reports KiB)", float64(ru.Maxrss)/1024)
 	}
 }
 
@@ -99,7 +90,7 @@ func (p *peakSampler) end() uint64 {
 	return p.peak
 }
 
-func measureMemory(t *testing.T, n int) {
+func measureMemory(t testing.TB, n int) {
 	per := func(b uint64, base uint64) string {
 		return fmt.Sprintf("%6.0f B/job", (float64(b)-float64(base))/float64(n))
 	}
