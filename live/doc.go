@@ -18,7 +18,7 @@
 // and keeps every job's state in a bbolt file, each transition committed
 // before it is acted on, so that a restart after kill -9 re-adopts live
 // processes (pid plus /proc start time, or the marker in their
-// environment) and neither loses nor doubles a job (settle in driver.go).
+// environment) and neither loses nor doubles a job (settle in driver_end.go).
 // Failed attempts are retried after brigade sim's exponential back-off
 // (Config.Backoff). Time comes from an injected
 // Clock, converted to hwmodel.Time (µs since the state file's creation) at
@@ -93,8 +93,15 @@
 //
 // # Files
 //
-//   - driver.go: Driver, Config, Clock, the scheduling rounds, launches,
-//     ends, retries, preemption and restart (settle).
+//   - driver.go: Driver, Config, Clock, Open, Submit, Run and the
+//     scheduling rounds that apply a policy's decisions (starts,
+//     preemption).
+//   - driver_process.go: an attempt's processes: launch, its exit file,
+//     termination (SIGTERM, grace, SIGKILL) and its checkpoint folder.
+//   - driver_end.go: an attempt's end (settle), retries with their
+//     deadline rule and back-off, and requeueing.
+//   - driver_recover.go: restart: rebuilding the books from the state
+//     file and settling or re-adopting what was running.
 //   - store.go: the bbolt state file (State, Record, ReadState).
 //   - jobfile.go: ParseJobFile, the job file read by package config's
 //     strict decoder; JobSpec.Check and the file's Check (names, deps)
