@@ -193,19 +193,24 @@ func JobRows(runs []PolicyJobs) []JobRow {
 	// The optional cells point into one array, not an allocation each.
 	opt := make([]float64, 2*n)
 	eachJobRow(runs, func(row *JobRow) error {
-		k := 2 * len(rows)
-		if row.ReadyS != nil {
-			opt[k] = *row.ReadyS
-			row.ReadyS = &opt[k]
-		}
-		if row.BoundedSlowdown != nil {
-			opt[k+1] = *row.BoundedSlowdown
-			row.BoundedSlowdown = &opt[k+1]
-		}
+		row.keepOptional(opt[2*len(rows):])
 		rows = append(rows, *row)
 		return nil
 	})
 	return rows
+}
+
+// keepOptional moves the row's optional cells into into[0] and into[1],
+// so that they outlive the buffer eachJobRow reuses for the next row.
+func (row *JobRow) keepOptional(into []float64) {
+	if row.ReadyS != nil {
+		into[0] = *row.ReadyS
+		row.ReadyS = &into[0]
+	}
+	if row.BoundedSlowdown != nil {
+		into[1] = *row.BoundedSlowdown
+		row.BoundedSlowdown = &into[1]
+	}
 }
 
 // eachJobRow hands emit JobRows(runs) one row at a time, in their order;
@@ -278,16 +283,8 @@ func WriteJobsParquet(path string, runs []PolicyJobs) error {
 	n := 0
 	return writeParquetRows(path, func(emit func(*JobRow) error) error {
 		return eachJobRow(runs, func(row *JobRow) error {
-			k := 2 * (n % parquetBatch)
+			row.keepOptional(opt[2*(n%parquetBatch):])
 			n++
-			if row.ReadyS != nil {
-				opt[k] = *row.ReadyS
-				row.ReadyS = &opt[k]
-			}
-			if row.BoundedSlowdown != nil {
-				opt[k+1] = *row.BoundedSlowdown
-				row.BoundedSlowdown = &opt[k+1]
-			}
 			return emit(row)
 		})
 	})
