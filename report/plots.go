@@ -118,8 +118,12 @@ func NewPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
+// Colour is the i-th policy's colour, StyleLine's, for bars and marks.
+func Colour(i int) color.Color { return palette[i%len(palette)].c }
+
 // StyleLine gives the i-th policy's line its colour, dash pattern and
-// width, so every Brigade figure (these and fill's) draws a policy alike.
+// width, so every Brigade figure (these, fill's and scenario pages') draws
+// a policy alike.
 func StyleLine(l *plotter.Line, i int) {
 	s := palette[i%len(palette)]
 	l.Color, l.Dashes, l.Width = s.c, s.dash, vg.Points(1.6)

@@ -3,7 +3,6 @@ package scenario
 import (
 	"bytes"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/report"
 	"github.com/brigadesim/brigade/results"
 )
 
@@ -96,15 +96,6 @@ func relLink(target, page string) string {
 	return filepath.ToSlash(rel)
 }
 
-var palette = []color.Color{
-	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
-	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
-	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
-	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
-}
-
 // PNG draws the file's charts side by side: bars of a value per setup, or
 // a time series with a line per setup.
 func (r *Result) PNG() ([]byte, error) {
@@ -143,7 +134,7 @@ func (r *Result) PNG() ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			bars.Color, bars.LineStyle.Width = palette[0], 0
+			bars.Color, bars.LineStyle.Width = report.Colour(0), 0
 			p.Add(bars)
 			p.NominalX(names...)
 			p.Y.Label.Text = unit
@@ -163,8 +154,7 @@ func (r *Result) PNG() ([]byte, error) {
 				if err != nil {
 					return nil, err
 				}
-				l.Color = palette[i%len(palette)]
-				l.Width = vg.Points(1)
+				report.StyleLine(l, i)
 				p.Add(l)
 				p.Legend.Add(names[i], l)
 			}
