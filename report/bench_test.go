@@ -103,7 +103,9 @@ func TestPaddedLineSameBytes(t *testing.T) {
 			}
 			sets = append(sets, xy)
 		}
-		draw := func(padded bool) ([]byte, []byte) {
+		// draw renders the plot; moved first renders it once with other
+		// axes, so that what a paddedLine keeps between renders is stale.
+		draw := func(padded, moved bool) ([]byte, []byte) {
 			p := NewPlot("t", "x", "y")
 			if trial%2 == 0 {
 				p.X.Min, p.X.Max = 0, 5 // some points outside
@@ -119,13 +121,21 @@ func TestPaddedLineSameBytes(t *testing.T) {
 				}
 				StyleLine(l, i)
 				if padded {
-					p.Add(paddedLine{l})
+					p.Add(newPaddedLine(l))
 				} else {
 					p.Add(l)
 				}
 				p.Legend.Add(fmt.Sprint(i), l)
 			}
 			f := Figure{plot: p}
+			if moved {
+				x, y := p.X, p.Y
+				p.X.Min, p.X.Max, p.Y.Max = 2, 3, 4
+				if _, err := f.PNG(); err != nil {
+					t.Fatal(err)
+				}
+				p.X, p.Y = x, y
+			}
 			png, err := f.PNG()
 			if err != nil {
 				t.Fatal(err)
@@ -136,10 +146,12 @@ func TestPaddedLineSameBytes(t *testing.T) {
 			}
 			return png, svg
 		}
-		png1, svg1 := draw(false)
-		png2, svg2 := draw(true)
-		if !bytes.Equal(png1, png2) || !bytes.Equal(svg1, svg2) {
-			t.Fatalf("trial %d: a paddedLine draws other bytes than its plotter.Line", trial)
+		png1, svg1 := draw(false, false)
+		for _, moved := range []bool{false, true} {
+			png2, svg2 := draw(true, moved)
+			if !bytes.Equal(png1, png2) || !bytes.Equal(svg1, svg2) {
+				t.Fatalf("trial %d (axes moved before: %v): a paddedLine draws other bytes than its plotter.Line", trial, moved)
+			}
 		}
 	}
 }

@@ -174,7 +174,7 @@ func cdf(d *Data, name, what string, value func(Job) float64) (Figure, error) {
 			return Figure{}, err
 		}
 		StyleLine(l, i)
-		p.Add(paddedLine{l})
+		p.Add(newPaddedLine(l))
 		p.Legend.Add(pol.Name, l)
 		lines++
 	}
@@ -217,7 +217,85 @@ func ownedLine(xy plotter.XYs) (*plotter.Line, error) {
 // order, pad the plot exactly as all of them do, and a CDF of 100,000
 // jobs (one record per point, as it rises) hands over a few boxes instead
 // of 200,000, which the plot would copy four times a render.
-type paddedLine struct{ *plotter.Line }
+//
+// The boxes depend only on the line and on the axes' ranges and scales,
+// and a figure asks for them four times with the same axes (padX and padY,
+// for the PNG and again for the SVG), so the last answer is kept with the
+// axes it was computed for.
+type paddedLine struct {
+	*plotter.Line
+	memo *glyphMemo
+}
+
+// glyphMemo is a paddedLine's last set of boxes and the axes they are
+// for, and its points on the last canvas it was drawn on: the PNG and the
+// SVG of a figure have the same plot area, in points, so its second render
+// reuses the first's.
+type glyphMemo struct {
+	axes  axesKey
+	boxes []plot.GlyphBox
+	ok    bool
+
+	canvas   canvasKey
+	points   []vg.Point
+	pointsOK bool
+}
+
+// canvasKey is what a line's canvas points depend on besides the line.
+type canvasKey struct {
+	axes axesKey
+	area vg.Rectangle
+}
+
+func (l paddedLine) axesKey(p *plot.Plot) axesKey {
+	return axesKey{p.X.Min, p.X.Max, p.Y.Min, p.Y.Max, p.X.Scale, p.Y.Scale}
+}
+
+// axesKey is what a line's glyph boxes depend on besides the line.
+type axesKey struct {
+	xMin, xMax, yMin, yMax float64
+	xScale, yScale         plot.Normalizer
+}
+
+func newPaddedLine(l *plotter.Line) paddedLine {
+	return paddedLine{Line: l, memo: new(glyphMemo)}
+}
+
+// comparableScale reports whether s can be a map-free memo key: the
+// scales Brigade sets are comparable values; anything else is recomputed.
+func comparableScale(s plot.Normalizer) bool {
+	switch s.(type) {
+	case plot.LinearScale, plot.LogScale:
+		return true
+	}
+	return false
+}
+
+// Plot implements plot.Plotter. A line without fill or steps draws the
+// path plotter.Line draws, through draw.Canvas.StrokeLines, which sizes
+// each path once instead of growing it a point at a time.
+func (l paddedLine) Plot(c draw.Canvas, p *plot.Plot) {
+	if l.FillColor != nil || l.StepStyle != plotter.NoStep || l.LineStyle.Width == 0 {
+		l.Line.Plot(c, p)
+		return
+	}
+	key := canvasKey{axes: l.axesKey(p), area: c.Rectangle}
+	memoOK := l.memo != nil && comparableScale(p.X.Scale) && comparableScale(p.Y.Scale)
+	var ps []vg.Point
+	if memoOK && l.memo.pointsOK && l.memo.canvas == key {
+		ps = l.memo.points
+	} else {
+		trX, trY := p.Transforms(&c)
+		ps = make([]vg.Point, len(l.XYs))
+		for i, xy := range l.XYs {
+			ps[i] = vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
+		}
+		if memoOK {
+			l.memo.canvas, l.memo.points, l.memo.pointsOK = key, ps, true
+		}
+	}
+	c.StrokeLines(l.LineStyle, c.ClipLinesXY(ps)...)
+}
 
 // paddingSlack is how close, in normalised axis units, to the extreme
 // position a box must be to be kept.
@@ -225,6 +303,19 @@ const paddingSlack = 1e-6
 
 // GlyphBoxes implements plot.GlyphBoxer.
 func (l paddedLine) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
+	key := l.axesKey(p)
+	memoOK := l.memo != nil && comparableScale(p.X.Scale) && comparableScale(p.Y.Scale)
+	if memoOK && l.memo.ok && l.memo.axes == key {
+		return slices.Clone(l.memo.boxes)
+	}
+	out := l.glyphBoxes(p)
+	if memoOK {
+		l.memo.axes, l.memo.boxes, l.memo.ok = key, slices.Clone(out), true
+	}
+	return out
+}
+
+func (l paddedLine) glyphBoxes(p *plot.Plot) []plot.GlyphBox {
 	r := 0.5 * l.LineStyle.Width
 	rect := vg.Rectangle{Min: vg.Point{X: -r, Y: -r}, Max: vg.Point{X: r, Y: r}}
 	size := rect.Size()
@@ -386,7 +477,7 @@ func series(d *Data, name, title, ylabel string, value func(Point) float64, perc
 		}
 		StyleLine(l, i)
 		l.Width = vg.Points(1.2)
-		p.Add(paddedLine{l})
+		p.Add(newPaddedLine(l))
 		p.Legend.Add(pol.Name, l)
 	}
 	if percent {
