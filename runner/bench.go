@@ -67,6 +67,9 @@ func (c BenchCase) Prepare(w *workloads.Workload) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.NeedsTarget() {
+		spec.Placer = policies.PlacerConfig{Seed: c.Seed, Target: TargetOf(w)}
+	}
 	p, err := spec.New()
 	if err != nil {
 		return nil, err

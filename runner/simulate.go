@@ -199,11 +199,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 		}
 		opt.Faults = &f
 	}
-	reqs := make([]hwmodel.Request, len(w.Jobs))
-	for i := range w.Jobs {
-		reqs[i] = w.Jobs[i].Req
-	}
-	target := policies.TargetFromRequests(reqs)
+	target := TargetOf(w)
 	opt.FragTarget = &target
 	s.Jobs = len(w.Jobs)
 	if c.Started != nil {
@@ -442,4 +438,15 @@ func warnPolicyUnsatisfiable(warn func(string, ...any), runs []PolicyRun) {
 			warn("%s can never fit this cluster under %s and %s failed at submission, e.g. %s", hwmodel.Plural(n, "job", "jobs"), r.Policy, map[bool]string{true: "was", false: "were"}[n == 1], example)
 		}
 	}
+}
+
+// TargetOf is the target workload ("typical pods") that fgd placement and
+// the fragmentation measure use for w: the FGD paper's, from the trace's
+// own requests.
+func TargetOf(w *workloads.Workload) policies.TargetWorkload {
+	reqs := make([]hwmodel.Request, len(w.Jobs))
+	for i := range w.Jobs {
+		reqs[i] = w.Jobs[i].Req
+	}
+	return policies.TargetFromRequests(reqs)
 }

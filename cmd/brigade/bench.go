@@ -124,6 +124,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			s := policies.MustParseSpec(n)
+			if s.NeedsTarget() {
+				s.Placer = policies.PlacerConfig{Seed: *seed, Target: runner.TargetOf(w)}
+			}
 			p, err := s.New()
 			if err != nil {
 				return err

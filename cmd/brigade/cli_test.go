@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/brigadesim/brigade/hwmodel"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
 )
 
@@ -216,5 +217,30 @@ func TestPlurals(t *testing.T) {
 	}
 	if bad := regexp.MustCompile(`\b1 (jobs|GPUs|policies|runs|files)\b`).FindString(stderr); bad != "" {
 		t.Errorf("stderr says %q", bad)
+	}
+}
+
+// TestBenchEveryPlacement: bench measures every placement, fgd (which
+// needs the workload's target) included, on synthetic and trace
+// workloads alike.
+func TestBenchEveryPlacement(t *testing.T) {
+	var specs []string
+	for _, p := range policies.PlacementNames() {
+		specs = append(specs, "fcfs/"+p)
+	}
+	list := strings.Join(specs, ",")
+	for _, args := range [][]string{
+		{"bench", "--quiet", "--jobs", "200", "--gpus", "64", "--policy", list},
+		{"bench", "--quiet", "--trace", "../../examples/jobs.csv", "--policy", list},
+	} {
+		code, stdout, stderr := brigade(t, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		for _, s := range specs {
+			if !strings.Contains(stdout, s+" ") {
+				t.Errorf("%v: no row for %s in\n%s", args, s, stdout)
+			}
+		}
 	}
 }
