@@ -192,7 +192,7 @@ func readCSV(path string, row func(get func(string) string) error) error {
 		}
 		return ""
 	}
-	for line := 2; ; line++ {
+	for {
 		rec, err = r.Read()
 		if err == io.EOF {
 			return nil
@@ -201,6 +201,8 @@ func readCSV(path string, row func(get func(string) string) error) error {
 			return readErr(err)
 		}
 		if err := row(get); err != nil {
+			// A quoted cell may span lines: name the record's own line.
+			line, _ := r.FieldPos(0)
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 	}

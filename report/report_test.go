@@ -234,3 +234,24 @@ func TestPlotsNoWait(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLoadErrorNamesTheRecordsLine: a bad cell after a quoted cell that
+// spans lines is reported at its own line of the file, not at its record
+// count.
+func TestLoadErrorNamesTheRecordsLine(t *testing.T) {
+	d := fixture()
+	dir := t.TempDir()
+	if err := results.WriteSummaryJSON(filepath.Join(dir, "summary.json"), d.Summaries); err != nil {
+		t.Fatal(err)
+	}
+	jobs := "policy,tenant,wait_s,jct_s,submit_s\n" +
+		"fcfs,\"two\nlines\",1,2,3\n" +
+		"fcfs,a,x,2,3\n"
+	if err := os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte(jobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	if err == nil || !strings.Contains(err.Error(), "jobs.csv:4: column wait_s") {
+		t.Fatalf("Load: %v; want the error at jobs.csv:4, column wait_s", err)
+	}
+}

@@ -294,24 +294,34 @@ func readEstimates(dir string) (map[string]string, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	recs, err := csvlimit.NewReader(fh, 0).ReadAll()
-	if err != nil {
+	r := csvlimit.NewReader(fh, 0)
+	header, err := r.Read()
+	if err != nil && err != io.EOF {
 		return nil, csvReadError(path, err)
 	}
-	if len(recs) == 0 || len(recs[0]) < 2 || recs[0][0] != "name" || recs[0][1] != "estimate_s" {
+	if len(header) < 2 || header[0] != "name" || header[1] != "estimate_s" {
 		return nil, fmt.Errorf("%s: want the header name,estimate_s", path)
 	}
 	out := map[string]string{}
-	for i, r := range recs[1:] {
-		if len(r) < 2 {
-			return nil, fmt.Errorf("%s:%d: want name,estimate_s", path, i+2)
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return out, nil
 		}
-		if _, err := strconv.ParseFloat(r[1], 64); err != nil {
-			return nil, fmt.Errorf("%s:%d: estimate_s: want a number, found %q", path, i+2, r[1])
+		if err != nil {
+			return nil, csvReadError(path, err)
 		}
-		out[r[0]] = r[1]
+		// A quoted name may span lines: the record's own line, not a count
+		// of records, is where a reader finds it.
+		line, _ := r.FieldPos(0)
+		if len(rec) < 2 {
+			return nil, fmt.Errorf("%s:%d: want name,estimate_s", path, line)
+		}
+		if _, err := strconv.ParseFloat(rec[1], 64); err != nil {
+			return nil, fmt.Errorf("%s:%d: estimate_s: want a number, found %q", path, line, rec[1])
+		}
+		out[rec[0]] = rec[1]
 	}
-	return out, nil
 }
 
 // policiesOf lists the policies of rows in order of first appearance.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/brigadesim/brigade/csvlimit"
@@ -93,5 +94,26 @@ func TestReplayReadersLimits(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReadEstimatesErrorLine: a bad estimate after a quoted name that
+// spans lines is reported at its own line of estimates.csv.
+func TestReadEstimatesErrorLine(t *testing.T) {
+	dir := t.TempDir()
+	body := "name,estimate_s\n\"two\nlines\",10\nb,soon\n"
+	if err := os.WriteFile(filepath.Join(dir, "estimates.csv"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readEstimates(dir)
+	if err == nil || !strings.Contains(err.Error(), "estimates.csv:4: estimate_s") {
+		t.Fatalf("readEstimates: %v; want the error at estimates.csv:4", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "estimates.csv"), []byte("name,estimate_s\n\"two\nlines\",10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readEstimates(dir)
+	if err != nil || got["two\nlines"] != "10" {
+		t.Fatalf("readEstimates: %v, %v; want the one estimate", got, err)
 	}
 }
