@@ -51,8 +51,7 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 		return nil, err
 	}
 	var jobs []Job
-	var deps [][]string
-	anyDeps := false
+	var deps [][]string // nil until a job has dependencies
 	for {
 		ok, err := t.next()
 		if err != nil {
@@ -66,16 +65,17 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 			return nil, err
 		}
 		jobs = append(jobs, j)
-		deps = append(deps, d)
-		anyDeps = anyDeps || len(d) > 0
+		if len(d) > 0 && deps == nil {
+			deps = make([][]string, len(jobs)-1, cap(jobs))
+		}
+		if deps != nil {
+			deps = append(deps, d)
+		}
 	}
 	if len(jobs) == 0 {
 		return nil, t.noJobs("")
 	}
-	if !anyDeps {
-		deps = nil
-	}
-	return Build(jobs, deps, nil, file)
+	return build(jobs, deps, nil, file, true)
 }
 
 func brigadeRow(t *table) (Job, []string, error) {
@@ -180,7 +180,11 @@ func brigadeRow(t *table) (Job, []string, error) {
 	}
 
 	var deps []string
-	for _, d := range strings.Split(t.get("deps"), ";") {
+	list := t.get("deps")
+	if list == "" {
+		return j, nil, nil
+	}
+	for _, d := range strings.Split(list, ";") {
 		if d = strings.TrimSpace(d); d != "" {
 			deps = append(deps, d)
 		}

@@ -32,6 +32,14 @@ const DefaultTenantWeight = 1.0
 // Submit, ties in input order. Every error is a *ParseError located at the
 // offending job's Source.
 func Build(jobs []Job, deps [][]string, tenants []Tenant, file string) (*Workload, error) {
+	return build(jobs, deps, tenants, file, false)
+}
+
+// build is Build; owned lets it keep jobs as the workload's array (and
+// modify it) when they are already in Workload order and have no
+// dependencies, as a reader's freshly read trace usually is, instead of
+// copying every job.
+func build(jobs []Job, deps [][]string, tenants []Tenant, file string, owned bool) (*Workload, error) {
 	if deps != nil && len(deps) != len(jobs) {
 		return nil, &ParseError{File: file, Msg: fmt.Sprintf("want one dependency list per job (%d), found %d", len(jobs), len(deps))}
 	}
@@ -50,6 +58,16 @@ func Build(jobs []Job, deps [][]string, tenants []Tenant, file string) (*Workloa
 		byName[jobs[i].Name] = i
 	}
 
+	if owned && deps == nil && slices.IsSortedFunc(jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) }) {
+		w := &Workload{Jobs: jobs}
+		for i := range w.Jobs {
+			w.Jobs[i].Deps = nil
+		}
+		if err := w.setTenants(tenants, file); err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
 	// Resolve names to input indices, into one backing array.
 	nDeps := 0
 	for _, d := range deps {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/brigadesim/brigade/csvlimit"
 	"github.com/brigadesim/brigade/hwmodel"
@@ -34,12 +35,13 @@ const (
 // up by column name.
 type table struct {
 	file   string
-	r      *csv.Reader
+	r      *csvlimit.Records
 	header []string
 	hline  int // line of the header
 	col    map[string]int
-	rec    []string // current record
-	line   int      // line of the current record
+	slots  [128]colSlot // index's memory of col
+	rec    []string     // current record
+	line   int          // line of the current record
 }
 
 // column describes one column a reader understands.
@@ -56,9 +58,9 @@ func openTable(rd io.Reader, file string, cols []column, strict, comments bool) 
 	if comments {
 		comment = '#'
 	}
-	r := csvlimit.NewReader(rd, comment)
-	r.FieldsPerRecord = -1 // checked here, with a better message
-	r.ReuseRecord = true
+	// Records reads as csv.Reader with FieldsPerRecord -1 (field counts
+	// are checked here, with a better message) and ReuseRecord.
+	r := csvlimit.NewRecords(rd, comment)
 	t := &table{file: file, r: r}
 	rec, err := r.Read()
 	if err == io.EOF {
@@ -67,7 +69,7 @@ func openTable(rd io.Reader, file string, cols []column, strict, comments bool) 
 	if err != nil {
 		return nil, t.readError(err)
 	}
-	t.hline, _ = r.FieldPos(0)
+	t.hline = r.Line()
 	t.header = make([]string, len(rec))
 	t.col = make(map[string]int, len(rec))
 	for i, h := range rec {
@@ -121,7 +123,7 @@ func (t *table) next() (bool, error) {
 		return false, t.readError(err)
 	}
 	t.rec = rec
-	t.line, _ = t.r.FieldPos(0)
+	t.line = t.r.Line()
 	if len(rec) != len(t.header) {
 		return false, &ParseError{File: t.file, Line: t.line, Msg: fmt.Sprintf("want %s as in the header on line %d, found %d", hwmodel.Plural(len(t.header), "field", "fields"), t.hline, len(rec))}
 	}
@@ -144,18 +146,57 @@ func (t *table) readError(err error) error {
 
 // has reports whether the header has the column.
 func (t *table) has(name string) bool {
-	_, ok := t.col[name]
+	_, ok := t.index(name)
 	return ok
 }
 
 // get returns the trimmed cell of a column, or "" if the header lacks it.
 func (t *table) get(name string) string {
-	i, ok := t.col[name]
+	i, ok := t.index(name)
 	if !ok {
 		return ""
 	}
 	return strings.TrimSpace(t.rec[i])
 }
+
+// colSlot is one entry of table.slots: where the column named by the
+// len bytes at name was found (-1: not in the header).
+type colSlot struct {
+	name *byte
+	len  int
+	at   int
+}
+
+// index is t.col[name], remembered by the address of name's bytes. A
+// reader asks for each of a few dozen columns on every row, by names that
+// are string constants, and a map lookup hashes the name each time. Two
+// strings whose bytes start at one address and have one length are the
+// same bytes, and a slot's pointer keeps those bytes from being freed and
+// reused while the slot holds it. Slots are probed from the address's
+// hash; a name that finds no slot free nearby is looked up in the map.
+func (t *table) index(name string) (int, bool) {
+	p := unsafe.StringData(name)
+	h := int(uint64(uintptr(unsafe.Pointer(p))+uintptr(len(name))) * 0x9E3779B97F4A7C15 >> 57)
+	for k := range slotProbes {
+		s := &t.slots[(h+k)%len(t.slots)]
+		if s.name == p && s.len == len(name) {
+			return s.at, s.at >= 0
+		}
+		if s.name == nil {
+			at, ok := t.col[name]
+			if !ok {
+				at = -1
+			}
+			*s = colSlot{name: p, len: len(name), at: at}
+			return at, ok
+		}
+	}
+	at, ok := t.col[name]
+	return at, ok
+}
+
+// slotProbes is how many slots index tries for a name.
+const slotProbes = 8
 
 func (t *table) errorf(field, format string, args ...any) *ParseError {
 	return &ParseError{File: t.file, Line: t.line, Field: field, Msg: fmt.Sprintf(format, args...)}

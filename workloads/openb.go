@@ -177,7 +177,7 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 			return nil, jobError(&jobs[i], file, "creation_time", "want creation times spanning at most 1e12 s")
 		}
 	}
-	return Build(jobs, nil, nil, file)
+	return build(jobs, nil, nil, file, true)
 }
 
 // openbRequest reads the name and the request columns of the current row

@@ -95,5 +95,5 @@ func readPhilly(r io.Reader, file string) (*Workload, error) {
 		// so the span stays below 3.2e17 microseconds.
 		jobs[i].Submit = hwmodel.Time(s - first)
 	}
-	return Build(jobs, nil, nil, file)
+	return build(jobs, nil, nil, file, true)
 }

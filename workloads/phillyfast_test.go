@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -157,31 +158,31 @@ func FuzzPhillyFast(f *testing.F) {
 }
 
 // BenchmarkRead reports what reading a trace costs per row (ns/row), from
-// memory so that the disk is not measured. philly is the real 82,247-job
-// trace when it is found (tracePath), philly-synthetic a generated trace
-// of the same shape, which is always there (the CI guard runs it).
+// memory so that the disk is not measured, for each format: philly and
+// openb are the real traces when they are found (sharedTrace),
+// philly-synthetic and brigade-synthetic generated traces of their shape,
+// which are always there (the CI guard runs them).
 func BenchmarkRead(b *testing.B) {
 	type input struct {
 		name string
 		data []byte
+		read func(io.Reader, string) (*Workload, error)
 	}
 	var inputs []input
-	for _, dir := range []string{os.Getenv("BRIGADE_TRACES"), "../../shared/traces", "../shared/traces"} {
-		if dir == "" {
-			continue
-		}
-		if data, err := os.ReadFile(filepath.Join(dir, "philly-pollux/philly.csv")); err == nil {
-			inputs = append(inputs, input{"philly", data})
-			break
-		}
+	if data := sharedTrace("philly-pollux/philly.csv"); data != nil {
+		inputs = append(inputs, input{"philly", data, ReadPhilly})
 	}
-	inputs = append(inputs, input{"philly-synthetic", phillyTrace(20000, 1)})
+	inputs = append(inputs, input{"philly-synthetic", phillyTrace(20000, 1), ReadPhilly})
+	if data := sharedTrace("alibaba-gpu-v2023/openb_pod_list_default.csv"); data != nil {
+		inputs = append(inputs, input{"openb", data, ReadOpenB})
+	}
+	inputs = append(inputs, input{"brigade-synthetic", brigadeTrace(20000, 1), ReadBrigade})
 	for _, in := range inputs {
 		b.Run(in.name, func(b *testing.B) {
 			rows := 0
 			b.SetBytes(int64(len(in.data)))
 			for b.Loop() {
-				w, err := ReadPhilly(bytes.NewReader(in.data), "philly.csv")
+				w, err := in.read(bytes.NewReader(in.data), "trace.csv")
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -190,6 +191,42 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
 		})
 	}
+}
+
+// sharedTrace is a trace file of the shared data folder ($BRIGADE_TRACES
+// or ../shared/traces from the repository), nil when it is not there.
+func sharedTrace(name string) []byte {
+	for _, dir := range []string{os.Getenv("BRIGADE_TRACES"), "../../shared/traces", "../shared/traces"} {
+		if dir == "" {
+			continue
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			return data
+		}
+	}
+	return nil
+}
+
+// brigadeTrace is a Brigade CSV trace of n jobs in the shape brigade sim
+// --replay writes: every column named, the optional ones mostly empty.
+func brigadeTrace(n int, seed uint64) []byte {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var b bytes.Buffer
+	b.Grow(n * 60)
+	b.WriteString("name,submit_s,duration_s,gpus,tenant,priority,gpu_milli,mig_profile,estimate_s,cpu_milli,memory_mib,deps,dag,failed_attempts,retries\n")
+	tenants := []string{"team-a", "team-b", "team-c", "team-d"}
+	gpus := []int{1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8}
+	at := 0.0
+	for i := 0; i < n; i++ {
+		at += rng.ExpFloat64() * 30
+		milli := ""
+		g := gpus[rng.IntN(len(gpus))]
+		if g == 1 && rng.IntN(4) == 0 {
+			milli = strconv.Itoa(100 * (1 + rng.IntN(9)))
+		}
+		fmt.Fprintf(&b, "j%d,%.6f,%.6f,%d,%s,%d,%s,,,,,,,,\n", i, at, 1+rng.ExpFloat64()*3600, g, tenants[rng.IntN(len(tenants))], rng.IntN(3), milli)
+	}
+	return b.Bytes()
 }
 
 func timeUnix(s int64) time.Time { return time.Unix(s, 0).UTC() }
