@@ -50,7 +50,7 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	var jobs []Job
+	var jobRows chunks[Job]
 	var deps [][]string // nil until a job has dependencies
 	for {
 		ok, err := t.next()
@@ -64,14 +64,15 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 		if err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, j)
+		jobRows.add(j)
 		if len(d) > 0 && deps == nil {
-			deps = make([][]string, len(jobs)-1, cap(jobs))
+			deps = make([][]string, jobRows.len()-1)
 		}
 		if deps != nil {
 			deps = append(deps, d)
 		}
 	}
+	jobs := jobRows.slice()
 	if len(jobs) == 0 {
 		return nil, t.noJobs("")
 	}

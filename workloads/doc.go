@@ -51,7 +51,8 @@
 //     place a format is added; readfile.go: ReadFile and tenant weight
 //     files.
 //   - csvtable.go: the CSV reader every trace reader shares (columns,
-//     csvlimit's line and field bounds, located errors).
+//     csvlimit's line and field bounds, located errors); chunks.go: the
+//     readers' row collector, which hands over one exact slice.
 //   - philly.go, openb.go, brigade.go: the Philly, Alibaba openb and
 //     Brigade CSV readers; phillyfast.go: the Philly reader's fast path
 //     for philly.csv's plain shape, which hands anything else (and every

@@ -89,8 +89,8 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 				Msg: fmt.Sprintf("required column %q is missing from the header %q (required: %s)", c, strings.Join(t.header, ","), columnNames(openbColumns[:5], true)+", "+strings.Join(openbTimedColumns, ", "))}
 		}
 	}
-	var jobs []Job
-	var created []hwmodel.Time
+	var jobRows chunks[Job]
+	var createdRows chunks[hwmodel.Time]
 	pending := 0
 	for {
 		ok, err := t.next()
@@ -158,9 +158,10 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 		if failed {
 			j.FailedAttempts = 1
 		}
-		jobs = append(jobs, j)
-		created = append(created, hwmodel.FromSeconds(createdS))
+		jobRows.add(j)
+		createdRows.add(hwmodel.FromSeconds(createdS))
 	}
+	jobs, created := jobRows.slice(), createdRows.slice()
 	switch {
 	case len(jobs) == 0 && pending > 0:
 		return nil, t.noJobs(hwmodel.Plural(pending, "pod", "pods") + " in phase Pending, skipped: they never ran")

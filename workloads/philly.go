@@ -47,8 +47,8 @@ func readPhilly(r io.Reader, file string) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	var jobs []Job
-	var stamps []int64 // Unix microseconds per job
+	var jobRows chunks[Job]
+	var stampRows chunks[int64] // Unix microseconds per job
 	for {
 		ok, err := t.next()
 		if err != nil {
@@ -74,15 +74,16 @@ func readPhilly(r io.Reader, file string) (*Workload, error) {
 		if tenant == "" {
 			tenant = "unknown"
 		}
-		jobs = append(jobs, Job{
+		jobRows.add(Job{
 			Name:     "philly-" + strconv.Itoa(t.line),
 			Tenant:   tenant,
 			Duration: dur,
 			Req:      hwmodel.Request{GPUs: int(gpus), GPUMilli: hwmodel.MilliPerGPU},
 			Source:   t.source(),
 		})
-		stamps = append(stamps, at.UnixMicro())
+		stampRows.add(at.UnixMicro())
 	}
+	jobs, stamps := jobRows.slice(), stampRows.slice()
 	if len(jobs) == 0 {
 		return nil, t.noJobs("")
 	}
