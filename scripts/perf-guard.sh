@@ -28,7 +28,7 @@ cases=(
   "./runner ^BenchmarkCalibrate$ 20x"
   "./sim ^BenchmarkEngine$/^fcfs$/^gpus=1000$/^jobs=10000$/^load=0.9$ 5x"
   "./sim ^BenchmarkEngine$/^fair$/^gpus=1000$/^jobs=10000$/^load=20$ 3x"
-  "./workloads ^BenchmarkRead$/^philly-synthetic$ 10x"
+  "./workloads ^BenchmarkRead$/^(philly|brigade)-synthetic$ 10x"
   "./results ^BenchmarkWrite$/^jobs=20000$/^policies=1$ 5x"
   "./report ^BenchmarkWritePlots$/^jobs=20000$/^policies=1$ 2x"
   "./cmd/brigade ^BenchmarkSim$/^(default|philly-synthetic)$ 2x"
