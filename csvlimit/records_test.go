@@ -20,28 +20,21 @@ type outcome struct {
 
 func viaRecords(in io.Reader, comment rune) outcome {
 	r := NewRecords(in, comment)
-	var o outcome
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			return o
-		}
-		if err != nil {
-			o.err = describe(err)
-			return o
-		}
-		o.records = append(o.records, slices.Clone(rec))
-		o.lines = append(o.lines, r.Line())
-	}
+	return collect(r.Read, r.Line)
 }
 
 func viaParser(in io.Reader, comment rune) outcome {
 	r := NewReader(in, comment)
 	r.FieldsPerRecord = -1
 	r.ReuseRecord = true
+	return collect(r.Read, func() int { line, _ := r.FieldPos(0); return line })
+}
+
+// collect reads records and their lines until the end or an error.
+func collect(read func() ([]string, error), line func() int) outcome {
 	var o outcome
 	for {
-		rec, err := r.Read()
+		rec, err := read()
 		if err == io.EOF {
 			return o
 		}
@@ -49,9 +42,8 @@ func viaParser(in io.Reader, comment rune) outcome {
 			o.err = describe(err)
 			return o
 		}
-		line, _ := r.FieldPos(0)
 		o.records = append(o.records, slices.Clone(rec))
-		o.lines = append(o.lines, line)
+		o.lines = append(o.lines, line())
 	}
 }
 
