@@ -545,29 +545,35 @@ func (c *Cluster) apply(s Share, sign int) {
 			panic(fmt.Sprintf("hwmodel: release of node %q returned a share of a kind it does not hold", c.nodes[i].Name))
 		}
 	}
-	c.idleHistogram[model][c.wholeFree[i]]--
+	hist := &c.idleHistogram[model]
+	hist[c.wholeFree[i]]--
+	whole := c.wholeFree[i]
+	delta := int32(sign) * s.Milli
 	for m := s.GPUs; m != 0; m &= m - 1 {
 		g := base + bits.TrailingZeros64(m)
-		if c.gpuFree[g] == MilliPerGPU {
-			c.wholeFree[i]--
-			c.wholeByModel[c.nodes[i].Model]--
+		f := c.gpuFree[g]
+		if f == MilliPerGPU {
+			whole--
 		}
-		c.gpuFree[g] += int32(sign) * s.Milli
-		if c.gpuFree[g] == MilliPerGPU {
-			c.wholeFree[i]++
-			c.wholeByModel[c.nodes[i].Model]++
+		f += delta
+		if f == MilliPerGPU {
+			whole++
 		}
-		c.allocatedMilli -= int64(sign) * int64(s.Milli)
-		c.nodeFree[i] += int64(sign) * int64(s.Milli)
+		// Only the GPUs it touches can leave 0..1000.
+		if f > MilliPerGPU || f < 0 {
+			panic(fmt.Sprintf("hwmodel: node %q GPU %d free share %d outside 0..1000", c.nodes[i].Name, g-base, f))
+		}
+		c.gpuFree[g] = f
 	}
-	c.idleHistogram[model][c.wholeFree[i]]++
+	if n := int64(bits.OnesCount64(s.GPUs)) * int64(delta); n != 0 {
+		c.allocatedMilli -= n
+		c.nodeFree[i] += n
+	}
+	c.wholeByModel[model] += whole - c.wholeFree[i]
+	c.wholeFree[i] = whole
+	hist[whole]++
 	if c.freeCPU[i] > c.nodes[i].CPUMilli || c.freeMem[i] > c.nodes[i].MemoryMiB {
 		panic(fmt.Sprintf("hwmodel: release of node %q returned more CPU or memory than it has", c.nodes[i].Name))
-	}
-	for g := base; g < base+c.nodes[i].GPUs; g++ {
-		if c.gpuFree[g] > MilliPerGPU || c.gpuFree[g] < 0 {
-			panic(fmt.Sprintf("hwmodel: node %q GPU %d free share %d outside 0..1000", c.nodes[i].Name, g-base, c.gpuFree[g]))
-		}
 	}
 }
 
