@@ -195,7 +195,7 @@ func (h *Host) CheckPlacement(id JobID, p hwmodel.Placement) string {
 	if j == nil {
 		return fmt.Sprintf("job %d does not exist", id)
 	}
-	req := j.Req
+	req := &j.Req
 	if len(p) == 0 {
 		return "empty placement"
 	}
@@ -207,7 +207,7 @@ func (h *Host) CheckPlacement(id JobID, p hwmodel.Placement) string {
 		if s.Node < 0 || s.Node >= h.cluster.NumNodes() {
 			return fmt.Sprintf("node %d does not exist", s.Node)
 		}
-		if s.GPUs != 0 && !req.Models.Accepts(h.cluster.Node(s.Node).Model) {
+		if s.GPUs != 0 && !req.Models.Accepts(h.cluster.NodeModel(s.Node)) {
 			return fmt.Sprintf("node %s has %s GPUs, job accepts %s", h.cluster.Node(s.Node).Name,
 				hwmodel.Model(h.cluster.Node(s.Node).Model).Name, req.Models)
 		}
