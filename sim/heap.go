@@ -74,9 +74,25 @@ func (h *eventHeap) pop() event {
 			break
 		}
 		m := c
-		for k := c + 1; k < min(c+4, last); k++ {
-			if items[k].before(&items[m]) {
-				m = k
+		if c+3 < last {
+			// All four children: compared without bounds checks.
+			ch := items[c : c+4 : c+4]
+			k := 0
+			if ch[1].before(&ch[k]) {
+				k = 1
+			}
+			if ch[2].before(&ch[k]) {
+				k = 2
+			}
+			if ch[3].before(&ch[k]) {
+				k = 3
+			}
+			m += k
+		} else {
+			for k := c + 1; k < last; k++ {
+				if items[k].before(&items[m]) {
+					m = k
+				}
 			}
 		}
 		if !items[m].before(&e) {
