@@ -151,6 +151,9 @@ type Cluster struct {
 	// GPUs, so "is there a node with k idle GPUs" needs no node scan.
 	idleHistogram [][MaxGPUsPerNode + 1]int32
 	maxNodeGPUs   [64]int // largest node's GPU count per model
+	// present holds the model of every node: the per-model books of
+	// every other model are zero, so the queries by ModelSet skip them.
+	present ModelSet
 
 	// Per node, for placements that score nodes (package policies): a
 	// generation that every Allocate or Release touching the node bumps,
@@ -225,6 +228,7 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 		c.byModel[n.Model] += n.GPUs
 		c.wholeByModel[n.Model] += n.GPUs
 		c.maxNodeGPUs[n.Model] = max(c.maxNodeGPUs[n.Model], n.GPUs)
+		c.present |= 1 << n.Model
 		c.idleHistogram[n.Model][n.GPUs]++
 	}
 	c.gen = make([]uint64, len(c.nodes))
@@ -279,12 +283,18 @@ func (c *Cluster) GPUsAccepted(s ModelSet) int {
 		return c.totalGPUs
 	}
 	n := 0
-	for i := range catalogue {
-		if s.Accepts(ModelID(i)) {
-			n += c.byModel[i]
-		}
+	for m := c.models(s); m != 0; m &= m - 1 {
+		n += c.byModel[bits.TrailingZeros64(m)]
 	}
 	return n
+}
+
+// models is the set of the cluster's models that s accepts, as bits.
+func (c *Cluster) models(s ModelSet) uint64 {
+	if s == AnyModel {
+		return uint64(c.present)
+	}
+	return uint64(s & c.present)
 }
 
 // FreeWholeGPUsAccepted is the number of idle GPUs, cluster-wide, whose
@@ -292,10 +302,8 @@ func (c *Cluster) GPUsAccepted(s ModelSet) int {
 // MIG-enabled GPUs are never idle in this sense.
 func (c *Cluster) FreeWholeGPUsAccepted(s ModelSet) int {
 	n := 0
-	for i := range catalogue {
-		if s.Accepts(ModelID(i)) {
-			n += c.wholeByModel[i]
-		}
+	for m := c.models(s); m != 0; m &= m - 1 {
+		n += c.wholeByModel[bits.TrailingZeros64(m)]
 	}
 	return n
 }
@@ -305,10 +313,8 @@ func (c *Cluster) FreeWholeGPUsAccepted(s ModelSet) int {
 // to give up at once on a single-node request that cannot fit.
 func (c *Cluster) HasNodeWithIdleGPUs(s ModelSet, n int) bool {
 	n = max(n, 0)
-	for m := range c.idleHistogram {
-		if !s.Accepts(ModelID(m)) {
-			continue
-		}
+	for ms := c.models(s); ms != 0; ms &= ms - 1 {
+		m := bits.TrailingZeros64(ms)
 		for k := n; k <= c.maxNodeGPUs[m]; k++ {
 			if c.idleHistogram[m][k] > 0 {
 				return true
@@ -322,10 +328,8 @@ func (c *Cluster) HasNodeWithIdleGPUs(s ModelSet, n int) bool {
 // accepts: a request for more GPUs than that must be placed as a gang.
 func (c *Cluster) MaxNodeGPUs(s ModelSet) int {
 	n := 0
-	for i := range catalogue {
-		if s.Accepts(ModelID(i)) {
-			n = max(n, c.maxNodeGPUs[i])
-		}
+	for m := c.models(s); m != 0; m &= m - 1 {
+		n = max(n, c.maxNodeGPUs[bits.TrailingZeros64(m)])
 	}
 	return n
 }
@@ -545,29 +549,35 @@ func (c *Cluster) apply(s Share, sign int) {
 			panic(fmt.Sprintf("hwmodel: release of node %q returned a share of a kind it does not hold", c.nodes[i].Name))
 		}
 	}
-	c.idleHistogram[model][c.wholeFree[i]]--
+	hist := &c.idleHistogram[model]
+	hist[c.wholeFree[i]]--
+	whole := c.wholeFree[i]
+	delta := int32(sign) * s.Milli
 	for m := s.GPUs; m != 0; m &= m - 1 {
 		g := base + bits.TrailingZeros64(m)
-		if c.gpuFree[g] == MilliPerGPU {
-			c.wholeFree[i]--
-			c.wholeByModel[c.nodes[i].Model]--
+		f := c.gpuFree[g]
+		if f == MilliPerGPU {
+			whole--
 		}
-		c.gpuFree[g] += int32(sign) * s.Milli
-		if c.gpuFree[g] == MilliPerGPU {
-			c.wholeFree[i]++
-			c.wholeByModel[c.nodes[i].Model]++
+		f += delta
+		if f == MilliPerGPU {
+			whole++
 		}
-		c.allocatedMilli -= int64(sign) * int64(s.Milli)
-		c.nodeFree[i] += int64(sign) * int64(s.Milli)
+		// Only the GPUs it touches can leave 0..1000.
+		if f > MilliPerGPU || f < 0 {
+			panic(fmt.Sprintf("hwmodel: node %q GPU %d free share %d outside 0..1000", c.nodes[i].Name, g-base, f))
+		}
+		c.gpuFree[g] = f
 	}
-	c.idleHistogram[model][c.wholeFree[i]]++
+	if n := int64(bits.OnesCount64(s.GPUs)) * int64(delta); n != 0 {
+		c.allocatedMilli -= n
+		c.nodeFree[i] += n
+	}
+	c.wholeByModel[model] += whole - c.wholeFree[i]
+	c.wholeFree[i] = whole
+	hist[whole]++
 	if c.freeCPU[i] > c.nodes[i].CPUMilli || c.freeMem[i] > c.nodes[i].MemoryMiB {
 		panic(fmt.Sprintf("hwmodel: release of node %q returned more CPU or memory than it has", c.nodes[i].Name))
-	}
-	for g := base; g < base+c.nodes[i].GPUs; g++ {
-		if c.gpuFree[g] > MilliPerGPU || c.gpuFree[g] < 0 {
-			panic(fmt.Sprintf("hwmodel: node %q GPU %d free share %d outside 0..1000", c.nodes[i].Name, g-base, c.gpuFree[g]))
-		}
 	}
 }
 

@@ -26,7 +26,9 @@
 //   - Within one call a policy calls v.Reserve(p) for each Start it returns,
 //     so v.Cluster() shows the capacity as taken to later placements in the
 //     same call. The driver drops the reservations when the call returns,
-//     then applies the decisions in order, rejecting any that no longer fit.
+//     then applies the decisions in order, rejecting any that no longer fit
+//     (Host lets a Start that is the next reservation keep it instead: the
+//     same books and answers, without releasing and allocating it again).
 //     v.Cluster() is a hwmodel.ClusterView, which has no mutating method
 //     and returns nothing that aliases the cluster's state, so Reserve is
 //     the only way a policy can change the cluster: the type enforces it.

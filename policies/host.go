@@ -38,7 +38,10 @@ type Host struct {
 	tenants  []Tenant
 	events   Events
 	reserved []hwmodel.Placement
-	inCall   bool
+	// held: while Schedule applies decisions, reserved[held:] are still
+	// allocated (Schedule, adoptable).
+	held   int
+	inCall bool
 	// applying is set while Schedule applies the call's decisions, whose
 	// Starts and Reconfigures are answers, not news.
 	applying bool
@@ -132,15 +135,31 @@ func (h *Host) Queue(id JobID) {
 }
 
 // Start allocates p for job id, books it to the job's tenant and reports
-// the start. It fails, changing nothing, when p does not fit.
+// the start. It fails, changing nothing, when p does not fit. While
+// Schedule applies a call's decisions, a p that is the next reservation
+// still held (adoptable) takes it over instead of being allocated again:
+// it fits by construction. Any other p first drops the reservations still
+// held, as Schedule would have before applying anything.
 func (h *Host) Start(id JobID, p hwmodel.Placement) error {
+	if h.held < len(h.reserved) {
+		if samePlacement(p, h.reserved[h.held]) {
+			h.held++
+			h.started(id, p)
+			return nil
+		}
+		h.dropHeld()
+	}
 	if err := h.cluster.Allocate(p); err != nil {
 		return err
 	}
+	h.started(id, p)
+	return nil
+}
+
+func (h *Host) started(id JobID, p hwmodel.Placement) {
 	h.book(id, p, +1)
 	h.events.Started = append(h.events.Started, id)
 	h.news = h.news || !h.applying
-	return nil
 }
 
 // Stop releases p, which job id held, unbooks it and reports the end.
@@ -176,7 +195,7 @@ func (h *Host) CheckPlacement(id JobID, p hwmodel.Placement) string {
 	if j == nil {
 		return fmt.Sprintf("job %d does not exist", id)
 	}
-	req := j.Req
+	req := &j.Req
 	if len(p) == 0 {
 		return "empty placement"
 	}
@@ -188,7 +207,7 @@ func (h *Host) CheckPlacement(id JobID, p hwmodel.Placement) string {
 		if s.Node < 0 || s.Node >= h.cluster.NumNodes() {
 			return fmt.Sprintf("node %d does not exist", s.Node)
 		}
-		if s.GPUs != 0 && !req.Models.Accepts(h.cluster.Node(s.Node).Model) {
+		if s.GPUs != 0 && !req.Models.Accepts(h.cluster.NodeModel(s.Node)) {
 			return fmt.Sprintf("node %s has %s GPUs, job accepts %s", h.cluster.Node(s.Node).Name,
 				hwmodel.Model(h.cluster.Node(s.Node).Model).Name, req.Models)
 		}
@@ -234,8 +253,10 @@ func (h *Host) Unblocked(g GPURef) {
 func (h *Host) HasNews() bool { return h.news }
 
 // Schedule runs one scheduling point: it calls the policy with this Host
-// as its View, drops the call's reservations (latest first), starts a new
-// Events batch, and applies the decisions in order through apply, which
+// as its View, drops the call's reservations (latest first; in effect:
+// a Start that matches the next one takes it over, which leaves the same
+// books), starts a new Events batch, and applies the decisions in order
+// through apply, which
 // returns "" when it carried a decision out (reporting it through Start,
 // Stop, Queue or Reconfigured) or why it refused it; a refusal becomes a
 // Rejection of the next batch. It returns the policy's decisions.
@@ -243,22 +264,63 @@ func (h *Host) Schedule(p Policy, apply func(Decision) string) []Decision {
 	h.inCall = true
 	decisions := p.Schedule(h)
 	h.inCall = false
-	for k := len(h.reserved) - 1; k >= 0; k-- {
-		h.cluster.Release(h.reserved[k])
-	}
-	clear(h.reserved)
-	h.reserved = h.reserved[:0]
+	h.held = 0
 	h.events.Reset()
 	h.news = false
 	h.applying = true
 	for _, d := range decisions {
+		// The capacity the call reserved is released and taken again by
+		// its Starts: while decisions are Starts of the reservations in
+		// order, each keeps its reservation (Start) instead, which leaves
+		// the same books. Anything else drops what is still held first.
+		next := h.held
+		if next < len(h.reserved) && !adoptable(d, h.reserved[next]) {
+			h.dropHeld()
+		}
 		if reason := apply(d); reason != "" {
 			h.events.Rejected = append(h.events.Rejected, Rejection{Decision: d, Reason: reason})
 			h.news = true
 		}
+		if h.held == next {
+			h.dropHeld() // not taken over: refused before Start, or no Start
+		}
 	}
+	h.dropHeld()
 	h.applying = false
+	clear(h.reserved)
+	h.reserved = h.reserved[:0]
+	h.held = 0
 	return decisions
+}
+
+// dropHeld releases the reservations still held (latest first).
+func (h *Host) dropHeld() {
+	for k := len(h.reserved) - 1; k >= h.held; k-- {
+		h.cluster.Release(h.reserved[k])
+	}
+	h.held = len(h.reserved)
+}
+
+// adoptable reports whether decision d may take over reservation r: a
+// Start of exactly r, with no MIG instance (a driver checks an instance's
+// state in its books, where a held reservation would show it busy).
+// Rejections other than Start's capacity check read nothing that the
+// held reservations change.
+func adoptable(d Decision, r hwmodel.Placement) bool {
+	if d.Kind != Start || !samePlacement(d.Placement, r) {
+		return false
+	}
+	for _, s := range r {
+		if s.Instance != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// samePlacement reports whether a and b are the same slice.
+func samePlacement(a, b hwmodel.Placement) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 // CheckBooks verifies the tenant books against the jobs the driver says

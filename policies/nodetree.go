@@ -176,7 +176,21 @@ func (t *nodeTree) update(c hwmodel.ClusterView, i int) {
 	if !t.setLeaf(c, k, i) {
 		return
 	}
-	for k >>= 1; k >= 1 && t.pull(k); k >>= 1 {
+	if t.pack != nil {
+		for k >>= 1; k >= 1 && t.pull(k); k >>= 1 {
+		}
+		return
+	}
+	// pull without packing, inlined: most updates climb to the root.
+	agg := t.agg
+	for k >>= 1; k >= 1; k >>= 1 {
+		ch := agg[2*k : 2*k+2 : 2*k+2]
+		a := treeAgg{cpu: max(ch[0].cpu, ch[1].cpu), mem: max(ch[0].mem, ch[1].mem),
+			whole: max(ch[0].whole, ch[1].whole), share: max(ch[0].share, ch[1].share)}
+		if a == agg[k] {
+			return
+		}
+		agg[k] = a
 	}
 }
 

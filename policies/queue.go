@@ -73,6 +73,9 @@ type clusterTotals struct {
 	// the model's largest node: a request for at most this many GPUs that
 	// accepts some present model is never a gang.
 	minNodeGPUs int
+	// gen counts the updates that recomputed the totals, so that a score
+	// computed from them can tell it is still current.
+	gen uint64
 }
 
 func (t *clusterTotals) update(c hwmodel.ClusterView) {
@@ -80,6 +83,7 @@ func (t *clusterTotals) update(c hwmodel.ClusterView) {
 		return
 	}
 	t.c, t.n = c, c.NumNodes()
+	t.gen++
 	t.gpuMilli = float64(c.TotalGPUs()) * hwmodel.MilliPerGPU
 	var cpu, mem int64
 	t.present = 0
@@ -127,6 +131,12 @@ type fairTenant struct {
 	cpu    int64
 	mem    int64
 	score  float64 // dominant share / weight
+	// scored: score is that of the books and totals noted here, which
+	// most calls find unchanged (its divisions are then saved).
+	scored           bool
+	sWeight          float64
+	sGPU, sCPU, sMem int64
+	sGen             uint64
 }
 
 // fairQueue is weighted dominant-resource fair share across tenants: each
@@ -186,7 +196,9 @@ func (q *fairQueue) begin(v View, tot *clusterTotals) {
 			}
 			t.gpu, t.cpu, t.mem = ts[i].AllocatedMilliGPU, ts[i].AllocatedCPUMilli, ts[i].AllocatedMemMiB
 		}
-		t.score = tot.dominant(t.gpu, t.cpu, t.mem) / t.weight
+		if !t.scored || t.sGen != tot.gen || t.sWeight != t.weight || t.sGPU != t.gpu || t.sCPU != t.cpu || t.sMem != t.mem {
+			t.rescore(tot)
+		}
 	}
 }
 
@@ -232,5 +244,11 @@ func (q *fairQueue) take(it qitem, j *Job, milli int64) {
 	t.gpu += milli
 	t.cpu += j.Req.CPUMilli
 	t.mem += j.Req.MemoryMiB
-	t.score = q.tot.dominant(t.gpu, t.cpu, t.mem) / t.weight
+	t.rescore(q.tot)
+}
+
+// rescore computes the score from the books and notes what it used.
+func (t *fairTenant) rescore(tot *clusterTotals) {
+	t.score = tot.dominant(t.gpu, t.cpu, t.mem) / t.weight
+	t.scored, t.sGen, t.sWeight, t.sGPU, t.sCPU, t.sMem = true, tot.gen, t.weight, t.gpu, t.cpu, t.mem
 }

@@ -137,9 +137,9 @@ type Timeline struct {
 	cur             State        // state holding since last
 	max             State
 
-	queued, running, inSystem, alloc, frag acc
-	mig, migBusy, migFree, migFrag         acc
-	down                                   acc
+	// inSystem is ∫InSystem dt; the other integrals are the sums of the
+	// buckets' (Integrals), which every segment adds to exactly.
+	inSystem acc
 
 	buckets []bucketAcc // index i covers [i×width, (i+1)×width); cap = maxBuckets
 
@@ -151,7 +151,6 @@ type Timeline struct {
 	tenFair    []float64
 	tenCur     []int64
 	tenLast    hwmodel.Time
-	tenTot     []acc
 	tenBuckets []acc
 }
 
@@ -245,7 +244,6 @@ func (t *Timeline) TrackTenants(names []string, fair []float64) {
 	t.tenNames = append([]string(nil), names...)
 	t.tenFair = append([]float64(nil), fair...)
 	t.tenCur = make([]int64, n)
-	t.tenTot = make([]acc, n)
 	t.tenBuckets = make([]acc, t.maxBuckets*n)
 }
 
@@ -279,7 +277,7 @@ func (t *Timeline) ObserveTenants(now hwmodel.Time, s State, tenantMilli []int64
 }
 
 // flushTenants integrates tenCur over [tenLast, now) into the per-tenant
-// totals and buckets. advance has already made room for the bucket holding
+// buckets (their sums are the totals). advance has already made room for the bucket holding
 // now−1 (merging if needed), and a merge keeps pairs aligned, so the pending
 // segment lands in the right buckets whatever the width was when it began.
 func (t *Timeline) flushTenants(now hwmodel.Time) {
@@ -289,11 +287,8 @@ func (t *Timeline) flushTenants(now hwmodel.Time) {
 		return
 	}
 	zero := true
-	for k, m := range t.tenCur {
-		if m != 0 {
-			zero = false
-			t.tenTot[k].addMul(m, int64(now-t.tenLast))
-		}
+	for _, m := range t.tenCur {
+		zero = zero && m == 0
 	}
 	if !zero {
 		for a := t.tenLast; a < now; {
@@ -322,18 +317,7 @@ func (t *Timeline) advance(now hwmodel.Time) {
 		return
 	}
 	s := t.cur
-	t.queued.addMul(int64(s.Queued), dt)
-	t.running.addMul(int64(s.Running), dt)
 	t.inSystem.addMul(int64(s.InSystem), dt)
-	t.alloc.addMul(s.AllocatedMilli, dt)
-	t.frag.addMul(s.FragmentedMilli, dt)
-	t.down.addMul(s.DownMilli, dt)
-	if s.hasMIG() {
-		t.mig.addMul(s.MIGSlices, dt)
-		t.migBusy.addMul(s.MIGBusySlices, dt)
-		t.migFree.addMul(s.MIGFreeSlices, dt)
-		t.migFrag.addMul(s.MIGFragSlices, dt)
-	}
 	t.max.Queued = max(t.max.Queued, s.Queued)
 	t.max.Running = max(t.max.Running, s.Running)
 	t.max.InSystem = max(t.max.InSystem, s.InSystem)
@@ -430,17 +414,21 @@ func (t *Timeline) Max() State { return t.max }
 
 // Integrals returns the exact integrals over [Start, End], in seconds.
 func (t *Timeline) Integrals() Integrals {
+	var tot bucketAcc
+	for _, b := range t.buckets {
+		tot.add(b)
+	}
 	return Integrals{
-		QueuedJobSeconds:          t.queued.float() / float64(hwmodel.Second),
-		RunningJobSeconds:         t.running.float() / float64(hwmodel.Second),
+		QueuedJobSeconds:          tot.queued.float() / float64(hwmodel.Second),
+		RunningJobSeconds:         tot.running.float() / float64(hwmodel.Second),
 		InSystemJobSeconds:        t.inSystem.float() / float64(hwmodel.Second),
-		AllocatedMilliGPUSeconds:  t.alloc.float() / float64(hwmodel.Second),
-		FragmentedMilliGPUSeconds: t.frag.float() / float64(hwmodel.Second),
-		MIGSliceSeconds:           t.mig.float() / float64(hwmodel.Second),
-		MIGBusySliceSeconds:       t.migBusy.float() / float64(hwmodel.Second),
-		MIGFreeSliceSeconds:       t.migFree.float() / float64(hwmodel.Second),
-		MIGFragSliceSeconds:       t.migFrag.float() / float64(hwmodel.Second),
-		DownMilliGPUSeconds:       t.down.float() / float64(hwmodel.Second),
+		AllocatedMilliGPUSeconds:  tot.alloc.float() / float64(hwmodel.Second),
+		FragmentedMilliGPUSeconds: tot.frag.float() / float64(hwmodel.Second),
+		MIGSliceSeconds:           tot.mig.float() / float64(hwmodel.Second),
+		MIGBusySliceSeconds:       tot.migBusy.float() / float64(hwmodel.Second),
+		MIGFreeSliceSeconds:       tot.migFree.float() / float64(hwmodel.Second),
+		MIGFragSliceSeconds:       tot.migFrag.float() / float64(hwmodel.Second),
+		DownMilliGPUSeconds:       tot.down.float() / float64(hwmodel.Second),
 	}
 }
 
@@ -536,9 +524,16 @@ func (t *Timeline) TenantShares() []TenantShare {
 // in TrackTenants' order; their sum is Integrals().AllocatedMilliGPUSeconds
 // when the engine's books agree.
 func (t *Timeline) TenantMilliGPUSeconds() []float64 {
-	out := make([]float64, len(t.tenTot))
-	for k := range t.tenTot {
-		out[k] = t.tenTot[k].float() / float64(hwmodel.Second)
+	n := len(t.tenCur)
+	tot := make([]acc, n)
+	for i := range t.buckets {
+		for k, b := range t.tenBuckets[i*n : (i+1)*n] {
+			tot[k].add(b)
+		}
+	}
+	out := make([]float64, n)
+	for k := range tot {
+		out[k] = tot[k].float() / float64(hwmodel.Second)
 	}
 	return out
 }

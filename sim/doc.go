@@ -2,7 +2,7 @@
 // modelled cluster and lets a policies.Policy decide what runs where.
 //
 // The engine is single-threaded. Time is integer microseconds
-// (hwmodel.Time). Finish events sit in a typed binary heap ordered by
+// (hwmodel.Time). Finish events sit in a typed 4-ary heap ordered by
 // (time, sequence number); arrivals are read in order straight from the
 // workload, which is sorted by submission time, so the heap holds only
 // running attempts. At each instant the engine applies every arrival and

@@ -255,7 +255,10 @@ func (e *InvariantError) Error() string {
 // and end read are here, copied from the workload where need be
 // (duration, failed attempts, checkpointing, tenant), so that the end of
 // a job, whose records are seldom in cache, touches this record and its
-// Outcome and nothing else of the job.
+// Outcome and nothing else of the job. What the end of a successful
+// attempt reads comes first and fills 64 bytes, and the record is padded
+// to 128 (jobRunSize), so that in the engine's array, which the allocator
+// aligns to a page, that end touches one cache line of it.
 type jobRun struct {
 	state   JobState
 	arrived bool
@@ -266,27 +269,31 @@ type jobRun struct {
 	afterFailure bool
 	backoff      bool
 	attempt      int32 // attempts started so far
-	depsLeft     int32
 	tenant       int32
-	// Faults, retries and checkpoints: failures so far (retries asked
-	// for), trace failures so far and how many the trace has, the current
-	// attempt's checkpoint count, the deadline policy's grant (-1: none
-	// yet).
-	retries        int32
+	// Faults, retries and checkpoints: trace failures so far and how many
+	// the trace has, the current attempt's checkpoint count, failures so
+	// far (retries asked for), the deadline policy's grant (-1: none yet).
 	traceFails     int32
 	failedAttempts int32
 	ckpts          int32
-	granted        int32
+	depsLeft       int32
 	start          hwmodel.Time // the current attempt's start
-	queuedAt       hwmodel.Time
-	duration       hwmodel.Time // workloads.Job.Duration
+	placement      hwmodel.Placement
+
+	retries  int32
+	granted  int32
+	queuedAt hwmodel.Time
+	duration hwmodel.Time // workloads.Job.Duration
 	// saved is the progress saved by completed checkpoints; restart the
 	// current attempt's restart time (and start-up delay).
-	saved     hwmodel.Time
-	restart   hwmodel.Time
-	ck        Checkpoint // checkpointOf
-	placement hwmodel.Placement
+	saved   hwmodel.Time
+	restart hwmodel.Time
+	ck      Checkpoint // checkpointOf
+	_       [8]byte    // to jobRunSize
 }
+
+// jobRunSize is jobRun's size; engine_test.go checks it.
+const jobRunSize = 128
 
 // maxIdleCalls bounds the extra scheduling points the engine makes at the
 // end of a run when a policy still has news to hear, so a policy that keeps
@@ -608,7 +615,6 @@ func (e *Engine) finish(ev event) error {
 	if r.ckpts != 0 {
 		e.out[i].CheckpointTime += hwmodel.Time(r.ckpts) * r.ck.Cost
 	}
-	r.saved = r.duration
 	e.stopRunning(i, AttemptSucceeded)
 	e.setTerminal(i, Succeeded, FailNone, "")
 	if !r.hasDeps {

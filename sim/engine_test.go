@@ -3,6 +3,7 @@ package sim
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
@@ -258,5 +259,19 @@ func TestEngineReportsStrandedJobs(t *testing.T) {
 	}
 	if _, err := e.Run(); err == nil || !strings.Contains(err.Error(), "1 jobs unfinished") {
 		t.Fatalf("err = %v, want a report of 1 unfinished job", err)
+	}
+}
+
+// The end of a successful attempt reads the first 64 bytes of its
+// jobRun, which must stay one cache line of the engine's array: the
+// record is jobRunSize bytes, and the fields that end reads lie before
+// the placement's end at byte 64.
+func TestJobRunLayout(t *testing.T) {
+	if got := unsafe.Sizeof(jobRun{}); got != jobRunSize {
+		t.Errorf("jobRun is %d bytes, want %d", got, jobRunSize)
+	}
+	var r jobRun
+	if end := unsafe.Offsetof(r.placement) + unsafe.Sizeof(r.placement); end > 64 {
+		t.Errorf("the fields the end of an attempt reads end at byte %d, past the first cache line", end)
 	}
 }

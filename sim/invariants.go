@@ -16,6 +16,12 @@ func (e *Engine) check() error {
 	if !e.cfg.CheckInvariants {
 		return nil
 	}
+	return e.checkAll()
+}
+
+// checkAll is check's work, apart so that check inlines into the event
+// loop.
+func (e *Engine) checkAll() error {
 	fail := func(format string, args ...any) error {
 		return &InvariantError{At: e.now, Msg: fmt.Sprintf(format, args...)}
 	}
