@@ -26,6 +26,14 @@ cpu() {
   awk '{printf "%.3f", $1 + $2}' <<<"$t"
 }
 least() { tr ' ' '\n' | grep . | sort -g | head -1; }
+# column_of NAME FILE: the cell under the header NAME in the first row of
+# brigade bench's table in FILE; fails when there is no such column.
+column_of() {
+  awk -F '  +' -v name="$1" '
+    { sub(/^ +/, "") }
+    NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) col = i; if (!col) exit 1; next }
+    NR == 2 { print $col; exit }' "$2" || { echo "compare.sh: no column \"$1\" in brigade bench's table" >&2; exit 1; }
+}
 
 simpy_whole= simpy_sim= brigade_whole= brigade_engine=
 for _ in $(seq "$reps"); do
@@ -36,8 +44,9 @@ for _ in $(seq "$reps"); do
   rm -rf "$tmp/run"
   brigade_whole+=" $(cpu "$tmp/brigade" sim --trace "$trace" --cluster "$here/pool512.yaml" --policy fcfs --quiet --out "$tmp/run")"
   "$tmp/brigade" bench --trace "$trace" --cluster "$here/pool512.yaml" --policy fcfs --quiet >"$tmp/bench"
-  # The event loop alone: the "wall s" column of brigade bench.
-  brigade_engine+=" $(awk '$1 == "fcfs" {print $(NF-2)}' "$tmp/bench")"
+  # The event loop alone: the "cpu s" column of brigade bench, found by
+  # its header (columns are two or more spaces apart; a cell may hold one).
+  brigade_engine+=" $(column_of "cpu s" "$tmp/bench")"
 done
 brigade_mean=$("$python" -c 'import json,sys; print("%.6f" % json.load(open(sys.argv[1]))[0]["wait_s"]["mean"])' "$tmp/run/summary.json")
 sw=$(least <<<"$simpy_whole"); ss=$(least <<<"$simpy_sim")
@@ -46,7 +55,7 @@ echo "trace: $trace, $simpy_jobs jobs on one pool of 512 GPUs, strict FCFS (leas
 printf '%-22s %9s %9s %7s %7s\n' "" SimPy Brigade ratio target
 printf '%-22s %8ss %8ss %6.1fx %6sx\n' "whole command, CPU" "$sw" "$bw" "$(awk -v a="$sw" -v b="$bw" 'BEGIN{print a/b}')" 6
 printf '%-22s %8ss %8ss %6.1fx %6sx\n' "engine alone" "$ss" "$be" "$(awk -v a="$ss" -v b="$be" 'BEGIN{print a/b}')" 50
-echo "(engine alone: SimPy's env.run() in CPU seconds; Brigade's event loop as brigade bench times it)"
+echo "(engine alone: SimPy's env.run() and Brigade's event loop, in CPU seconds as each times them)"
 echo "mean wait: SimPy $simpy_mean s, Brigade $brigade_mean s"
 ok=1
 [ "$simpy_mean" = "$brigade_mean" ] || { echo "FAIL: the mean waits differ"; ok=0; }
