@@ -242,5 +242,11 @@ func TestBenchEveryPlacement(t *testing.T) {
 				t.Errorf("%v: no row for %s in\n%s", args, s, stdout)
 			}
 		}
+		// bench/simpy/compare.sh reads the event loop's CPU time by this
+		// header, two or more spaces from its neighbours.
+		header, _, _ := strings.Cut(stdout, "\n")
+		if !slices.Contains(regexp.MustCompile(` {2,}`).Split(strings.TrimSpace(header), -1), "cpu s") {
+			t.Errorf("%v: no \"cpu s\" column in the header %q", args, header)
+		}
 	}
 }
