@@ -93,6 +93,19 @@ func FileInput(role, path string) (InputFile, error) {
 	return InputFile{Role: role, Path: path, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
+// Inputs collects the files a run read, in the order it names them, for
+// RunInfo.Inputs.
+type Inputs []InputFile
+
+// AddFile appends the file at path as an input named by role (FileInput).
+func (in *Inputs) AddFile(role, path string) error {
+	x, err := FileInput(role, path)
+	if err == nil {
+		*in = append(*in, x)
+	}
+	return err
+}
+
 // WriteRunJSON writes info to path, atomically, as indented JSON with
 // SchemaVersion and Version filled in. Nil slices are written as [].
 func WriteRunJSON(path string, info RunInfo) error {

@@ -310,14 +310,7 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 // cluster (a file, or a built-in preset), the tenant weights and the
 // failure trace. A synthetic workload is no file: its seed is in run.json.
 func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
-	var in []results.InputFile
-	add := func(role, path string) error {
-		x, err := results.FileInput(role, path)
-		if err == nil {
-			in = append(in, x)
-		}
-		return err
-	}
+	var in results.Inputs
 	switch {
 	case c.Synthetic > 0:
 	case c.Generated != nil:
@@ -325,12 +318,12 @@ func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
 	case c.Trace == "":
 		in = append(in, results.InputFile{Role: "trace", Path: workloads.DefaultFile, Embedded: true, SHA256: workloads.DefaultSHA256()})
 	default:
-		if err := add("trace", c.Trace); err != nil {
+		if err := in.AddFile("trace", c.Trace); err != nil {
 			return nil, err
 		}
 	}
 	if clusterFile != "" {
-		if err := add("cluster", clusterFile); err != nil {
+		if err := in.AddFile("cluster", clusterFile); err != nil {
 			return nil, err
 		}
 	} else {
@@ -338,7 +331,7 @@ func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
 	}
 	for _, x := range []struct{ role, path string }{{"tenant-weights", c.TenantWeights}, {"fail-trace", c.FailTrace}} {
 		if x.path != "" {
-			if err := add(x.role, x.path); err != nil {
+			if err := in.AddFile(x.role, x.path); err != nil {
 				return nil, err
 			}
 		}

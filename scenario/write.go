@@ -46,19 +46,12 @@ func (r *Result) WriteResults(dir string, command []string) error {
 // trace and the cluster spec files its setups name.
 func (r *Result) inputs() ([]results.InputFile, error) {
 	f := r.File
-	var in []results.InputFile
-	add := func(role, path string) error {
-		x, err := results.FileInput(role, path)
-		if err == nil {
-			in = append(in, x)
-		}
-		return err
-	}
-	if err := add("scenario", f.path); err != nil {
+	var in results.Inputs
+	if err := in.AddFile("scenario", f.path); err != nil {
 		return nil, err
 	}
 	if f.Serving != "" {
-		if err := add("experiment", f.resolve(f.Serving)); err != nil {
+		if err := in.AddFile("experiment", f.resolve(f.Serving)); err != nil {
 			return nil, err
 		}
 		return in, nil
@@ -67,7 +60,7 @@ func (r *Result) inputs() ([]results.InputFile, error) {
 		in = append(in, results.InputFile{Role: "trace", Path: workloads.DefaultFile, Embedded: true, SHA256: workloads.DefaultSHA256()})
 	}
 	if f.Workload.Trace != "" {
-		if err := add("trace", f.resolve(f.Workload.Trace)); err != nil {
+		if err := in.AddFile("trace", f.resolve(f.Workload.Trace)); err != nil {
 			return nil, err
 		}
 	}
@@ -82,7 +75,7 @@ func (r *Result) inputs() ([]results.InputFile, error) {
 		seen[s.Cluster] = true
 		if _, ok := hwmodel.Preset(s.Cluster); ok {
 			in = append(in, results.InputFile{Role: "cluster", Path: s.Cluster, Embedded: true})
-		} else if err := add("cluster", f.resolve(s.Cluster)); err != nil {
+		} else if err := in.AddFile("cluster", f.resolve(s.Cluster)); err != nil {
 			return nil, err
 		}
 	}
