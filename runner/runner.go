@@ -464,7 +464,7 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release
 	// capped at its length: one allocation per run, not one per job.
 	attempts := 0
 	for i := range res.Jobs {
-		attempts += len(res.Jobs[i].AttemptLog)
+		attempts += int(res.Jobs[i].Attempts)
 	}
 	all := make([]results.AttemptRecord, attempts)
 	for i := range res.Jobs {
@@ -472,9 +472,10 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release
 		j := &w.Jobs[i]
 		last := nodes(o.Placement)
 		var log []results.AttemptRecord
-		if n := len(o.AttemptLog); n > 0 {
+		if n := int(o.Attempts); n > 0 {
 			log, all = all[:n:n], all[n:]
-			for k, a := range o.AttemptLog {
+			for k := range n {
+				a := o.Attempt(k)
 				at := last
 				if !samePlacement(a.Placement, o.Placement) {
 					at = nodes(a.Placement)
@@ -505,7 +506,7 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release
 		out[i] = results.JobRecord{
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
 			Submit: o.Submit, Ready: ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
-			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: last, Attempts: o.Attempts, State: state,
+			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: last, Attempts: int(o.Attempts), State: state,
 			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
 			Reason: FailReason(o.FailReason), ReasonDetail: o.Reason, AttemptLog: log,
 			CPUMilli: j.Req.CPUMilli, MemoryMiB: j.Req.MemoryMiB, Deps: deps,
