@@ -206,30 +206,49 @@ func Simulate(c Comparison) (*Simulation, error) {
 	target := policies.TargetFromRequests(reqs)
 	opt.FragTarget = &target
 	s.Jobs = len(w.Jobs)
-	if c.Started != nil {
-		c.Started(s)
-	}
-	s.Runs, err = Run(Spec{
-		Workload: w, WorkloadName: s.WorkloadName,
-		NewCluster: spec.Build, ClusterName: spec.Name,
-		Policies: c.Policies, Placer: policies.PlacerConfig{Seed: c.Seed, Target: target}, Seed: c.Seed,
-		StarvationThreshold: c.StarvationThreshold,
-		Parallel:            c.Parallel,
-		Options:             opt,
-		Progress:            c.Progress,
-		// What Simulate returns and writes reads the records only.
-		DropOutcomes: true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	warnPolicyUnsatisfiable(warn, s.Runs)
 	inputs, err := c.inputs(clusterFile)
 	if err != nil {
 		return nil, err
 	}
+	if c.Started != nil {
+		c.Started(s)
+	}
 	s.Files = Files
+	// The runs write into the folder being written: each policy's job
+	// records go to jobs.parquet, attempts.parquet and jobs.csv as its run
+	// ends, not all held until the folder is written.
 	err = results.WriteFolder(c.Out, func(dir string) error {
+		jobFiles, err := results.CreateJobFiles(dir)
+		if err != nil {
+			return err
+		}
+		closed := false
+		closeJobFiles := func() error {
+			closed = true
+			return jobFiles.Close()
+		}
+		defer func() {
+			if !closed {
+				_ = jobFiles.Close()
+			}
+		}()
+		s.Runs, err = Run(Spec{
+			Workload: w, WorkloadName: s.WorkloadName,
+			NewCluster: spec.Build, ClusterName: spec.Name,
+			Policies: c.Policies, Placer: policies.PlacerConfig{Seed: c.Seed, Target: target}, Seed: c.Seed,
+			StarvationThreshold: c.StarvationThreshold,
+			Parallel:            c.Parallel,
+			Options:             opt,
+			Progress:            c.Progress,
+			// What Simulate returns and writes reads the records only,
+			// and those only as they are made.
+			DropOutcomes: true,
+			Records:      jobFiles.Add,
+		})
+		if err != nil {
+			return err
+		}
+		warnPolicyUnsatisfiable(warn, s.Runs)
 		steps, done := len(Files)+2, 0
 		step := func() {
 			done++
@@ -248,7 +267,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 				return err
 			}
 		}
-		if err := WriteFiles(dir, s.Runs, step); err != nil {
+		if err := writeFiles(dir, s.Runs, step, closeJobFiles); err != nil {
 			return err
 		}
 		if err := results.WriteRunJSON(filepath.Join(dir, "run.json"), results.RunInfo{
@@ -429,16 +448,7 @@ func largestNode(c *hwmodel.Cluster, models hwmodel.ModelSet) string {
 // MIG job needs): the engine failed them at submission under that policy.
 func warnPolicyUnsatisfiable(warn func(string, ...any), runs []PolicyRun) {
 	for _, r := range runs {
-		n, example := 0, ""
-		for i := range r.Jobs {
-			if j := &r.Jobs[i]; j.Reason == results.ReasonUnsatisfiable {
-				if n == 0 {
-					example = j.Name + ": " + j.ReasonDetail
-				}
-				n++
-			}
-		}
-		if n > 0 {
+		if n, example := r.unsatisfiable, r.unsatisfiableExample; n > 0 {
 			warn("%s can never fit this cluster under %s and %s failed at submission, e.g. %s", hwmodel.Plural(n, "job", "jobs"), r.Policy, map[bool]string{true: "was", false: "were"}[n == 1], example)
 		}
 	}

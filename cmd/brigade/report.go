@@ -110,10 +110,13 @@ func parseOneDir(fs *flagSet, args []string, stdout io.Writer, n int) ([]string,
 // simPlots draws the runs' plots into dir/plots/ (report.WritePlots).
 func simPlots(dir string, runs []runner.PolicyRun) error {
 	sums := make([]results.Summary, len(runs))
-	jobs := make([][]results.JobRecord, len(runs))
+	jobs := make([][]results.JobStats, len(runs))
 	timelines := make([]*results.Timeline, len(runs))
 	for i, r := range runs {
-		sums[i], jobs[i], timelines[i] = r.Summary, r.Jobs, r.Timeline
+		sums[i], jobs[i], timelines[i] = r.Summary, r.Stats, r.Timeline
+		if r.Jobs != nil {
+			jobs[i] = results.Stats(r.Jobs)
+		}
 	}
-	return report.WritePlots(filepath.Join(dir, "plots"), report.FromRecords(sums, jobs, timelines))
+	return report.WritePlots(filepath.Join(dir, "plots"), report.FromStats(sums, jobs, timelines))
 }
