@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // JobFiles writes jobs.parquet, attempts.parquet and jobs.csv into a
@@ -16,8 +18,8 @@ import (
 // WriteJobsParquet, WriteAttemptsParquet and WriteJobsCSV write of the
 // same records added in the same order: each file's rows are the
 // policies' in order, and a Parquet writer cuts pages by their size,
-// not by the calls that fill them. A Parquet file is still one row group,
-// so its compressed pages are held until Close.
+// not by the calls that fill them, and keeps its pages where it is told,
+// here in temporary files until Close writes them out.
 //
 // The files are written in place: the folder is the staging folder that
 // WriteFolder swaps in whole or removes, which makes them atomic.
@@ -43,7 +45,15 @@ func CreateJobFiles(dir string) (*JobFiles, error) {
 		b := bufio.NewWriterSize(file, 64<<10)
 		f.files, f.bufs, ws = append(f.files, file), append(f.bufs, b), append(ws, b)
 	}
-	f.jobs, f.attempts, f.csv = newJobParquetRows(ws[0]), newParquetRows[AttemptRow](ws[1]), newCSVRows(ws[2])
+	// A Parquet file of one row group holds every column's compressed
+	// pages until its footer: they wait in temporary files in dir (one a
+	// column, removed as the file is written), not in memory.
+	pages := func(name string) parquet.WriterOption {
+		return parquet.ColumnPageBuffers(parquet.NewFileBufferPool(dir, "."+name+".pages-*"))
+	}
+	f.jobs = newJobParquetRows(ws[0], pages("jobs.parquet"))
+	f.attempts = newParquetRows[AttemptRow](ws[1], pages("attempts.parquet"))
+	f.csv = newCSVRows(ws[2])
 	f.csv.header(JobsCSVHeader)
 	return f, nil
 }

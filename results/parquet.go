@@ -297,8 +297,8 @@ type jobParquetRows struct {
 	n   int
 }
 
-func newJobParquetRows(w io.Writer) *jobParquetRows {
-	return &jobParquetRows{rows: newParquetRows[JobRow](w), opt: make([]float64, 2*parquetBatch)}
+func newJobParquetRows(w io.Writer, options ...parquet.WriterOption) *jobParquetRows {
+	return &jobParquetRows{rows: newParquetRows[JobRow](w, options...), opt: make([]float64, 2*parquetBatch)}
 }
 
 func (p *jobParquetRows) add(r PolicyJobs) error {
@@ -357,13 +357,14 @@ type parquetRows[T any] struct {
 	batch []T
 }
 
-func newParquetRows[T any](w io.Writer) *parquetRows[T] {
+// With options, the writer takes them too (JobFiles' page buffers).
+func newParquetRows[T any](w io.Writer, options ...parquet.WriterOption) *parquetRows[T] {
 	return &parquetRows[T]{
-		pw: parquet.NewGenericWriter[T](w,
+		pw: parquet.NewGenericWriter[T](w, append([]parquet.WriterOption{
 			parquet.Compression(&zstd.Codec{Level: zstd.DefaultLevel, Concurrency: 1}),
 			parquet.CreatedBy("brigade", "results-schema-"+strconv.Itoa(SchemaVersion), ""),
 			parquet.KeyValueMetadata(SchemaVersionKey, strconv.Itoa(SchemaVersion)),
-		),
+		}, options...)...),
 		batch: make([]T, 0, parquetBatch),
 	}
 }

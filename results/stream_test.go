@@ -31,7 +31,8 @@ func TestParquetStreamsTheSameBytes(t *testing.T) {
 
 // JobFiles, fed each policy's records in pieces of any size, writes the
 // bytes WriteJobsParquet, WriteAttemptsParquet and WriteJobsCSV write of
-// all of them, with every file's mode theirs.
+// all of them, with every file's mode theirs, and leaves no page buffer
+// behind.
 func TestJobFilesWriteTheSameBytes(t *testing.T) {
 	jobs := streamJobs()
 	runs := []PolicyJobs{{Policy: "a", Jobs: jobs}, {Policy: "b", Jobs: jobs[:parquetBatch-1], SlowdownBound: hwmodel.Minute}, {Policy: "c"}}
@@ -54,6 +55,7 @@ func TestJobFilesWriteTheSameBytes(t *testing.T) {
 			if err := f.Close(); err != nil {
 				t.Fatal(err)
 			}
+			assertDir(t, dir, "attempts.parquet", "jobs.csv", "jobs.parquet") // no page buffers left
 			for _, c := range []struct {
 				name  string
 				write func(string) error

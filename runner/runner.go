@@ -349,7 +349,7 @@ func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault, progress func(
 
 // recordsPiece is how many jobs' records a run makes at a time for
 // Spec.Records: a few megabytes.
-const recordsPiece = 8192
+var recordsPiece = 8192
 
 // handOver makes the run's records a piece at a time, hands each to
 // spec.Records once turn allows, and keeps their JobStats. Each outcome

@@ -214,24 +214,31 @@ func Simulate(c Comparison) (*Simulation, error) {
 		c.Started(s)
 	}
 	s.Files = Files
-	// The runs write into the folder being written: each policy's job
-	// records go to jobs.parquet, attempts.parquet and jobs.csv as its run
-	// ends, not all held until the folder is written.
+	// The runs write into the folder being written: in a large comparison
+	// each policy's job records go to jobs.parquet, attempts.parquet and
+	// jobs.csv as its run ends, not all held until the folder is written.
 	err = results.WriteFolder(c.Out, func(dir string) error {
-		jobFiles, err := results.CreateJobFiles(dir)
-		if err != nil {
-			return err
-		}
-		closed := false
-		closeJobFiles := func() error {
-			closed = true
-			return jobFiles.Close()
-		}
-		defer func() {
-			if !closed {
-				_ = jobFiles.Close()
+		var (
+			records       func(results.PolicyJobs) error
+			closeJobFiles func() error
+		)
+		if s.Jobs*len(c.Policies) >= streamRecords {
+			jobFiles, err := results.CreateJobFiles(dir)
+			if err != nil {
+				return err
 			}
-		}()
+			closed := false
+			records, closeJobFiles = jobFiles.Add, func() error {
+				closed = true
+				return jobFiles.Close()
+			}
+			defer func() {
+				if !closed {
+					_ = jobFiles.Close()
+				}
+			}()
+		}
+		var err error
 		s.Runs, err = Run(Spec{
 			Workload: w, WorkloadName: s.WorkloadName,
 			NewCluster: spec.Build, ClusterName: spec.Name,
@@ -243,7 +250,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 			// What Simulate returns and writes reads the records only,
 			// and those only as they are made.
 			DropOutcomes: true,
-			Records:      jobFiles.Add,
+			Records:      records,
 		})
 		if err != nil {
 			return err
@@ -283,6 +290,14 @@ func Simulate(c Comparison) (*Simulation, error) {
 	}
 	return s, nil
 }
+
+// streamRecords is the number of job records (jobs × policies) from which
+// Simulate streams them to their files (results.JobFiles) rather than
+// holding them: the two Parquet writers held open during the runs cost
+// about 50 MB whatever the size (a Zstd encoder's history and a page
+// buffer per column), the records of 200,000 jobs about 70 MB. The files
+// are the same bytes either way.
+var streamRecords = 200_000
 
 // workload reads or makes the comparison's jobs and names them in s.
 func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloads.Workload, error) {
