@@ -360,8 +360,11 @@ func (r *PolicyRun) handOver(spec Spec, c *hwmodel.Cluster, turn func() error) e
 	}
 	res := r.Engine
 	r.Stats = make([]results.JobStats, len(res.Jobs))
+	// One piece's records and attempts, reused: Records has written what
+	// it needs of them when it returns (the strings they point to stay).
+	var buf recordsBuf
 	for lo := 0; lo < len(res.Jobs); lo += recordsPiece {
-		recs := records(spec.Workload, c, res, lo, min(lo+recordsPiece, len(res.Jobs)), spec.DropOutcomes)
+		recs := buf.records(spec.Workload, c, res, lo, min(lo+recordsPiece, len(res.Jobs)), spec.DropOutcomes)
 		if err := spec.Records(results.PolicyJobs{Policy: r.Policy, Jobs: recs}); err != nil {
 			return err
 		}
@@ -525,7 +528,22 @@ func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []resul
 // placements can go while the rest are converted (a run's outcomes and
 // records are then never all held at once).
 func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, lo, hi int, release bool) []results.JobRecord {
-	out := make([]results.JobRecord, hi-lo)
+	var b recordsBuf
+	return b.records(w, c, res, lo, hi, release)
+}
+
+// recordsBuf holds the arrays of the records it last made, for the next
+// to reuse.
+type recordsBuf struct {
+	out []results.JobRecord
+	all []results.AttemptRecord
+}
+
+// records is the package's records, into b's arrays (grown as needed):
+// the records are b's until its next call.
+func (b *recordsBuf) records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, lo, hi int, release bool) []results.JobRecord {
+	out := grow(b.out, hi-lo)
+	b.out = out
 	var names strings.Builder
 	nodes := func(p hwmodel.Placement) string {
 		if len(p) == 1 {
@@ -546,7 +564,8 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, lo, hi 
 	for i := lo; i < hi; i++ {
 		attempts += int(res.Jobs[i].Attempts)
 	}
-	all := make([]results.AttemptRecord, attempts)
+	all := grow(b.all, attempts)
+	b.all = all
 	for i := lo; i < hi; i++ {
 		o := &res.Jobs[i]
 		j := &w.Jobs[i]
@@ -596,6 +615,17 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, lo, hi 
 		}
 	}
 	return out
+}
+
+// grow is s with length n, its old array when it has room: cleared, so
+// that every field of a record it holds is set anew.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // samePlacement is whether a and b are one slice (the engine keeps an

@@ -222,7 +222,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 			records       func(results.PolicyJobs) error
 			closeJobFiles func() error
 		)
-		if s.Jobs*len(c.Policies) >= streamRecords {
+		if Streams(s.Jobs, len(c.Policies)) {
 			jobFiles, err := results.CreateJobFiles(dir)
 			if err != nil {
 				return err
@@ -255,6 +255,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 		if err != nil {
 			return err
 		}
+		w = nil // nothing reads the workload from here: let it go
 		warnPolicyUnsatisfiable(warn, s.Runs)
 		steps, done := len(Files)+2, 0
 		step := func() {
@@ -298,6 +299,11 @@ func Simulate(c Comparison) (*Simulation, error) {
 // buffer per column), the records of 200,000 jobs about 70 MB. The files
 // are the same bytes either way.
 var streamRecords = 200_000
+
+// Streams is whether Simulate streams the records of a comparison of jobs
+// jobs under policies policies to their files as each run ends, rather
+// than holding them until the folder is written.
+func Streams(jobs, policies int) bool { return jobs*policies >= streamRecords }
 
 // workload reads or makes the comparison's jobs and names them in s.
 func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloads.Workload, error) {
