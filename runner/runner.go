@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -355,6 +356,12 @@ var recordsPiece = 8192
 // spec.Records once turn allows, and keeps their JobStats. Each outcome
 // is let go as it becomes a record under Spec.DropOutcomes.
 func (r *PolicyRun) handOver(spec Spec, c *hwmodel.Cluster, turn func() error) error {
+	// The engine is garbage from here (the run keeps a copy of its
+	// result), a third of a run's heap, but the collector would let the
+	// records' pieces and the stats grow the heap by as much again before
+	// it took it back. Collected first, its memory is theirs. One
+	// collection is a small part of a run large enough to stream.
+	runtime.GC()
 	if err := turn(); err != nil {
 		return err
 	}

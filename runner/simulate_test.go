@@ -22,7 +22,7 @@ import (
 func TestCheckJobCount(t *testing.T) {
 	defer func(f func() (uint64, bool)) { availableMemory = f }(availableMemory)
 	availableMemory = func() (uint64, bool) { return 8 << 30, true } // 8 GiB
-	per := uint64(JobBytes + 2*PolicyJobBytes)                       // 5 KiB with two policies
+	per := uint64(JobBytes + 2*PolicyJobBytes)                       // 2.5 KiB with two policies
 	fits := int((8 << 30) / per)
 	tests := []struct {
 		jobs, policies int
@@ -30,7 +30,7 @@ func TestCheckJobCount(t *testing.T) {
 	}{
 		{1000, 2, ""},
 		{fits, 2, ""},
-		{fits + 1, 2, "need about 8.0 GiB of memory (5.0 KiB per job) and 8.0 GiB is available; at most " + strconv.Itoa(fits) + " jobs fit"},
+		{fits + 1, 2, "need about 8.0 GiB of memory (2.5 KiB per job) and 8.0 GiB is available; at most " + strconv.Itoa(fits) + " jobs fit"},
 		{1000000000, 4, "under 4 policies need about"},
 		{1000000000, 1, "under 1 policy need about"},
 		{0, 1, "want a positive number of jobs, got 0"},
