@@ -71,3 +71,24 @@ func (s *JobStats) Ran() bool { return s.Finished() && s.Attempts > 0 }
 func (s *JobStats) BoundedSlowdown(tau hwmodel.Time) float64 {
 	return boundedSlowdown(s.End-s.Submit, s.Run, tau)
 }
+
+// jobList is a run's jobs as Summarize reads them, records or JobStats:
+// each record's JobStats is made as it is read, not all at once.
+type jobList struct {
+	recs  []JobRecord
+	stats []JobStats
+}
+
+func (l jobList) len() int {
+	if l.recs != nil {
+		return len(l.recs)
+	}
+	return len(l.stats)
+}
+
+func (l jobList) at(i int) JobStats {
+	if l.recs != nil {
+		return StatsOf(&l.recs[i])
+	}
+	return l.stats[i]
+}

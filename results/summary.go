@@ -317,16 +317,13 @@ func boundedSlowdown(jct, run, tau hwmodel.Time) float64 {
 // in.Tenants in order and iterates no map, so equal inputs give equal
 // Summaries, whether from records or their JobStats.
 func Summarize(in RunInput) Summary {
-	jobs := in.Stats
-	if in.Jobs != nil {
-		jobs = Stats(in.Jobs)
-	}
+	jobs := jobList{recs: in.Jobs, stats: in.Stats}
 	s := Summary{
 		Policy:        in.Policy,
 		Seed:          in.Seed,
 		Cluster:       in.Cluster,
 		Workload:      in.Workload,
-		JobsSubmitted: len(jobs),
+		JobsSubmitted: jobs.len(),
 		Tenants:       []TenantSummary{},
 	}
 	tau := in.SlowdownBound
@@ -340,8 +337,8 @@ func Summarize(in RunInput) Summary {
 		finished             int
 		sojourn              acc // Σ End − Submit over finished jobs, µs
 	)
-	for i := range jobs {
-		j := &jobs[i]
+	for i := range jobs.len() {
+		j := jobs.at(i)
 		if i == 0 || j.Submit < firstSubmit {
 			firstSubmit = j.Submit
 		}
@@ -369,16 +366,16 @@ func Summarize(in RunInput) Summary {
 	// Distributions over jobs that ran, computed in µs (exact integers in
 	// float64) and converted to seconds at the end.
 	ran := 0
-	for i := range jobs {
-		if jobs[i].Ran() {
+	for i := range jobs.len() {
+		if j := jobs.at(i); j.Ran() {
 			ran++
 		}
 	}
 	// Sized once: grown by append, the three would leave about as much
 	// again behind them as garbage.
 	waits, jcts, slows := make([]float64, 0, ran), make([]float64, 0, ran), make([]float64, 0, ran)
-	for i := range jobs {
-		j := &jobs[i]
+	for i := range jobs.len() {
+		j := jobs.at(i)
 		if !j.Ran() {
 			continue
 		}
@@ -402,11 +399,11 @@ func Summarize(in RunInput) Summary {
 	}
 	capacityMilli := float64(in.TotalGPUs) * hwmodel.MilliPerGPU
 	s.GPUUtilisation = ratio(ig.AllocatedMilliGPUSeconds, capacityMilli*makespan.Seconds())
-	if in.Arrivals != nil && len(jobs) > 0 {
-		first, last := jobs[0].Submit, jobs[0].Submit
-		for i := range jobs {
-			first = min(first, jobs[i].Submit)
-			last = max(last, jobs[i].Submit)
+	if in.Arrivals != nil && jobs.len() > 0 {
+		first, last := jobs.at(0).Submit, jobs.at(0).Submit
+		for i := range jobs.len() {
+			first = min(first, jobs.at(i).Submit)
+			last = max(last, jobs.at(i).Submit)
 		}
 		s.GPUUtilisationArrivals = ratio(in.Arrivals.AllocatedMilliGPUSeconds, capacityMilli*(last-first).Seconds())
 	}
@@ -476,7 +473,7 @@ func quantile(p float64, sorted []float64) float64 {
 
 // starvation computes the starvation report. sortedWaits holds the waits of
 // the jobs that ran, in µs, sorted (the default threshold reads its median).
-func starvation(jobs []JobStats, threshold hwmodel.Time, sortedWaits []float64) Starvation {
+func starvation(jobs jobList, threshold hwmodel.Time, sortedWaits []float64) Starvation {
 	if threshold <= 0 {
 		threshold = MinStarvationThreshold
 		if len(sortedWaits) > 0 {
@@ -485,8 +482,8 @@ func starvation(jobs []JobStats, threshold hwmodel.Time, sortedWaits []float64) 
 	}
 	st := Starvation{ThresholdS: threshold.Seconds(), LongestWaitJob: -1}
 	var longest hwmodel.Time
-	for i := range jobs {
-		j := &jobs[i]
+	for i := range jobs.len() {
+		j := jobs.at(i)
 		if j.Wait > threshold {
 			st.StarvedJobs++
 		}
@@ -501,7 +498,7 @@ func starvation(jobs []JobStats, threshold hwmodel.Time, sortedWaits []float64) 
 
 // tenants builds the per-tenant lines, in the order of given, followed by
 // tenants that appear only in jobs, in order of their first job.
-func tenants(given []policies.Tenant, jobs []JobStats, tau hwmodel.Time) ([]TenantSummary, float64, float64) {
+func tenants(given []policies.Tenant, jobs jobList, tau hwmodel.Time) ([]TenantSummary, float64, float64) {
 	type agg struct {
 		slowdownSum float64 // bounded slowdown over jobs that ran
 		jobs        int
@@ -526,8 +523,8 @@ func tenants(given []policies.Tenant, jobs []JobStats, tau hwmodel.Time) ([]Tena
 		rows = append(rows, agg{name: t.Name, weight: w})
 	}
 	var total acc
-	for i := range jobs {
-		j := &jobs[i]
+	for i := range jobs.len() {
+		j := jobs.at(i)
 		k, ok := index[j.Tenant]
 		if !ok {
 			k = len(rows)
@@ -592,7 +589,7 @@ func tenants(given []policies.Tenant, jobs []JobStats, tau hwmodel.Time) ([]Tena
 }
 
 // faultMetrics computes the fault part of the Summary.
-func faultMetrics(faults []FaultEvent, jobs []JobStats) (fs FaultSummary, retries, failedHW int, lostH, ckptH, goodput float64) {
+func faultMetrics(faults []FaultEvent, jobs jobList) (fs FaultSummary, retries, failedHW int, lostH, ckptH, goodput float64) {
 	fs.Count = len(faults)
 	var delay acc
 	var maxDelay hwmodel.Time
@@ -612,8 +609,8 @@ func faultMetrics(faults []FaultEvent, jobs []JobStats) (fs FaultSummary, retrie
 		Max:  maxDelay.Seconds(),
 	}
 	var lost, ckpt, useful, alloc acc // milli-GPU·µs
-	for i := range jobs {
-		j := &jobs[i]
+	for i := range jobs.len() {
+		j := jobs.at(i)
 		retries += int(j.HardwareFailures)
 		if j.Failed() && j.HardwareFailures > 0 {
 			retries--
