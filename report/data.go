@@ -51,32 +51,16 @@ type Data struct {
 // FromRecords builds Data from in-memory results: sums[i], jobs[i] and
 // timelines[i] are policy i's (a nil Timeline gives no series).
 func FromRecords(sums []results.Summary, jobs [][]results.JobRecord, timelines []*results.Timeline) *Data {
-	return fromJobs(sums, timelines, func(i int) []Job {
-		if i >= len(jobs) {
-			return nil
-		}
-		out := make([]Job, len(jobs[i]))
-		for k := range jobs[i] {
-			st := results.StatsOf(&jobs[i][k])
-			out[k] = jobOf(&st)
-		}
-		return out
+	return fromJobs(sums, jobs, timelines, func(j *results.JobRecord) Job {
+		st := results.StatsOf(j)
+		return jobOf(&st)
 	})
 }
 
 // FromStats is FromRecords from the records' results.JobStats, which is
 // all the plots read of them.
 func FromStats(sums []results.Summary, jobs [][]results.JobStats, timelines []*results.Timeline) *Data {
-	return fromJobs(sums, timelines, func(i int) []Job {
-		if i >= len(jobs) {
-			return nil
-		}
-		out := make([]Job, len(jobs[i]))
-		for k := range jobs[i] {
-			out[k] = jobOf(&jobs[i][k])
-		}
-		return out
-	})
+	return fromJobs(sums, jobs, timelines, jobOf)
 }
 
 func jobOf(j *results.JobStats) Job {
@@ -84,12 +68,17 @@ func jobOf(j *results.JobStats) Job {
 		WaitS: j.Wait.Seconds(), JCT: (j.End - j.Submit).Seconds(), SubmitS: j.Submit.Seconds()}
 }
 
-// fromJobs builds Data of the summaries, with policy i's jobs as jobs(i)
-// gives them.
-func fromJobs(sums []results.Summary, timelines []*results.Timeline, jobs func(i int) []Job) *Data {
+// fromJobs is FromRecords of jobs of any kind, each a Job by job.
+func fromJobs[T any](sums []results.Summary, jobs [][]T, timelines []*results.Timeline, job func(*T) Job) *Data {
 	d := &Data{Summaries: sums}
 	for i, s := range sums {
-		p := Policy{Name: s.Policy, Jobs: jobs(i)}
+		p := Policy{Name: s.Policy}
+		if i < len(jobs) {
+			p.Jobs = make([]Job, len(jobs[i]))
+			for k := range jobs[i] {
+				p.Jobs[k] = job(&jobs[i][k])
+			}
+		}
 		if i < len(timelines) && timelines[i] != nil {
 			for _, b := range timelines[i].Buckets() {
 				p.Series = append(p.Series, Point{StartS: b.Start.Seconds(), Utilisation: b.GPUUtilisation, QueueLength: b.QueueLength})
