@@ -51,17 +51,32 @@ type Data struct {
 // FromRecords builds Data from in-memory results: sums[i], jobs[i] and
 // timelines[i] are policy i's (a nil Timeline gives no series).
 func FromRecords(sums []results.Summary, jobs [][]results.JobRecord, timelines []*results.Timeline) *Data {
+	return fromJobs(sums, jobs, timelines, func(j *results.JobRecord) Job {
+		st := results.StatsOf(j)
+		return jobOf(&st)
+	})
+}
+
+// FromStats is FromRecords from the records' results.JobStats, which is
+// all the plots read of them.
+func FromStats(sums []results.Summary, jobs [][]results.JobStats, timelines []*results.Timeline) *Data {
+	return fromJobs(sums, jobs, timelines, jobOf)
+}
+
+func jobOf(j *results.JobStats) Job {
+	return Job{Tenant: j.Tenant, Priority: j.Priority, Ran: j.Ran(),
+		WaitS: j.Wait.Seconds(), JCT: (j.End - j.Submit).Seconds(), SubmitS: j.Submit.Seconds()}
+}
+
+// fromJobs is FromRecords of jobs of any kind, each a Job by job.
+func fromJobs[T any](sums []results.Summary, jobs [][]T, timelines []*results.Timeline, job func(*T) Job) *Data {
 	d := &Data{Summaries: sums}
 	for i, s := range sums {
 		p := Policy{Name: s.Policy}
 		if i < len(jobs) {
-			p.Jobs = make([]Job, 0, len(jobs[i]))
-			for _, j := range jobs[i] {
-				p.Jobs = append(p.Jobs, Job{
-					Tenant: j.Tenant, Priority: j.Priority,
-					Ran:   (j.State == results.Succeeded || j.State == results.Failed) && j.Attempts > 0,
-					WaitS: j.Wait.Seconds(), JCT: (j.End - j.Submit).Seconds(), SubmitS: j.Submit.Seconds(),
-				})
+			p.Jobs = make([]Job, len(jobs[i]))
+			for k := range jobs[i] {
+				p.Jobs[k] = job(&jobs[i][k])
 			}
 		}
 		if i < len(timelines) && timelines[i] != nil {

@@ -271,10 +271,19 @@ func comparableScale(s plot.Normalizer) bool {
 	return false
 }
 
-// Plot implements plot.Plotter. A line without fill or steps draws the
-// path plotter.Line draws, through draw.Canvas.StrokeLines, which sizes
-// each path once instead of growing it a point at a time.
+// Plot implements plot.Plotter: the line as plotter.Line draws it, or,
+// when it has more than maxDrawnPoints points and rises in both
+// coordinates (a CDF), its envelope. A line without fill or steps draws
+// plotter.Line's path through draw.Canvas.StrokeLines, which sizes each
+// path once instead of growing it a point at a time.
 func (l paddedLine) Plot(c draw.Canvas, p *plot.Plot) {
+	if len(l.XYs) > maxDrawnPoints && rising(l.XYs) {
+		trX, _ := p.Transforms(&c)
+		reduced := *l.Line
+		reduced.XYs = envelope(l.XYs, func(x float64) int64 { return int64(math.Floor(float64(trX(x) / envelopeColumn))) })
+		reduced.Plot(c, p)
+		return
+	}
 	if l.FillColor != nil || l.StepStyle != plotter.NoStep || l.LineStyle.Width == 0 {
 		l.Line.Plot(c, p)
 		return
@@ -360,6 +369,60 @@ func (l paddedLine) glyphBoxes(p *plot.Plot) []plot.GlyphBox {
 		}
 		if keep {
 			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// maxDrawnPoints is the most points a line hands gonum as they are. A
+// longer line (a CDF of more than a million jobs: two points per distinct
+// value) costs about 1.5 KB a point inside gonum (canvas points, clipped
+// copies, the path and the rasteriser's), so paddedLine.Plot draws it
+// through its envelope (envelope) instead. Lines up to this size, every
+// run of up to a million jobs, are drawn byte for byte as before.
+var maxDrawnPoints = 2_000_000
+
+// envelopeColumn is the width, on the canvas, of the columns that
+// envelope reduces a long line to: a thirtieth of a PNG pixel at plotDPI,
+// a fiftieth of a point of the SVG's 648 (32,400 columns, three points
+// each at most, whatever the number of jobs).
+const envelopeColumn = vg.Length(0.02)
+
+
+// rising is whether both coordinates of xy never fall.
+func rising(xy plotter.XYs) bool {
+	for k := 1; k < len(xy); k++ {
+		if xy[k].X < xy[k-1].X || xy[k].Y < xy[k-1].Y {
+			return false
+		}
+	}
+	return true
+}
+
+// envelope reduces a rising line to three points per canvas column (column
+// gives a point's): its first point in the column, the corner (last x,
+// first y) and its last point. Between them the full line is a staircase
+// whose length is its width plus its height, for a CDF's line (every move
+// horizontal or vertical); so the reduced line has the full one's length,
+// and its dash pattern, and lies within one column's width of it. From
+// one column to the next it takes the full line's own segment.
+func envelope(xy plotter.XYs, column func(x float64) int64) plotter.XYs {
+	var out plotter.XYs
+	for k := 0; k < len(xy); {
+		first, col := xy[k], column(xy[k].X)
+		last := first
+		for k++; k < len(xy); k++ {
+			if column(xy[k].X) != col {
+				break
+			}
+			last = xy[k]
+		}
+		out = append(out, first)
+		if last != first {
+			if corner := (plotter.XY{X: last.X, Y: first.Y}); corner != first && corner != last {
+				out = append(out, corner)
+			}
+			out = append(out, last)
 		}
 	}
 	return out

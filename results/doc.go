@@ -84,11 +84,13 @@
 // ranged over to produce output (one map is used for name lookups only);
 // JSON objects are structs, so key order is fixed; sums over integers are
 // exact and therefore order-free. Files are written atomically
-// (AtomicWriteFile): a temporary file in the same directory, fsync, rename.
+// (AtomicWriteFile): a temporary file in the same directory, fsync, rename;
+// or, for JobFiles, in place in a folder that WriteFolder swaps in whole.
 //
 // # Files
 //
-//   - record.go: JobRecord and AttemptRecord, one per job and attempt.
+//   - record.go: JobRecord and AttemptRecord, one per job and attempt;
+//     stats.go: JobStats, what Summarize and the plots read of a record.
 //   - reasons.go: the failure vocabulary that every driver writes.
 //   - timeline.go: Timeline, the cluster's state over time, and its exact
 //     integrals; acc.go: the 128-bit accumulator under them.
@@ -97,7 +99,8 @@
 //   - writers.go: summary.json and the CSV files; csvrows.go: the CSV
 //     rows they append, byte for byte as encoding/csv writes them;
 //     parquet.go: the Parquet tables and their versioned schema, written a
-//     batch of rows at a time.
+//     batch of rows at a time; jobfiles.go: JobFiles, the job tables
+//     written a policy's records at a time, as the runs make them.
 //   - runinfo.go: run.json (RunInfo, WriteRunJSON).
 //   - atomic.go: AtomicWriteFile; replace.go: CheckReplaceable, which
 //     folders a results folder may replace; folder.go: CheckOut and

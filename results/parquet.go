@@ -276,19 +276,40 @@ func TimeseriesRows(runs []PolicyTimeline) []TimeseriesRow {
 // WriteJobsParquet writes JobRows(runs) to path, atomically, as Zstd
 // compressed Parquet (see writeParquet), without holding them all.
 func WriteJobsParquet(path string, runs []PolicyJobs) error {
+	return AtomicWriteFile(path, func(w io.Writer) error {
+		p := newJobParquetRows(w)
+		for _, r := range runs {
+			if err := p.add(r); err != nil {
+				return err
+			}
+		}
+		return p.close()
+	})
+}
+
+// jobParquetRows writes jobs.parquet's rows a policy's records at a time.
+type jobParquetRows struct {
+	rows *parquetRows[JobRow]
 	// A batched row's optional cells must outlive eachJobRow's next row:
 	// they point into opt, at the row's place in its batch (the batch is
 	// written out every parquetBatch rows).
-	opt := make([]float64, 2*parquetBatch)
-	n := 0
-	return writeParquetRows(path, func(emit func(*JobRow) error) error {
-		return eachJobRow(runs, func(row *JobRow) error {
-			row.keepOptional(opt[2*(n%parquetBatch):])
-			n++
-			return emit(row)
-		})
+	opt []float64
+	n   int
+}
+
+func newJobParquetRows(w io.Writer, options ...parquet.WriterOption) *jobParquetRows {
+	return &jobParquetRows{rows: newParquetRows[JobRow](w, options...), opt: make([]float64, 2*parquetBatch)}
+}
+
+func (p *jobParquetRows) add(r PolicyJobs) error {
+	return eachJobRow([]PolicyJobs{r}, func(row *JobRow) error {
+		row.keepOptional(p.opt[2*(p.n%parquetBatch):])
+		p.n++
+		return p.rows.add(row)
 	})
 }
+
+func (p *jobParquetRows) close() error { return p.rows.close() }
 
 // WriteTimeseriesParquet writes TimeseriesRows(runs) to path, atomically,
 // as Zstd compressed Parquet (see writeParquet).
@@ -321,34 +342,57 @@ const parquetBatch = 1024
 // copied a batch at a time (parquetBatch) instead of all held at once.
 func writeParquetRows[T any](path string, each func(emit func(*T) error) error) error {
 	return AtomicWriteFile(path, func(w io.Writer) error {
-		pw := parquet.NewGenericWriter[T](w,
+		p := newParquetRows[T](w)
+		if err := each(p.add); err != nil {
+			return err
+		}
+		return p.close()
+	})
+}
+
+// parquetRows writes one Parquet file (writeParquet's) of the rows added,
+// in their order, copying them a batch at a time.
+type parquetRows[T any] struct {
+	pw    *parquet.GenericWriter[T]
+	batch []T
+}
+
+// With options, the writer takes them too (JobFiles' page buffers).
+func newParquetRows[T any](w io.Writer, options ...parquet.WriterOption) *parquetRows[T] {
+	return &parquetRows[T]{
+		pw: parquet.NewGenericWriter[T](w, append([]parquet.WriterOption{
 			parquet.Compression(&zstd.Codec{Level: zstd.DefaultLevel, Concurrency: 1}),
 			parquet.CreatedBy("brigade", "results-schema-"+strconv.Itoa(SchemaVersion), ""),
 			parquet.KeyValueMetadata(SchemaVersionKey, strconv.Itoa(SchemaVersion)),
-		)
-		batch := make([]T, 0, parquetBatch)
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
-			}
-			_, err := pw.Write(batch)
-			clear(batch) // drop the strings the rows point to
-			batch = batch[:0]
-			return err
-		}
-		err := each(func(row *T) error {
-			batch = append(batch, *row)
-			if len(batch) == cap(batch) {
-				return flush()
-			}
-			return nil
-		})
-		if err == nil {
-			err = flush()
-		}
-		if err != nil {
-			return err
-		}
-		return pw.Close()
-	})
+		}, options...)...),
+		batch: make([]T, 0, parquetBatch),
+	}
+}
+
+// add copies row; what its pointers point to must stay as it is until
+// the batch is written (jobParquetRows keeps the optional cells apart).
+func (p *parquetRows[T]) add(row *T) error {
+	p.batch = append(p.batch, *row)
+	if len(p.batch) == cap(p.batch) {
+		return p.flush()
+	}
+	return nil
+}
+
+func (p *parquetRows[T]) flush() error {
+	if len(p.batch) == 0 {
+		return nil
+	}
+	_, err := p.pw.Write(p.batch)
+	clear(p.batch) // drop the strings the rows point to
+	p.batch = p.batch[:0]
+	return err
+}
+
+// close writes the last batch and the file's footer.
+func (p *parquetRows[T]) close() error {
+	if err := p.flush(); err != nil {
+		return err
+	}
+	return p.pw.Close()
 }

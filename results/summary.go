@@ -34,8 +34,10 @@ type RunInput struct {
 	// Tenants gives the tenants' names and weights, in report order; the usage
 	// fields are ignored.
 	Tenants []policies.Tenant
-	// Jobs is every submitted job, in ID order.
-	Jobs []JobRecord
+	// Jobs is every submitted job, in ID order; Stats, when Jobs is nil,
+	// is the same jobs' JobStats.
+	Jobs  []JobRecord
+	Stats []JobStats
 	// Timeline is the run's closed Timeline; nil gives zero for every
 	// timeline-derived metric (utilisation, GPU hours, queue length, L).
 	Timeline *Timeline
@@ -298,28 +300,30 @@ func (s Summary) Fields() map[string]any {
 	return out
 }
 
-func isFinished(j *JobRecord) bool { return j.State == Succeeded || j.State == Failed }
-
-func hasRun(j *JobRecord) bool { return isFinished(j) && j.Attempts > 0 }
-
 // BoundedSlowdown returns max(1, (End − Submit) / max(Run, tau)) for j;
 // tau <= 0 means DefaultSlowdownBound.
 func BoundedSlowdown(j JobRecord, tau hwmodel.Time) float64 {
+	return boundedSlowdown(j.End-j.Submit, j.Run, tau)
+}
+
+func boundedSlowdown(jct, run, tau hwmodel.Time) float64 {
 	if tau <= 0 {
 		tau = DefaultSlowdownBound
 	}
-	return max(1, float64(j.End-j.Submit)/float64(max(j.Run, tau)))
+	return max(1, float64(jct)/float64(max(run, tau)))
 }
 
-// Summarize reduces one run. It reads in.Jobs in order and in.Tenants in
-// order and iterates no map, so equal inputs give equal Summaries.
+// Summarize reduces one run. It reads in.Jobs (or in.Stats) in order and
+// in.Tenants in order and iterates no map, so equal inputs give equal
+// Summaries, whether from records or their JobStats.
 func Summarize(in RunInput) Summary {
+	jobs := jobList{recs: in.Jobs, stats: in.Stats}
 	s := Summary{
 		Policy:        in.Policy,
 		Seed:          in.Seed,
 		Cluster:       in.Cluster,
 		Workload:      in.Workload,
-		JobsSubmitted: len(in.Jobs),
+		JobsSubmitted: jobs.len(),
 		Tenants:       []TenantSummary{},
 	}
 	tau := in.SlowdownBound
@@ -333,18 +337,18 @@ func Summarize(in RunInput) Summary {
 		finished             int
 		sojourn              acc // Σ End − Submit over finished jobs, µs
 	)
-	for i := range in.Jobs {
-		j := &in.Jobs[i]
+	for i := range jobs.len() {
+		j := jobs.at(i)
 		if i == 0 || j.Submit < firstSubmit {
 			firstSubmit = j.Submit
 		}
-		switch j.State {
-		case Succeeded:
+		switch {
+		case j.Succeeded():
 			s.JobsSucceeded++
-		case Failed:
+		case j.Failed():
 			s.JobsFailed++
 		}
-		if !isFinished(j) {
+		if !j.Finished() {
 			continue
 		}
 		if finished == 0 || j.End > lastEnd {
@@ -362,22 +366,22 @@ func Summarize(in RunInput) Summary {
 	// Distributions over jobs that ran, computed in µs (exact integers in
 	// float64) and converted to seconds at the end.
 	ran := 0
-	for i := range in.Jobs {
-		if hasRun(&in.Jobs[i]) {
+	for i := range jobs.len() {
+		if j := jobs.at(i); j.Ran() {
 			ran++
 		}
 	}
 	// Sized once: grown by append, the three would leave about as much
 	// again behind them as garbage.
 	waits, jcts, slows := make([]float64, 0, ran), make([]float64, 0, ran), make([]float64, 0, ran)
-	for i := range in.Jobs {
-		j := &in.Jobs[i]
-		if !hasRun(j) {
+	for i := range jobs.len() {
+		j := jobs.at(i)
+		if !j.Ran() {
 			continue
 		}
 		waits = append(waits, float64(j.Wait))
 		jcts = append(jcts, float64(j.End-j.Submit))
-		slows = append(slows, BoundedSlowdown(*j, tau))
+		slows = append(slows, j.BoundedSlowdown(tau))
 	}
 	s.WaitS = distribution(waits, 1/float64(hwmodel.Second))
 	s.JCTS = distribution(jcts, 1/float64(hwmodel.Second))
@@ -395,11 +399,11 @@ func Summarize(in RunInput) Summary {
 	}
 	capacityMilli := float64(in.TotalGPUs) * hwmodel.MilliPerGPU
 	s.GPUUtilisation = ratio(ig.AllocatedMilliGPUSeconds, capacityMilli*makespan.Seconds())
-	if in.Arrivals != nil && len(in.Jobs) > 0 {
-		first, last := in.Jobs[0].Submit, in.Jobs[0].Submit
-		for i := range in.Jobs {
-			first = min(first, in.Jobs[i].Submit)
-			last = max(last, in.Jobs[i].Submit)
+	if in.Arrivals != nil && jobs.len() > 0 {
+		first, last := jobs.at(0).Submit, jobs.at(0).Submit
+		for i := range jobs.len() {
+			first = min(first, jobs.at(i).Submit)
+			last = max(last, jobs.at(i).Submit)
 		}
 		s.GPUUtilisationArrivals = ratio(in.Arrivals.AllocatedMilliGPUSeconds, capacityMilli*(last-first).Seconds())
 	}
@@ -410,7 +414,7 @@ func Summarize(in RunInput) Summary {
 	s.MIGReconfigurations = in.MIGReconfigurations
 	s.MIGReconfigGPUS = in.MIGReconfigGPUTime.Seconds()
 	s.DownGPUHours = ig.DownMilliGPUSeconds / hwmodel.MilliPerGPU / 3600
-	s.Faults, s.Retries, s.JobsFailedHardware, s.LostGPUHours, s.CheckpointGPUHours, s.Goodput = faultMetrics(in.Faults, in.Jobs)
+	s.Faults, s.Retries, s.JobsFailedHardware, s.LostGPUHours, s.CheckpointGPUHours, s.Goodput = faultMetrics(in.Faults, jobs)
 	s.QueueLength = QueueLength{Mean: ratio(ig.QueuedJobSeconds, makespan.Seconds()), Max: tmax.Queued}
 
 	// Little's law: L from the Timeline, λ and W from the records.
@@ -423,8 +427,8 @@ func Summarize(in RunInput) Summary {
 	ll.RelError = ratio(math.Abs(ll.MeanInSystem-lw), max(ll.MeanInSystem, lw))
 	s.LittlesLaw = ll
 
-	s.Starvation = starvation(in.Jobs, in.StarvationThreshold, waits)
-	s.Tenants, s.JainIndex, s.JainIndexSlowdown = tenants(in.Tenants, in.Jobs, in.SlowdownBound)
+	s.Starvation = starvation(jobs, in.StarvationThreshold, waits)
+	s.Tenants, s.JainIndex, s.JainIndexSlowdown = tenants(in.Tenants, jobs, in.SlowdownBound)
 	s.Events = in.Events
 	return s
 }
@@ -469,7 +473,7 @@ func quantile(p float64, sorted []float64) float64 {
 
 // starvation computes the starvation report. sortedWaits holds the waits of
 // the jobs that ran, in µs, sorted (the default threshold reads its median).
-func starvation(jobs []JobRecord, threshold hwmodel.Time, sortedWaits []float64) Starvation {
+func starvation(jobs jobList, threshold hwmodel.Time, sortedWaits []float64) Starvation {
 	if threshold <= 0 {
 		threshold = MinStarvationThreshold
 		if len(sortedWaits) > 0 {
@@ -478,8 +482,8 @@ func starvation(jobs []JobRecord, threshold hwmodel.Time, sortedWaits []float64)
 	}
 	st := Starvation{ThresholdS: threshold.Seconds(), LongestWaitJob: -1}
 	var longest hwmodel.Time
-	for i := range jobs {
-		j := &jobs[i]
+	for i := range jobs.len() {
+		j := jobs.at(i)
 		if j.Wait > threshold {
 			st.StarvedJobs++
 		}
@@ -494,7 +498,7 @@ func starvation(jobs []JobRecord, threshold hwmodel.Time, sortedWaits []float64)
 
 // tenants builds the per-tenant lines, in the order of given, followed by
 // tenants that appear only in jobs, in order of their first job.
-func tenants(given []policies.Tenant, jobs []JobRecord, tau hwmodel.Time) ([]TenantSummary, float64, float64) {
+func tenants(given []policies.Tenant, jobs jobList, tau hwmodel.Time) ([]TenantSummary, float64, float64) {
 	type agg struct {
 		slowdownSum float64 // bounded slowdown over jobs that ran
 		jobs        int
@@ -519,8 +523,8 @@ func tenants(given []policies.Tenant, jobs []JobRecord, tau hwmodel.Time) ([]Ten
 		rows = append(rows, agg{name: t.Name, weight: w})
 	}
 	var total acc
-	for i := range jobs {
-		j := &jobs[i]
+	for i := range jobs.len() {
+		j := jobs.at(i)
 		k, ok := index[j.Tenant]
 		if !ok {
 			k = len(rows)
@@ -533,11 +537,11 @@ func tenants(given []policies.Tenant, jobs []JobRecord, tau hwmodel.Time) ([]Ten
 			r.gpuTime.addMul(int64(j.GPUs)*int64(j.GPUMilli), int64(j.Run))
 			total.addMul(int64(j.GPUs)*int64(j.GPUMilli), int64(j.Run))
 		}
-		if hasRun(j) {
+		if j.Ran() {
 			r.ran++
 			r.waitSum.addMul(max(int64(j.Wait), 0), 1)
 			r.waitMax = max(r.waitMax, j.Wait)
-			r.slowdownSum += BoundedSlowdown(*j, tau)
+			r.slowdownSum += j.BoundedSlowdown(tau)
 		}
 	}
 
@@ -585,7 +589,7 @@ func tenants(given []policies.Tenant, jobs []JobRecord, tau hwmodel.Time) ([]Ten
 }
 
 // faultMetrics computes the fault part of the Summary.
-func faultMetrics(faults []FaultEvent, jobs []JobRecord) (fs FaultSummary, retries, failedHW int, lostH, ckptH, goodput float64) {
+func faultMetrics(faults []FaultEvent, jobs jobList) (fs FaultSummary, retries, failedHW int, lostH, ckptH, goodput float64) {
 	fs.Count = len(faults)
 	var delay acc
 	var maxDelay hwmodel.Time
@@ -605,10 +609,10 @@ func faultMetrics(faults []FaultEvent, jobs []JobRecord) (fs FaultSummary, retri
 		Max:  maxDelay.Seconds(),
 	}
 	var lost, ckpt, useful, alloc acc // milli-GPU·µs
-	for i := range jobs {
-		j := &jobs[i]
-		retries += j.HardwareFailures
-		if j.State == Failed && j.HardwareFailures > 0 {
+	for i := range jobs.len() {
+		j := jobs.at(i)
+		retries += int(j.HardwareFailures)
+		if j.Failed() && j.HardwareFailures > 0 {
 			retries--
 			failedHW++
 		}
@@ -618,7 +622,7 @@ func faultMetrics(faults []FaultEvent, jobs []JobRecord) (fs FaultSummary, retri
 		m := int64(j.GPUs) * int64(j.GPUMilli)
 		lost.addMul(m, int64(max(j.Lost, 0)))
 		ckpt.addMul(m, int64(max(j.Checkpoint, 0)))
-		if isFinished(j) && j.Run > 0 {
+		if j.Finished() && j.Run > 0 {
 			alloc.addMul(m, int64(j.Run))
 			useful.addMul(m, int64(max(j.Run-j.Lost-j.Checkpoint, 0)))
 		}

@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -381,5 +382,17 @@ func TestGPUUtilisationArrivalsHandWorked(t *testing.T) {
 	}
 	if sum := Summarize(RunInput{Policy: "p", TotalGPUs: 2, Jobs: jobs}); sum.GPUUtilisationArrivals != 0 {
 		t.Errorf("without an arrival window gpu_utilisation_arrivals = %v, want 0", sum.GPUUtilisationArrivals)
+	}
+}
+
+// A run summarised from its records' JobStats is the summary of the
+// records, field for field; no JobStats field can be left out of it.
+func TestSummarizeFromStats(t *testing.T) {
+	for _, in := range []RunInput{handInput(), {Policy: "empty"}} {
+		want := Summarize(in)
+		in.Stats, in.Jobs = Stats(in.Jobs), nil
+		if got := Summarize(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: from JobStats %+v\nfrom records %+v", in.Policy, got, want)
+		}
 	}
 }

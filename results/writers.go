@@ -78,49 +78,54 @@ func WriteJobsCSV(path string, runs []PolicyJobs) error {
 		c := newCSVRows(w)
 		c.header(JobsCSVHeader)
 		for _, r := range runs {
-			for i := range r.Jobs {
-				j := &r.Jobs[i]
-				c.str(r.Policy)
-				c.int(int64(j.ID))
-				c.str(j.Name)
-				c.str(j.DAG)
-				c.str(j.Tenant)
-				c.int(int64(j.Priority))
-				c.seconds(j.Submit)
-				if j.Ready < 0 {
-					c.empty()
-				} else {
-					c.seconds(j.Ready)
-				}
-				c.seconds(j.Start)
-				c.seconds(j.End)
-				c.seconds(j.Wait)
-				c.seconds(j.Run)
-				c.seconds(j.End - j.Submit)
-				if j.Attempts > 0 {
-					c.float6(BoundedSlowdown(*j, r.SlowdownBound))
-				} else {
-					c.empty()
-				}
-				c.int(int64(j.GPUs))
-				c.int(int64(j.GPUMilli))
-				c.str(j.Nodes)
-				c.int(int64(j.Attempts))
-				c.str(string(j.State))
-				c.str(j.MIGProfile)
-				c.int(int64(j.HardwareFailures))
-				c.seconds(j.Lost)
-				c.seconds(j.Checkpoint)
-				c.str(j.Reason)
-				c.str(j.ReasonDetail)
-				c.int(j.CPUMilli)
-				c.int(j.MemoryMiB)
-				c.str(JoinDeps(j.Deps))
-				c.end()
-			}
+			jobsCSVRows(c, r)
 		}
 		return c.close()
 	})
+}
+
+// jobsCSVRows writes r's rows of jobs.csv (WriteJobsCSV) into c.
+func jobsCSVRows(c *csvRows, r PolicyJobs) {
+	for i := range r.Jobs {
+		j := &r.Jobs[i]
+		c.str(r.Policy)
+		c.int(int64(j.ID))
+		c.str(j.Name)
+		c.str(j.DAG)
+		c.str(j.Tenant)
+		c.int(int64(j.Priority))
+		c.seconds(j.Submit)
+		if j.Ready < 0 {
+			c.empty()
+		} else {
+			c.seconds(j.Ready)
+		}
+		c.seconds(j.Start)
+		c.seconds(j.End)
+		c.seconds(j.Wait)
+		c.seconds(j.Run)
+		c.seconds(j.End - j.Submit)
+		if j.Attempts > 0 {
+			c.float6(BoundedSlowdown(*j, r.SlowdownBound))
+		} else {
+			c.empty()
+		}
+		c.int(int64(j.GPUs))
+		c.int(int64(j.GPUMilli))
+		c.str(j.Nodes)
+		c.int(int64(j.Attempts))
+		c.str(string(j.State))
+		c.str(j.MIGProfile)
+		c.int(int64(j.HardwareFailures))
+		c.seconds(j.Lost)
+		c.seconds(j.Checkpoint)
+		c.str(j.Reason)
+		c.str(j.ReasonDetail)
+		c.int(j.CPUMilli)
+		c.int(j.MemoryMiB)
+		c.str(JoinDeps(j.Deps))
+		c.end()
+	}
 }
 
 // PolicyTimeline is one policy's Timeline, for WriteTimeseriesCSV.

@@ -12,14 +12,14 @@ import (
 
 // The memory a simulated job costs, as an upper bound: JobBytes for the
 // job in the workload and PolicyJobBytes more for each policy that runs it
-// (the engine's per-job state, its outcome and attempt log, the results
-// record, the plots' share). Measured as peak resident memory of brigade
-// sim on synthetic workloads (docs/speed.md, "Memory"): about 1.9 KB per
-// job with one policy at 1,000,000 jobs and 5.2 KB with four at 200,000,
-// plots included; the bounds keep a margin of about 1.6 over both.
+// (the engine's per-job state and outcome, the JobStats a run keeps, the
+// plots' share). Measured as peak resident memory of brigade sim on
+// synthetic workloads (docs/speed.md, "Memory"): about 1.0 KB per job
+// with one policy at 1,000,000 jobs and 2.4 KB with four at 200,000,
+// plots included; the bounds keep a margin of 1.5 to 2 over both.
 const (
-	JobBytes       = 1 << 10
-	PolicyJobBytes = 2 << 10
+	JobBytes       = 512
+	PolicyJobBytes = 1 << 10
 )
 
 // MaxJobs caps a workload's job count whatever the memory: job IDs are

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -109,6 +110,12 @@ type Spec struct {
 	// records (PolicyRun.Engine.Jobs is then nil), so that a job's outcome
 	// is held once, not twice, for callers that read only the records.
 	DropOutcomes bool
+	// Records, when set, takes every run's job records as the run ends, a
+	// piece at a time and the policies in their order (one call at a
+	// time, whatever Parallel), in place of PolicyRun.Jobs: a run keeps
+	// its jobs' results.JobStats (PolicyRun.Stats) instead, what its
+	// summary and plots read. results.JobFiles.Add is one.
+	Records func(results.PolicyJobs) error
 	// Progress, when not nil, is told as the runs advance how many jobs
 	// have ended over all the policies' runs, out of total (the jobs
 	// times the policies): at most a few hundred calls per run, from
@@ -122,12 +129,20 @@ type PolicyRun struct {
 	TotalGPUs int
 	Summary   results.Summary
 	Jobs      []results.JobRecord
-	Timeline  *results.Timeline
+	// Stats are the jobs' JobStats, in place of Jobs (then nil), when
+	// Spec.Records took the records.
+	Stats    []results.JobStats
+	Timeline *results.Timeline
 	// Arrivals is the timeline's integrals up to the last submission.
 	Arrivals *results.Integrals
 	// Engine is the engine's result; its per-job outcomes (Engine.Jobs)
 	// are nil when Spec.DropOutcomes let them go.
 	Engine *sim.Result
+	// unsatisfiable counts the jobs failed at submission because the
+	// policy's MIG mode cannot serve them; unsatisfiableExample is the
+	// first one's name and reason.
+	unsatisfiable        int
+	unsatisfiableExample string
 }
 
 // Run runs every policy in spec and returns their results in the order the
@@ -160,6 +175,12 @@ func Run(spec Spec) ([]PolicyRun, error) {
 	var progressMu sync.Mutex
 	ended := make([]int, len(spec.Policies))
 	total, sum := len(spec.Workload.Jobs)*len(spec.Policies), 0
+	// turns[k] closes when policy k's run has handed over its records (or
+	// failed), so that Spec.Records takes the policies in order.
+	turns := make([]chan struct{}, len(spec.Policies))
+	for k := range turns {
+		turns[k] = make(chan struct{})
+	}
 	for k, p := range spec.Policies {
 		var progress func(int)
 		if spec.Progress != nil {
@@ -173,9 +194,20 @@ func Run(spec Spec) ([]PolicyRun, error) {
 		}
 		wg.Add(1)
 		sem <- struct{}{}
+		turn := func() error { return nil }
+		if k > 0 {
+			turn = func() error {
+				<-turns[k-1]
+				if errs[k-1] != nil {
+					return fmt.Errorf("not written: policy %s failed", spec.Policies[k-1])
+				}
+				return nil
+			}
+		}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			runs[k], errs[k] = runOne(spec, p, schedule, progress)
+			defer close(turns[k])
+			runs[k], errs[k] = runOne(spec, p, schedule, progress, turn)
 		}()
 	}
 	wg.Wait()
@@ -212,6 +244,7 @@ func Summarize(spec Spec, runs []PolicyRun, threshold hwmodel.Time) {
 			TotalGPUs:           r.TotalGPUs,
 			Tenants:             tenants,
 			Jobs:                r.Jobs,
+			Stats:               r.Stats,
 			Timeline:            r.Timeline,
 			StarvationThreshold: threshold,
 			Events:              r.Engine.Events,
@@ -228,22 +261,26 @@ func Summarize(spec Spec, runs []PolicyRun, threshold hwmodel.Time) {
 // every policy together, so that "starved" means the same wait for every
 // policy compared.
 func SharedStarvationThreshold(runs []PolicyRun) hwmodel.Time {
+	// Each job's wait, when it has had an attempt, from its record or its
+	// JobStats.
+	each := func(yield func(hwmodel.Time)) {
+		for _, r := range runs {
+			for i := range r.Jobs {
+				if j := &r.Jobs[i]; j.Attempts > 0 {
+					yield(j.Wait)
+				}
+			}
+			for i := range r.Stats {
+				if j := &r.Stats[i]; j.Attempts > 0 {
+					yield(j.Wait)
+				}
+			}
+		}
+	}
 	n := 0
-	for _, r := range runs {
-		for i := range r.Jobs {
-			if r.Jobs[i].Attempts > 0 {
-				n++
-			}
-		}
-	}
+	each(func(hwmodel.Time) { n++ })
 	waits := make([]hwmodel.Time, 0, n) // sized once: every policy's jobs
-	for _, r := range runs {
-		for i := range r.Jobs {
-			if j := &r.Jobs[i]; j.Attempts > 0 {
-				waits = append(waits, j.Wait)
-			}
-		}
-	}
+	each(func(w hwmodel.Time) { waits = append(waits, w) })
 	threshold := results.MinStarvationThreshold
 	if len(waits) > 0 {
 		slices.Sort(waits)
@@ -265,7 +302,10 @@ func FaultEvents(res *sim.Result) []results.FaultEvent {
 	return out
 }
 
-func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault, progress func(ended int)) (PolicyRun, error) {
+// runOne runs policy p. With Spec.Records it hands over the records once
+// turn, which waits for the policies before p to hand over theirs, says
+// so.
+func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault, progress func(ended int), turn func() error) (PolicyRun, error) {
 	p.Placer = spec.Placer
 	policy, err := p.New()
 	if err != nil {
@@ -295,15 +335,65 @@ func runOne(spec Spec, p policies.Spec, schedule []hwmodel.Fault, progress func(
 	// the run is kept. A copy holds only the outcomes, until they are
 	// records.
 	own := *res
-	name, tl, arrivals := policy.Name(), prep.Timeline, prep.Arrivals()
-	jobs := records(spec.Workload, cluster, &own, spec.DropOutcomes)
+	run := PolicyRun{Policy: policy.Name(), TotalGPUs: cluster.TotalGPUs(), Timeline: prep.Timeline, Engine: &own, Arrivals: prep.Arrivals()}
+	if spec.Records == nil {
+		run.Jobs = records(spec.Workload, cluster, &own, 0, len(own.Jobs), spec.DropOutcomes)
+		run.countUnsatisfiable(run.Jobs)
+	} else if err := run.handOver(spec, cluster, turn); err != nil {
+		return PolicyRun{}, err
+	}
 	if spec.DropOutcomes {
 		own.Jobs = nil
 	}
-	return PolicyRun{
-		Policy: name, TotalGPUs: cluster.TotalGPUs(),
-		Jobs: jobs, Timeline: tl, Engine: &own, Arrivals: arrivals,
-	}, nil
+	return run, nil
+}
+
+// recordsPiece is how many jobs' records a run makes at a time for
+// Spec.Records: a few megabytes.
+var recordsPiece = 8192
+
+// handOver makes the run's records a piece at a time, hands each to
+// spec.Records once turn allows, and keeps their JobStats. Each outcome
+// is let go as it becomes a record under Spec.DropOutcomes.
+func (r *PolicyRun) handOver(spec Spec, c *hwmodel.Cluster, turn func() error) error {
+	// The engine is garbage from here (the run keeps a copy of its
+	// result), a third of a run's heap, but the collector would let the
+	// records' pieces and the stats grow the heap by as much again before
+	// it took it back. Collected first, its memory is theirs. One
+	// collection is a small part of a run large enough to stream.
+	runtime.GC()
+	if err := turn(); err != nil {
+		return err
+	}
+	res := r.Engine
+	r.Stats = make([]results.JobStats, len(res.Jobs))
+	// One piece's records and attempts, reused: Records has written what
+	// it needs of them when it returns (the strings they point to stay).
+	var buf recordsBuf
+	for lo := 0; lo < len(res.Jobs); lo += recordsPiece {
+		recs := buf.records(spec.Workload, c, res, lo, min(lo+recordsPiece, len(res.Jobs)), spec.DropOutcomes)
+		if err := spec.Records(results.PolicyJobs{Policy: r.Policy, Jobs: recs}); err != nil {
+			return err
+		}
+		for i := range recs {
+			r.Stats[lo+i] = results.StatsOf(&recs[i])
+		}
+		r.countUnsatisfiable(recs)
+	}
+	return nil
+}
+
+// countUnsatisfiable counts, in the run's books, the jobs of recs failed
+// at submission because the policy's MIG mode cannot serve them.
+func (r *PolicyRun) countUnsatisfiable(recs []results.JobRecord) {
+	for i := range recs {
+		if j := &recs[i]; j.Reason == results.ReasonUnsatisfiable {
+			if r.unsatisfiable == 0 {
+				r.unsatisfiableExample = j.Name + ": " + j.ReasonDetail
+			}
+			r.unsatisfiable++
+		}
+	}
 }
 
 // Prepared is an engine wired to a timeline, ready to Run.
@@ -437,15 +527,30 @@ func AttemptEnd(e sim.AttemptEnd) string {
 // (results.NoExitCode: the simulator runs no process), and each job's
 // CPU and memory request and its dependencies by name from the workload.
 func Records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result) []results.JobRecord {
-	return records(w, c, res, false)
+	return records(w, c, res, 0, len(res.Jobs), false)
 }
 
-// records is Records; with release, it clears each outcome once it is a
-// record, so that its attempt log and placements can go while the rest
-// are converted (a run's outcomes and records are then never all held
-// at once).
-func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release bool) []results.JobRecord {
-	out := make([]results.JobRecord, len(res.Jobs))
+// records is Records of jobs lo to hi (not included); with release, it
+// clears each outcome once it is a record, so that its attempt log and
+// placements can go while the rest are converted (a run's outcomes and
+// records are then never all held at once).
+func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, lo, hi int, release bool) []results.JobRecord {
+	var b recordsBuf
+	return b.records(w, c, res, lo, hi, release)
+}
+
+// recordsBuf holds the arrays of the records it last made, for the next
+// to reuse.
+type recordsBuf struct {
+	out []results.JobRecord
+	all []results.AttemptRecord
+}
+
+// records is the package's records, into b's arrays (grown as needed):
+// the records are b's until its next call.
+func (b *recordsBuf) records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, lo, hi int, release bool) []results.JobRecord {
+	out := grow(b.out, hi-lo)
+	b.out = out
 	var names strings.Builder
 	nodes := func(p hwmodel.Placement) string {
 		if len(p) == 1 {
@@ -463,18 +568,20 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release
 	// Every job's attempts in one array, each job's log a piece of it
 	// capped at its length: one allocation per run, not one per job.
 	attempts := 0
-	for i := range res.Jobs {
-		attempts += len(res.Jobs[i].AttemptLog)
+	for i := lo; i < hi; i++ {
+		attempts += int(res.Jobs[i].Attempts)
 	}
-	all := make([]results.AttemptRecord, attempts)
-	for i := range res.Jobs {
+	all := grow(b.all, attempts)
+	b.all = all
+	for i := lo; i < hi; i++ {
 		o := &res.Jobs[i]
 		j := &w.Jobs[i]
 		last := nodes(o.Placement)
 		var log []results.AttemptRecord
-		if n := len(o.AttemptLog); n > 0 {
+		if n := int(o.Attempts); n > 0 {
 			log, all = all[:n:n], all[n:]
-			for k, a := range o.AttemptLog {
+			for k := range n {
+				a := o.Attempt(k)
 				at := last
 				if !samePlacement(a.Placement, o.Placement) {
 					at = nodes(a.Placement)
@@ -502,10 +609,10 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release
 		if o.State == sim.Pending || o.FailReason == sim.FailDependency || o.FailReason == sim.FailUnsatisfiable {
 			ready = results.NotReady // never queued: Outcome.Ready is unset
 		}
-		out[i] = results.JobRecord{
+		out[i-lo] = results.JobRecord{
 			ID: int32(i), Name: j.Name, DAG: j.DAG, Tenant: j.Tenant, Priority: j.Priority,
 			Submit: o.Submit, Ready: ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
-			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: last, Attempts: o.Attempts, State: state,
+			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: last, Attempts: int(o.Attempts), State: state,
 			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
 			Reason: FailReason(o.FailReason), ReasonDetail: o.Reason, AttemptLog: log,
 			CPUMilli: j.Req.CPUMilli, MemoryMiB: j.Req.MemoryMiB, Deps: deps,
@@ -515,6 +622,17 @@ func records(w *workloads.Workload, c *hwmodel.Cluster, res *sim.Result, release
 		}
 	}
 	return out
+}
+
+// grow is s with length n, its old array when it has room: cleared, so
+// that every field of a record it holds is set anew.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // samePlacement is whether a and b are one slice (the engine keeps an
@@ -535,6 +653,14 @@ func Write(dir string, runs []PolicyRun) error { return WriteFiles(dir, runs, ni
 
 // WriteFiles is Write, calling step (when not nil) after each file.
 func WriteFiles(dir string, runs []PolicyRun, step func()) error {
+	return writeFiles(dir, runs, step, nil)
+}
+
+// writeFiles is WriteFiles; with closeJobFiles, the runs' records went to
+// a results.JobFiles, which closeJobFiles completes in jobs.parquet's
+// place among the files (and attempts.parquet's and jobs.csv's are
+// nothing more to do).
+func writeFiles(dir string, runs []PolicyRun, step func(), closeJobFiles func() error) error {
 	sums := make([]results.Summary, len(runs))
 	jobs := make([]results.PolicyJobs, len(runs))
 	series := make([]results.PolicyTimeline, len(runs))
@@ -552,6 +678,10 @@ func WriteFiles(dir string, runs []PolicyRun, step func()) error {
 		func() error { return results.WriteJobsCSV(filepath.Join(dir, "jobs.csv"), jobs) },
 		func() error { return results.WriteTimeseriesCSV(filepath.Join(dir, "timeseries.csv"), series) },
 		func() error { return results.WriteTenantsCSV(filepath.Join(dir, "tenants.csv"), series) },
+	}
+	if closeJobFiles != nil {
+		done := func() error { return nil }
+		writers[1], writers[2], writers[5] = closeJobFiles, done, done
 	}
 	for _, write := range writers {
 		if err := write(); err != nil {

@@ -202,30 +202,57 @@ func Simulate(c Comparison) (*Simulation, error) {
 	target := TargetOf(w)
 	opt.FragTarget = &target
 	s.Jobs = len(w.Jobs)
-	if c.Started != nil {
-		c.Started(s)
-	}
-	s.Runs, err = Run(Spec{
-		Workload: w, WorkloadName: s.WorkloadName,
-		NewCluster: spec.Build, ClusterName: spec.Name,
-		Policies: c.Policies, Placer: policies.PlacerConfig{Seed: c.Seed, Target: target}, Seed: c.Seed,
-		StarvationThreshold: c.StarvationThreshold,
-		Parallel:            c.Parallel,
-		Options:             opt,
-		Progress:            c.Progress,
-		// What Simulate returns and writes reads the records only.
-		DropOutcomes: true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	warnPolicyUnsatisfiable(warn, s.Runs)
 	inputs, err := c.inputs(clusterFile)
 	if err != nil {
 		return nil, err
 	}
+	if c.Started != nil {
+		c.Started(s)
+	}
 	s.Files = Files
+	// The runs write into the folder being written: in a large comparison
+	// each policy's job records go to jobs.parquet, attempts.parquet and
+	// jobs.csv as its run ends, not all held until the folder is written.
 	err = results.WriteFolder(c.Out, func(dir string) error {
+		var (
+			records       func(results.PolicyJobs) error
+			closeJobFiles func() error
+		)
+		if Streams(s.Jobs, len(c.Policies)) {
+			jobFiles, err := results.CreateJobFiles(dir)
+			if err != nil {
+				return err
+			}
+			closed := false
+			records, closeJobFiles = jobFiles.Add, func() error {
+				closed = true
+				return jobFiles.Close()
+			}
+			defer func() {
+				if !closed {
+					_ = jobFiles.Close()
+				}
+			}()
+		}
+		var err error
+		s.Runs, err = Run(Spec{
+			Workload: w, WorkloadName: s.WorkloadName,
+			NewCluster: spec.Build, ClusterName: spec.Name,
+			Policies: c.Policies, Placer: policies.PlacerConfig{Seed: c.Seed, Target: target}, Seed: c.Seed,
+			StarvationThreshold: c.StarvationThreshold,
+			Parallel:            c.Parallel,
+			Options:             opt,
+			Progress:            c.Progress,
+			// What Simulate returns and writes reads the records only,
+			// and those only as they are made.
+			DropOutcomes: true,
+			Records:      records,
+		})
+		if err != nil {
+			return err
+		}
+		w = nil // nothing reads the workload from here: let it go
+		warnPolicyUnsatisfiable(warn, s.Runs)
 		steps, done := len(Files)+2, 0
 		step := func() {
 			done++
@@ -244,7 +271,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 				return err
 			}
 		}
-		if err := WriteFiles(dir, s.Runs, step); err != nil {
+		if err := writeFiles(dir, s.Runs, step, closeJobFiles); err != nil {
 			return err
 		}
 		if err := results.WriteRunJSON(filepath.Join(dir, "run.json"), results.RunInfo{
@@ -260,6 +287,19 @@ func Simulate(c Comparison) (*Simulation, error) {
 	}
 	return s, nil
 }
+
+// streamRecords is the number of job records (jobs × policies) from which
+// Simulate streams them to their files (results.JobFiles) rather than
+// holding them: the two Parquet writers held open during the runs cost
+// about 50 MB whatever the size (a Zstd encoder's history and a page
+// buffer per column), the records of 200,000 jobs about 70 MB. The files
+// are the same bytes either way.
+var streamRecords = 200_000
+
+// Streams is whether Simulate streams the records of a comparison of jobs
+// jobs under policies policies to their files as each run ends, rather
+// than holding them until the folder is written.
+func Streams(jobs, policies int) bool { return jobs*policies >= streamRecords }
 
 // workload reads or makes the comparison's jobs and names them in s.
 func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloads.Workload, error) {
@@ -418,16 +458,7 @@ func largestNode(c *hwmodel.Cluster, models hwmodel.ModelSet) string {
 // MIG job needs): the engine failed them at submission under that policy.
 func warnPolicyUnsatisfiable(warn func(string, ...any), runs []PolicyRun) {
 	for _, r := range runs {
-		n, example := 0, ""
-		for i := range r.Jobs {
-			if j := &r.Jobs[i]; j.Reason == results.ReasonUnsatisfiable {
-				if n == 0 {
-					example = j.Name + ": " + j.ReasonDetail
-				}
-				n++
-			}
-		}
-		if n > 0 {
+		if n, example := r.unsatisfiable, r.unsatisfiableExample; n > 0 {
 			warn("%s can never fit this cluster under %s and %s failed at submission, e.g. %s", hwmodel.Plural(n, "job", "jobs"), r.Policy, map[bool]string{true: "was", false: "were"}[n == 1], example)
 		}
 	}

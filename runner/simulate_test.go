@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,7 +22,7 @@ import (
 func TestCheckJobCount(t *testing.T) {
 	defer func(f func() (uint64, bool)) { availableMemory = f }(availableMemory)
 	availableMemory = func() (uint64, bool) { return 8 << 30, true } // 8 GiB
-	per := uint64(JobBytes + 2*PolicyJobBytes)                       // 5 KiB with two policies
+	per := uint64(JobBytes + 2*PolicyJobBytes)                       // 2.5 KiB with two policies
 	fits := int((8 << 30) / per)
 	tests := []struct {
 		jobs, policies int
@@ -28,7 +30,7 @@ func TestCheckJobCount(t *testing.T) {
 	}{
 		{1000, 2, ""},
 		{fits, 2, ""},
-		{fits + 1, 2, "need about 8.0 GiB of memory (5.0 KiB per job) and 8.0 GiB is available; at most " + strconv.Itoa(fits) + " jobs fit"},
+		{fits + 1, 2, "need about 8.0 GiB of memory (2.5 KiB per job) and 8.0 GiB is available; at most " + strconv.Itoa(fits) + " jobs fit"},
 		{1000000000, 4, "under 4 policies need about"},
 		{1000000000, 1, "under 1 policy need about"},
 		{0, 1, "want a positive number of jobs, got 0"},
@@ -109,6 +111,50 @@ func TestSyntheticFor(t *testing.T) {
 	}
 	if b, _ := SyntheticAtLoad(2000, 3, small.TotalGPUs(), 0.9); CheckFits(b, small, "h200x8") == nil {
 		t.Errorf("the test needs a workload SyntheticAtLoad makes too big for h200x8")
+	}
+}
+
+// A comparison whose records stream to their files as each run ends
+// (streamRecords) writes the folder a held one does, byte for byte, with
+// its policies run two at a time and its records made in pieces.
+func TestSimulateStreamsTheSameFolder(t *testing.T) {
+	var specs []policies.Spec
+	for _, p := range []string{"fcfs", "sjf+bf", "fair/bestfit", "priority+bf/packing"} {
+		specs = append(specs, policies.MustParseSpec(p))
+	}
+	dir := t.TempDir()
+	write := func(name string, from int) map[string][]byte {
+		defer func(was, piece int) { streamRecords, recordsPiece = was, piece }(streamRecords, recordsPiece)
+		streamRecords, recordsPiece = from, 700
+		out := filepath.Join(dir, name)
+		s, err := Simulate(Comparison{Synthetic: 3000, Cluster: "h200x8", Policies: specs, Seed: 4, Out: out, Command: []string{"test"}, Parallel: 2,
+			Options: Options{Faults: &Faults{Model: hwmodel.FailureModel{NodeMTBF: 2 * hwmodel.Day, NodeRepair: hwmodel.RepairModel{Kind: "fixed", Mean: 2 * hwmodel.Hour}},
+				Retry: "fixed", MaxRetries: 3}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if streamed := s.Runs[0].Jobs == nil; streamed != (from == 0) {
+			t.Fatalf("streamRecords %d: runs streamed %v", from, streamed)
+		}
+		files := map[string][]byte{}
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(out, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[e.Name()] = b
+		}
+		return files
+	}
+	held, streamed := write("held", math.MaxInt), write("streamed", 0)
+	if len(held) != len(Files)+1 {
+		t.Fatalf("held: %d files", len(held))
+	}
+	for name, b := range held {
+		if !bytes.Equal(streamed[name], b) {
+			t.Errorf("%s streamed differs from %s held", name, name)
+		}
 	}
 }
 

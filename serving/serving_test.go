@@ -64,7 +64,7 @@ func run(t *testing.T, spec *Spec, c *hwmodel.Cluster, w *workloads.Workload) *R
 func preempted(res *sim.Result) int {
 	n := 0
 	for _, o := range res.Jobs {
-		for _, a := range o.AttemptLog {
+		for _, a := range o.Log() {
 			if a.Ended == sim.AttemptPreempted {
 				n++
 			}

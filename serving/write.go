@@ -126,7 +126,8 @@ func batchStats(res, base *sim.Result) BatchStats {
 			b.Completed++
 		}
 		hit := false
-		for _, a := range o.AttemptLog {
+		for k := range int(o.Attempts) {
+			a := o.Attempt(k)
 			if a.Ended == sim.AttemptPreempted {
 				b.Preemptions++
 				hit = true

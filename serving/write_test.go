@@ -33,11 +33,10 @@ func handMade() *RunSet {
 			GPUHours: 0.6667, ScaleOuts: outs, Ejections: 2, MeanReplicas: 1.25, Saturation: 0.5}
 	}
 	job := func(wait hwmodel.Time, preempted bool) sim.Outcome {
-		o := sim.Outcome{State: sim.Succeeded, Wait: wait, Attempts: 1,
-			AttemptLog: []sim.Attempt{{Ended: sim.AttemptSucceeded}}}
+		o := sim.Outcome{State: sim.Succeeded, Wait: wait}
+		o.SetLog([]sim.Attempt{{Ended: sim.AttemptSucceeded}})
 		if preempted {
-			o.Attempts = 2
-			o.AttemptLog = append([]sim.Attempt{{Ended: sim.AttemptPreempted}}, o.AttemptLog...)
+			o.SetLog([]sim.Attempt{{Ended: sim.AttemptPreempted}, {Ended: sim.AttemptSucceeded}})
 		}
 		return o
 	}

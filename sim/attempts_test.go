@@ -16,8 +16,8 @@ func checkAttemptLog(t testing.TB, w *workloads.Workload, res *sim.Result) {
 	t.Helper()
 	for i, o := range res.Jobs {
 		name := w.Jobs[i].Name
-		log := o.AttemptLog
-		if len(log) != o.Attempts {
+		log := o.Log()
+		if len(log) != int(o.Attempts) {
 			t.Fatalf("job %s: %d attempts, %d in its log", name, o.Attempts, len(log))
 		}
 		if len(log) == 0 {

@@ -117,14 +117,14 @@ func TestCoupledAcquirePreempting(t *testing.T) {
 		t.Fatalf("steps:\n got %v\nwant %v", m.log, want)
 	}
 	low := res.Jobs[2]
-	if res.CoupledPreemptions != 1 || low.State != Succeeded || len(low.AttemptLog) != 2 || low.AttemptLog[0].Ended != AttemptPreempted {
+	if res.CoupledPreemptions != 1 || low.State != Succeeded || len(low.Log()) != 2 || low.Log()[0].Ended != AttemptPreempted {
 		t.Fatalf("low job: %+v, coupled preemptions %d", low, res.CoupledPreemptions)
 	}
-	if low.AttemptLog[1].Start != 50*hwmodel.Second {
-		t.Errorf("low job restarted at %v, want at the release (50 s)", low.AttemptLog[1].Start)
+	if low.Log()[1].Start != 50*hwmodel.Second {
+		t.Errorf("low job restarted at %v, want at the release (50 s)", low.Log()[1].Start)
 	}
 	for i, o := range res.Jobs[:2] {
-		if len(o.AttemptLog) != 1 || o.End != 100*hwmodel.Second {
+		if len(o.Log()) != 1 || o.End != 100*hwmodel.Second {
 			t.Errorf("job %d was disturbed: %+v", i, o)
 		}
 	}

@@ -769,14 +769,14 @@ func diffJob(p, c *sim.JobStatus, nodes []sim.NodeStatus) string {
 	// Attempts that ended come before those that started: that is their
 	// order within an instant.
 	var parts, started []string
-	for k := range c.AttemptLog {
-		a := &c.AttemptLog[k]
+	for k := range c.Log() {
+		a := &c.Log()[k]
 		switch {
-		case k >= len(p.AttemptLog) && a.Ended == sim.AttemptRunning:
+		case k >= len(p.Log()) && a.Ended == sim.AttemptRunning:
 			started = append(started, fmt.Sprintf("attempt %d on %s", k+1, fmtPlacement(a.Placement, nodes)))
-		case k >= len(p.AttemptLog):
+		case k >= len(p.Log()):
 			started = append(started, fmt.Sprintf("attempt %d on %s %s", k+1, fmtPlacement(a.Placement, nodes), a.Ended))
-		case p.AttemptLog[k].Ended == sim.AttemptRunning && a.Ended != sim.AttemptRunning:
+		case p.Log()[k].Ended == sim.AttemptRunning && a.Ended != sim.AttemptRunning:
 			parts = append(parts, fmt.Sprintf("attempt %d %s", k+1, a.Ended))
 		}
 	}
@@ -796,7 +796,7 @@ func diffJob(p, c *sim.JobStatus, nodes []sim.NodeStatus) string {
 
 func endedAttempts(j *sim.JobStatus) int {
 	n := 0
-	for _, a := range j.AttemptLog {
+	for _, a := range j.Log() {
 		if a.Ended != sim.AttemptRunning {
 			n++
 		}
@@ -1046,7 +1046,7 @@ func jobFacts(j *sim.JobStatus, nodes []sim.NodeStatus) map[string]string {
 		sim.FailDependency: "dependency", sim.FailUnsatisfiable: "unsatisfiable",
 	}[j.FailReason]
 	return map[string]string{
-		"state": stateName(j), "attempts": strconv.Itoa(j.Attempts),
+		"state": stateName(j), "attempts": strconv.Itoa(int(j.Attempts)),
 		"start": fmtT(j.Start), "end": fmtT(j.End), "wait": fmtT(j.Wait), "run": fmtT(j.Run),
 		"lost": fmtT(j.LostTime), "checkpoint-time": fmtT(j.CheckpointTime), "placement": pl, "why": why, "reason": j.Reason,
 		"hw-failures": strconv.Itoa(j.HardwareFailures), "profile": j.MIGProfile,

@@ -166,6 +166,8 @@
 //
 //   - engine.go: Config, Result, Outcome, New, Run, arrivals, finishes
 //     and the job state machine;
+//   - outcome.go: an Outcome's attempt log (Log, Attempt), its first
+//     attempt kept in the outcome's own fields;
 //   - step.go: the step function, RunUntil, Now, Next and Snapshot;
 //   - schedule.go: the scheduling point and applying decisions;
 //   - heap.go: the typed event heap;

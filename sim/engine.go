@@ -39,15 +39,27 @@ func (s JobState) String() string {
 func (s JobState) Terminal() bool { return s == Succeeded || s == Failed }
 
 // Outcome is what happened to one job in a run.
+//
+// Its fields are ordered to pack: a run holds one per job until its
+// records are written. The attempt log is Log (or Attempt, one at a
+// time): the first attempt is kept in the outcome, from its own fields
+// (an attempt's start, wait and placement are the outcome's while it is
+// the only one), and only a job that ran again has a log of its own.
 type Outcome struct {
-	State    JobState
-	Submit   hwmodel.Time
-	Ready    hwmodel.Time // when its dependencies were all done
-	Start    hwmodel.Time // first attempt's start; == End when it never ran
-	End      hwmodel.Time
-	Wait     hwmodel.Time // total time ready but not running
-	Run      hwmodel.Time // total running time over all attempts
-	Attempts int
+	State JobState
+	// FailReason says why a job failed, in a fixed vocabulary (FailNone
+	// for a job that did not fail); Reason says it in words ("attempt 2
+	// failed, no retries left", "dependency x failed", "unsatisfiable:
+	// ...").
+	FailReason FailReason
+	firstEnded endCode // the first attempt's Ended, while log is nil
+	Attempts   int32
+	Submit     hwmodel.Time
+	Ready      hwmodel.Time // when its dependencies were all done
+	Start      hwmodel.Time // first attempt's start; == End when it never ran
+	End        hwmodel.Time
+	Wait       hwmodel.Time // total time ready but not running
+	Run        hwmodel.Time // total running time over all attempts
 	// Placement is where the last attempt ran (nil if it never ran). It is
 	// the placement the policy decided, kept rather than copied (a MIG
 	// share's Instance is rewritten while it runs if a reconfiguration
@@ -66,14 +78,11 @@ type Outcome struct {
 	HardwareFailures int
 	LostTime         hwmodel.Time
 	CheckpointTime   hwmodel.Time
-	// FailReason says why a job failed, in a fixed vocabulary (FailNone
-	// for a job that did not fail); Reason says it in words ("attempt 2
-	// failed, no retries left", "dependency x failed", "unsatisfiable:
-	// ...").
-	FailReason FailReason
-	Reason     string
-	// AttemptLog lists the job's attempts in order (len == Attempts).
-	AttemptLog []Attempt
+	Reason           string
+	firstEnd         hwmodel.Time // the first attempt's End, while log is nil
+	// log is every attempt, once the job has started a second (or the
+	// outcome is a Snapshot's copy); nil before.
+	log *[]Attempt
 }
 
 // Attempt is one attempt of a job: from its start until it ended, was
@@ -391,13 +400,7 @@ func New(cfg Config) (*Engine, error) {
 	n := len(w.Jobs)
 	e.jobs = make([]policies.Job, n)
 	e.runs = make([]jobRun, n)
-	e.out = make([]Outcome, n)
-	// Room for each job's first attempt in one allocation; only a job
-	// that runs again (after a failure or preemption) grows its own log.
-	attempts := make([]Attempt, n)
-	for i := range e.out {
-		e.out[i].AttemptLog = attempts[i:i:min(i+1, n)]
-	}
+	e.out = make([]Outcome, n) // each with room for its first attempt
 	e.dependants = make([][]int32, n)
 	for i := range w.Jobs {
 		j := &w.Jobs[i]
@@ -640,9 +643,7 @@ func (e *Engine) stopRunning(i int, why AttemptEnd) {
 	o := &e.out[i]
 	o.Run += e.now - r.start
 	o.End = e.now
-	if log := o.AttemptLog; len(log) > 0 {
-		log[len(log)-1].End, log[len(log)-1].Ended = e.now, why
-	}
+	o.endAttempt(e.now, why)
 	e.running--
 	e.dropRunning(i)
 	e.shareStop(i)
@@ -662,7 +663,7 @@ func (e *Engine) setTerminal(i int, s JobState, why FailReason, reason string) {
 	if !r.started {
 		o.Start = e.now
 	}
-	o.Attempts = int(r.attempt)
+	o.Attempts = r.attempt
 	e.inSystem--
 	e.terminal++
 }

@@ -136,7 +136,7 @@ func TestFailReasons(t *testing.T) {
 					t.Errorf("job %s: reason %q, want %q", name, got, w.reason)
 				}
 				var ended []AttemptEnd
-				for _, a := range o.AttemptLog {
+				for _, a := range o.Log() {
 					ended = append(ended, a.Ended)
 				}
 				if !slices.Equal(ended, w.ended) {

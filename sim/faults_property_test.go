@@ -141,7 +141,7 @@ func checkFaultOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl
 			t.Fatalf("job %s succeeded: ran %v = %v lost + %v checkpointing + %v, want duration %v", j.Name, o.Run, o.LostTime, o.CheckpointTime, kept, j.Duration)
 		case o.State == sim.Failed && (kept < 0 || kept >= j.Duration):
 			t.Fatalf("job %s failed: kept %v of %v", j.Name, kept, j.Duration)
-		case o.HardwareFailures > o.Attempts:
+		case o.HardwareFailures > int(o.Attempts):
 			t.Fatalf("job %s: %d hardware failures in %d attempts", j.Name, o.HardwareFailures, o.Attempts)
 		}
 		for _, d := range j.Deps {
@@ -170,7 +170,7 @@ func checkFaultOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl
 	checkAttemptLog(t, w, res)
 	for i, o := range res.Jobs {
 		n := 0
-		for _, a := range o.AttemptLog {
+		for _, a := range o.Log() {
 			if a.Ended == sim.AttemptHardware {
 				n++
 			}
@@ -182,7 +182,7 @@ func checkFaultOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl
 	recs := make([]results.JobRecord, len(res.Jobs))
 	for i, o := range res.Jobs {
 		recs[i] = results.JobRecord{ID: int32(i), Tenant: w.Jobs[i].Tenant, Submit: o.Submit, Start: o.Start, End: o.End,
-			Wait: o.Wait, Run: o.Run, Attempts: o.Attempts, State: results.Succeeded}
+			Wait: o.Wait, Run: o.Run, Attempts: int(o.Attempts), State: results.Succeeded}
 	}
 	sum := results.Summarize(results.RunInput{Policy: "p", TotalGPUs: 1, Jobs: recs, Timeline: tl})
 	if e := sum.LittlesLaw.RelError; e > 1e-9 {
@@ -283,7 +283,7 @@ func TestHeartbeatsCostNoEvents(t *testing.T) {
 	}
 	attempts, hit := 0, 0
 	for _, o := range res.Jobs {
-		attempts += o.Attempts
+		attempts += int(o.Attempts)
 		hit += o.HardwareFailures
 	}
 	if hit == 0 {

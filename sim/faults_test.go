@@ -166,7 +166,7 @@ func TestDeadlineAwareRetry(t *testing.T) {
 		res, _ := runFaults(t, Config{Cluster: nodesCluster(t, 1, 8), Workload: jobsWorkload(t, j),
 			Retry: RetryPolicy{Kind: RetryDeadline, Max: 5}})
 		o := res.Jobs[0]
-		if o.State != Failed || o.Attempts != c.attempts || o.End != c.end || o.Reason != c.reason {
+		if o.State != Failed || int(o.Attempts) != c.attempts || o.End != c.end || o.Reason != c.reason {
 			t.Errorf("deadline %v: %s after %d attempts at %v (%q), want %d at %v (%q)", c.deadline, o.State, o.Attempts, o.End, o.Reason, c.attempts, c.end, c.reason)
 		}
 	}

@@ -95,7 +95,7 @@ func checkOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl *res
 		if o.Run != hwmodel.Time(o.Attempts)*j.Duration {
 			t.Fatalf("job %s: ran %d over %d attempts of %d", j.Name, o.Run, o.Attempts, j.Duration)
 		}
-		wantOK := o.Attempts == j.FailedAttempts+1
+		wantOK := int(o.Attempts) == j.FailedAttempts+1
 		if (o.State == sim.Succeeded) != wantOK {
 			t.Fatalf("job %s: %s after %d attempts with %d failing and %d retries", j.Name, o.State, o.Attempts, j.FailedAttempts, j.MaxRetries)
 		}
@@ -113,7 +113,7 @@ func checkOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl *res
 	recs := make([]results.JobRecord, len(res.Jobs))
 	for i, o := range res.Jobs {
 		recs[i] = results.JobRecord{ID: int32(i), Tenant: w.Jobs[i].Tenant, Submit: o.Submit, Start: o.Start, End: o.End,
-			Wait: o.Wait, Run: o.Run, Attempts: o.Attempts, State: results.Succeeded}
+			Wait: o.Wait, Run: o.Run, Attempts: int(o.Attempts), State: results.Succeeded}
 	}
 	sum := results.Summarize(results.RunInput{Policy: "p", TotalGPUs: 1, Jobs: recs, Timeline: tl})
 	if e := sum.LittlesLaw.RelError; e > 1e-9 {

@@ -79,13 +79,13 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	r.attempt++
 	r.placement = p
 	o := &e.out[i]
+	o.startAttempt(Attempt{Start: e.now, End: -1, Wait: e.now - r.queuedAt, Placement: p, Ended: AttemptRunning})
 	o.Wait += e.now - r.queuedAt
-	o.AttemptLog = append(o.AttemptLog, Attempt{Start: e.now, End: -1, Wait: e.now - r.queuedAt, Placement: p, Ended: AttemptRunning})
 	if !r.started {
 		r.started = true
 		o.Start = e.now
 	}
-	o.Attempts = int(r.attempt)
+	o.Attempts = r.attempt
 	o.Placement = p
 	if s, ok := migShare(p); ok {
 		g := bits.TrailingZeros64(s.GPUs)

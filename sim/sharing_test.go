@@ -134,7 +134,7 @@ func TestProcessorSharingProperty(t *testing.T) {
 				if o.State != sim.Succeeded || o.Attempts == 0 {
 					continue
 				}
-				a := o.AttemptLog[len(o.AttemptLog)-1]
+				a := o.Log()[len(o.Log())-1]
 				d := a.End - a.Start - hwmodel.Time(seed%3)*s
 				if d > j.Duration {
 					slowed++
@@ -245,7 +245,7 @@ func TestProcessorSharingGPUFault(t *testing.T) {
 		if o.State != sim.Succeeded || o.Attempts != 2 || o.HardwareFailures != 1 {
 			t.Fatalf("job %d: %s after %d attempts, %d hardware failures", i, o.State, o.Attempts, o.HardwareFailures)
 		}
-		first, second := o.AttemptLog[0], o.AttemptLog[1]
+		first, second := o.Log()[0], o.Log()[1]
 		if first.End != det || first.Ended != sim.AttemptHardware || second.Start != det || second.End != det+200*s {
 			t.Errorf("job %d attempts %+v, %+v: want the first to end at the detection %v and the second to take 200 s on GPU 1", i, first, second, det)
 		}
@@ -293,7 +293,7 @@ func TestProcessorSharingCheckpoints(t *testing.T) {
 		if o.State != sim.Succeeded || o.Attempts != 2 {
 			t.Fatalf("job %d: %s after %d attempts", i, o.State, o.Attempts)
 		}
-		if second := o.AttemptLog[1]; second.Start != det || second.End != det+120*s {
+		if second := o.Log()[1]; second.Start != det || second.End != det+120*s {
 			t.Errorf("job %d: second attempt %v..%v, want %v..%v", i, second.Start, second.End, det, det+120*s)
 		}
 		if o.LostTime != det-80*s {

@@ -92,7 +92,7 @@ func TestStartupDelayProperty(t *testing.T) {
 						seed, name, j.Name, o.Run, o.LostTime, o.CheckpointTime, kept, j.Duration, delay)
 				case o.State == sim.Failed && (kept < 0 || kept >= j.Duration+delay):
 					t.Fatalf("seed %d %s: job %s failed: kept %v of %v", seed, name, j.Name, kept, j.Duration)
-				case o.Attempts > 0 && o.State == sim.Succeeded && o.AttemptLog[len(o.AttemptLog)-1].End-o.AttemptLog[len(o.AttemptLog)-1].Start < delay:
+				case o.Attempts > 0 && o.State == sim.Succeeded && o.Log()[len(o.Log())-1].End-o.Log()[len(o.Log())-1].Start < delay:
 					t.Fatalf("seed %d %s: job %s's successful attempt is shorter than the start-up delay", seed, name, j.Name)
 				}
 			}

@@ -197,9 +197,9 @@ type Snapshot struct {
 // JobStatus is one job in a Snapshot: its books in Outcome as if the run
 // stopped now, with these differences from a finished run's Outcome:
 // State is the job's state now; Start is -1 until an attempt starts and
-// End is -1 until the job is terminal; a running attempt's AttemptLog
-// entry has End -1 and Ended AttemptRunning. Wait and Run count the time
-// queued or running until now. Placement and AttemptLog are copies.
+// End is -1 until the job is terminal; a running attempt's Log entry has
+// End -1 and Ended AttemptRunning. Wait and Run count the time queued or
+// running until now. Placement and Log are copies.
 type JobStatus struct {
 	Name   string
 	Tenant string
@@ -263,8 +263,15 @@ func (e *Engine) Snapshot() Snapshot {
 		r := &e.runs[i]
 		js := JobStatus{Name: e.jobs[i].Name, Tenant: e.w.Jobs[i].Tenant, Submitted: r.arrived, Backoff: r.backoff, Outcome: e.out[i]}
 		o := &js.Outcome
+		// The log first, while the fields its first attempt is read from
+		// are the run's.
+		log := slices.Clone(o.Log())
+		for k := range log {
+			log[k].Placement = slices.Clone(log[k].Placement)
+		}
+		o.log = &log
 		o.State = r.state
-		o.Attempts = int(r.attempt)
+		o.Attempts = r.attempt
 		if !r.started {
 			o.Start = -1
 		}
@@ -278,10 +285,6 @@ func (e *Engine) Snapshot() Snapshot {
 			o.Run += e.now - e.jobs[i].Start
 		}
 		o.Placement = slices.Clone(o.Placement)
-		o.AttemptLog = slices.Clone(o.AttemptLog)
-		for k := range o.AttemptLog {
-			o.AttemptLog[k].Placement = slices.Clone(o.AttemptLog[k].Placement)
-		}
 		s.Jobs[i] = js
 	}
 	s.Nodes = make([]NodeStatus, c.NumNodes())

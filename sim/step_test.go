@@ -117,7 +117,7 @@ func checkSnapshot(t *testing.T, s sim.Snapshot, limit hwmodel.Time) {
 			running++
 			inSystem++
 			milli += j.Placement.Milli()
-			if n := len(j.AttemptLog); n == 0 || j.AttemptLog[n-1].Ended != sim.AttemptRunning {
+			if n := len(j.Log()); n == 0 || j.Log()[n-1].Ended != sim.AttemptRunning {
 				t.Fatalf("running job %s has no running attempt", j.Name)
 			}
 		case j.Submitted:
@@ -170,11 +170,11 @@ func TestRunUntilErrorsAndCopies(t *testing.T) {
 	}
 	before := s.Jobs[k].Placement[0].Node
 	s.Jobs[k].Placement[0].Node = -5
-	s.Jobs[k].AttemptLog[0].Placement[0].Node = -5
+	s.Jobs[k].Log()[0].Placement[0].Node = -5
 	s.Nodes[0].GPUs[0].FreeMilli = -5
 	s.Tenants[0].AllocatedMilliGPU = -5
 	again := e.Snapshot()
-	if again.Jobs[k].Placement[0].Node != before || again.Jobs[k].AttemptLog[0].Placement[0].Node != before ||
+	if again.Jobs[k].Placement[0].Node != before || again.Jobs[k].Log()[0].Placement[0].Node != before ||
 		again.Nodes[0].GPUs[0].FreeMilli < 0 || again.Tenants[0].AllocatedMilliGPU < 0 {
 		t.Error("writing to a Snapshot changed the engine's books")
 	}

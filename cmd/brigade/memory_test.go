@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -10,25 +11,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
-	"github.com/brigadesim/brigade/report"
-	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/runner"
 )
 
+var memoryJobs = flag.Int("jobs", 0, "BenchmarkMemoryPerJob: measure this many jobs only")
+
 // BenchmarkMemoryPerJob attributes brigade sim's memory to its owners,
 // stage by stage, on synthetic workloads of 100,000 and 1,000,000 jobs on
-// the dgx-h100x64 cluster, as `brigade sim --synthetic N` runs it:
+// the dgx-h100x64 cluster under fcfs, running brigade sim's own
+// runner.Simulate with the plots:
 //
 //	go test ./cmd/brigade -run '^$' -bench MemoryPerJob -benchtime 1x -v
 //
 // It logs, per job, the live heap (after a collection) each owner adds
 // and the peak heap of each stage above what was live before it (sampled
-// every millisecond), then the process's maximum resident size.
-// docs/speed.md ("Memory") has its numbers.
+// every millisecond), then the process's maximum resident size. With
+// -jobs N it measures N jobs only. docs/speed.md ("Memory") has its
+// numbers.
 func BenchmarkMemoryPerJob(b *testing.B) {
-	for _, n := range []int{100_000, 1_000_000} {
+	sizes := []int{100_000, 1_000_000}
+	if *memoryJobs > 0 {
+		sizes = []int{*memoryJobs}
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				measureMemory(b, n)
@@ -90,110 +96,60 @@ func (p *peakSampler) end() uint64 {
 	return p.peak
 }
 
+// measureMemory runs brigade sim --synthetic n --policy fcfs in-process
+// and samples the heap at its hooks: Started (the workload is made),
+// the last Progress (every job has ended: the engine's state and the
+// outcomes are live), Extra (the runs, their records and summaries are
+// done: what the runs keep is live), the plots, and the rest of the
+// folder.
 func measureMemory(t testing.TB, n int) {
 	per := func(b uint64, base uint64) string {
 		return fmt.Sprintf("%6.0f B/job", (float64(b)-float64(base))/float64(n))
 	}
-	spec, err := hwmodel.ResolveCluster("dgx-h100x64")
-	if err != nil {
+	var (
+		base, started, ended, kept uint64
+		runPeak, handPeak, plots   uint64
+		peak                       *peakSampler
+	)
+	c := runner.Comparison{
+		Synthetic: n, Cluster: "dgx-h100x64", Policies: []policies.Spec{policies.MustParseSpec("fcfs")}, Seed: 1,
+		Out: filepath.Join(t.TempDir(), "out"), Command: []string{"bench"}, Parallel: 1,
+		Started: func(*runner.Simulation) {
+			started = liveHeap()
+			peak = startPeak()
+		},
+		Progress: func(done, total int) {
+			if done == total {
+				runPeak = peak.end()
+				ended = liveHeap()
+				peak = startPeak()
+			}
+		},
+		Extra: func(dir string, runs []runner.PolicyRun) error {
+			handPeak = peak.end()
+			kept = liveHeap()
+			peak = startPeak()
+			err := simPlots(dir, runs)
+			plots = peak.end()
+			liveHeap() // the plots' garbage is not the files'
+			peak = startPeak()
+			return err
+		},
+	}
+	base = liveHeap()
+	if _, err := runner.Simulate(c); err != nil {
 		t.Fatal(err)
 	}
-	cluster, err := spec.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := liveHeap()
-	w, err := runner.SyntheticFor(cluster, n, 1, 0.9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.FillEstimates()
-	afterWorkload := liveHeap()
-	t.Logf("%d jobs: workload (workloads.Job slice, names)      %s", n, per(afterWorkload, base))
-
-	reqs := make([]hwmodel.Request, len(w.Jobs))
-	for i := range w.Jobs {
-		reqs[i] = w.Jobs[i].Req
-	}
-	target := policies.TargetFromRequests(reqs)
-	reqs = nil
-	pspec, err := policies.ParseSpec("fcfs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pspec.Placer = policies.PlacerConfig{Seed: 1, Target: target}
-	policy, err := pspec.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt := runner.Options{FragTarget: &target}.ForPolicy(pspec)
-	beforeRun := liveHeap()
-	prep, err := runner.Prepare(cluster, w, policy, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	peak := startPeak()
-	res, err := prep.Engine.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runPeak := peak.end()
-	prep.Timeline.Close(res.End)
-	tl, arrivals, name := prep.Timeline, prep.Arrivals(), policy.Name()
-	withEngine := liveHeap()
-	// As runner.Run does: the result points into the engine, so a copy
-	// lets the engine and the policy go.
-	own := *res
-	res = &own
-	afterRun := liveHeap()
-	t.Logf("%d jobs: engine run, peak above live before it       %s", n, per(runPeak, beforeRun))
-	t.Logf("%d jobs: engine and policy state, held by the result %s", n, per(withEngine, afterRun))
-	t.Logf("%d jobs: outcomes, attempts, timeline after the run %s", n, per(afterRun, beforeRun))
-
-	peak = startPeak()
-	recs := runner.Records(w, cluster, res)
-	recPeak := peak.end()
-	gpus := cluster.TotalGPUs()
-	withCluster := liveHeap()
-	cluster = nil
-	afterRecords := liveHeap()
-	t.Logf("%d jobs: cluster state still held after the run     %s", n, per(withCluster, afterRecords))
-	res.Jobs = nil // as runner.Run lets them go
-	afterOutcomes := liveHeap()
-	t.Logf("%d jobs: of which sim.Result.Jobs (outcomes, attempts) %s", n, per(afterRecords, afterOutcomes))
-	afterRecords = afterOutcomes
-	t.Logf("%d jobs: results.JobRecord slice (with attempts)    %s  (peak %s)", n, per(withCluster, afterRun), per(recPeak, afterRun))
-
-	runs := []runner.PolicyRun{{Policy: name, TotalGPUs: gpus, Jobs: recs, Timeline: tl, Engine: res, Arrivals: arrivals}}
-	peak = startPeak()
-	runner.Summarize(runner.Spec{Workload: w, Seed: 1, ClusterName: spec.Name, WorkloadName: "synthetic"}, runs, runner.SharedStarvationThreshold(runs))
-	sumPeak := peak.end()
-	t.Logf("%d jobs: summary, peak above live                   %s", n, per(sumPeak, afterRecords))
-
-	dir := t.TempDir()
-	afterSummary := liveHeap()
-	peak = startPeak()
-	data := report.FromRecords([]results.Summary{runs[0].Summary}, [][]results.JobRecord{recs}, []*results.Timeline{tl})
-	afterData := liveHeap()
-	if err := report.WritePlots(filepath.Join(dir, "plots"), data); err != nil {
-		t.Fatal(err)
-	}
-	plotPeak := peak.end()
-	data = nil
-	t.Logf("%d jobs: plot inputs (report.Data)                  %s", n, per(afterData, afterSummary))
-	t.Logf("%d jobs: plots, peak above live before them         %s", n, per(plotPeak, afterSummary))
-
-	live := liveHeap()
-	peak = startPeak()
-	if err := runner.WriteFiles(dir, runs, nil); err != nil {
-		t.Fatal(err)
-	}
-	filesPeak := peak.end()
-	t.Logf("%d jobs: results files, peak above live before them %s", n, per(filesPeak, live))
-
-	t.Logf("%d jobs: live at the end (workload, records, timeline) %s", n, per(liveHeap(), base))
-	runs[0].Timeline, tl = nil, nil
-	t.Logf("%d jobs: of which the timeline                      %s", n, per(live, liveHeap()))
-	runtime.KeepAlive(w)
-	runtime.KeepAlive(runs)
+	files := peak.end()
+	t.Logf("%d jobs: workload (workloads.Job slice, names)          %s", n, per(started, base))
+	t.Logf("%d jobs: engine run, peak above live before it           %s", n, per(runPeak, started))
+	t.Logf("%d jobs: engine state and outcomes, live after the run   %s", n, per(ended, started))
+	t.Logf("%d jobs: records to their files, peak above live before  %s", n, per(handPeak, ended))
+	t.Logf("%d jobs: kept after the runs (JobStats or records, timeline) %s", n, per(kept, base))
+	t.Logf("%d jobs: plots, peak above live before them             %s", n, per(plots, kept))
+	t.Logf("%d jobs: results files, peak above live before them     %s", n, per(files, kept))
+	top := max(runPeak, handPeak, plots, files)
+	t.Logf("%d jobs: the command's heap peak                         %s", n, per(top, base))
+	t.Logf("%d jobs: of which engine and results (less the workload) %s", n, per(top-(started-base), base))
+	t.Logf("%d jobs: live at the end                                %s", n, per(liveHeap(), base))
 }

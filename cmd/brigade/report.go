@@ -110,10 +110,16 @@ func parseOneDir(fs *flagSet, args []string, stdout io.Writer, n int) ([]string,
 // simPlots draws the runs' plots into dir/plots/ (report.WritePlots).
 func simPlots(dir string, runs []runner.PolicyRun) error {
 	sums := make([]results.Summary, len(runs))
-	jobs := make([][]results.JobRecord, len(runs))
+	recs := make([][]results.JobRecord, len(runs))
+	stats := make([][]results.JobStats, len(runs))
 	timelines := make([]*results.Timeline, len(runs))
+	held := false // the runs kept their records rather than streaming them
 	for i, r := range runs {
-		sums[i], jobs[i], timelines[i] = r.Summary, r.Jobs, r.Timeline
+		sums[i], recs[i], stats[i], timelines[i] = r.Summary, r.Jobs, r.Stats, r.Timeline
+		held = held || r.Jobs != nil
 	}
-	return report.WritePlots(filepath.Join(dir, "plots"), report.FromRecords(sums, jobs, timelines))
+	if held {
+		return report.WritePlots(filepath.Join(dir, "plots"), report.FromRecords(sums, recs, timelines))
+	}
+	return report.WritePlots(filepath.Join(dir, "plots"), report.FromStats(sums, stats, timelines))
 }
