@@ -388,7 +388,6 @@ var maxDrawnPoints = 2_000_000
 // each at most, whatever the number of jobs).
 const envelopeColumn = vg.Length(0.02)
 
-
 // rising is whether both coordinates of xy never fall.
 func rising(xy plotter.XYs) bool {
 	for k := 1; k < len(xy); k++ {
