@@ -60,11 +60,10 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 		if !ok {
 			break
 		}
-		j, d, err := brigadeRow(t)
+		d, err := brigadeRow(t, jobRows.next())
 		if err != nil {
 			return nil, err
 		}
-		jobRows.add(j)
 		if len(d) > 0 && deps == nil {
 			deps = make([][]string, jobRows.len()-1)
 		}
@@ -79,91 +78,93 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 	return build(jobs, deps, nil, file, true)
 }
 
-func brigadeRow(t *table) (Job, []string, error) {
-	j := Job{Name: t.get("name"), Source: t.source(), Tenant: t.get("tenant"), DAG: t.get("dag")}
+// brigadeRow reads the current row into j and returns the names of its
+// dependencies.
+func brigadeRow(t *table, j *Job) ([]string, error) {
+	*j = Job{Name: t.get("name"), Source: t.source(), Tenant: t.get("tenant"), DAG: t.get("dag")}
 	if j.Name == "" {
-		return j, nil, t.errorf("name", "want a job name, found an empty cell")
+		return nil, t.errorf("name", "want a job name, found an empty cell")
 	}
 	if strings.ContainsAny(j.Name, ";") {
-		return j, nil, t.errorf("name", "want a name without ';' (it separates names in deps), found %q", j.Name)
+		return nil, t.errorf("name", "want a name without ';' (it separates names in deps), found %q", j.Name)
 	}
 	if j.Tenant == "" {
 		j.Tenant = DefaultTenant
 	}
 	submit, err := t.seconds("submit_s", 0)
 	if err != nil {
-		return j, nil, err
+		return nil, err
 	}
 	j.Submit = hwmodel.FromSeconds(submit)
 	if j.Duration, err = t.positiveSeconds("duration_s"); err != nil {
-		return j, nil, err
+		return nil, err
 	}
 	if t.get("estimate_s") != "" {
 		e, err := t.seconds("estimate_s", 0)
 		if err != nil {
-			return j, nil, err
+			return nil, err
 		}
 		j.Estimate = hwmodel.FromSeconds(e)
 	}
 	prio, err := t.optInteger("priority", -1<<31, 1<<31-1, 0)
 	if err != nil {
-		return j, nil, err
+		return nil, err
 	}
 	j.Priority = int(prio)
 
 	gpus, err := t.integer("gpus", 0, maxGPUs)
 	if err != nil {
-		return j, nil, err
+		return nil, err
 	}
 	j.Req.GPUs = int(gpus)
 	switch {
 	case gpus == 0:
 		if _, err := t.optInteger("gpu_milli", 0, 0, 0); err != nil {
-			return j, nil, t.errorf("gpu_milli", "want 0 or empty for a job with 0 GPUs, found %q", t.get("gpu_milli"))
+			return nil, t.errorf("gpu_milli", "want 0 or empty for a job with 0 GPUs, found %q", t.get("gpu_milli"))
 		}
 	case gpus == 1:
 		m, err := t.optInteger("gpu_milli", 1, hwmodel.MilliPerGPU, hwmodel.MilliPerGPU)
 		if err != nil {
-			return j, nil, err
+			return nil, err
 		}
 		j.Req.GPUMilli = int32(m)
 	default:
 		if _, err := t.optInteger("gpu_milli", hwmodel.MilliPerGPU, hwmodel.MilliPerGPU, hwmodel.MilliPerGPU); err != nil {
-			return j, nil, t.errorf("gpu_milli", "want 1000 or empty for a job with %d GPUs (only a 1-GPU job may share a GPU), found %q", gpus, t.get("gpu_milli"))
+			return nil, t.errorf("gpu_milli", "want 1000 or empty for a job with %d GPUs (only a 1-GPU job may share a GPU), found %q", gpus, t.get("gpu_milli"))
 		}
 		j.Req.GPUMilli = hwmodel.MilliPerGPU
 	}
 	if t.get("gpu_demand_milli") != "" {
 		if j.Req.GPUs != 1 || j.Req.GPUMilli >= hwmodel.MilliPerGPU {
-			return j, nil, t.errorf("gpu_demand_milli", "only a job sharing one GPU (gpus 1, gpu_milli < 1000) has a compute demand, found %q", t.get("gpu_demand_milli"))
+			return nil, t.errorf("gpu_demand_milli", "only a job sharing one GPU (gpus 1, gpu_milli < 1000) has a compute demand, found %q", t.get("gpu_demand_milli"))
 		}
 		d, err := t.optInteger("gpu_demand_milli", 1, hwmodel.MilliPerGPU, 0)
 		if err != nil {
-			return j, nil, err
+			return nil, err
 		}
 		j.DemandMilli = int32(d)
 	}
 	if j.Req.CPUMilli, err = t.optInteger("cpu_milli", 0, maxResource, 0); err != nil {
-		return j, nil, err
+		return nil, err
 	}
 	if j.Req.MemoryMiB, err = t.optInteger("memory_mib", 0, maxResource, 0); err != nil {
-		return j, nil, err
+		return nil, err
 	}
 	if s := t.get("gpu_models"); s != "" {
 		if j.Req.Models, err = hwmodel.ParseModelSet(s); err != nil {
-			return j, nil, t.errorf("gpu_models", "want GPU model names separated by '|': %v", err)
+			return nil, t.errorf("gpu_models", "want GPU model names separated by '|': %v", err)
 		}
 	}
-	if err := brigadeMIG(t, &j); err != nil {
-		return j, nil, err
+	if err := brigadeMIG(t, j); err != nil {
+		return nil, err
 	}
 	n, err := t.optInteger("retries", 0, maxCount, 0)
 	if err != nil {
-		return j, nil, err
+		return nil, err
 	}
 	j.MaxRetries = int(n)
 	if n, err = t.optInteger("failed_attempts", 0, maxCount, 0); err != nil {
-		return j, nil, err
+		return nil, err
 	}
 	j.FailedAttempts = int(n)
 	for _, f := range []struct {
@@ -175,7 +176,7 @@ func brigadeRow(t *table) (Job, []string, error) {
 		}
 		v, err := t.seconds(f.name, 0)
 		if err != nil {
-			return j, nil, err
+			return nil, err
 		}
 		*f.to = hwmodel.FromSeconds(v)
 	}
@@ -183,12 +184,12 @@ func brigadeRow(t *table) (Job, []string, error) {
 	var deps []string
 	list := t.get("deps")
 	if list == "" {
-		return j, nil, nil
+		return nil, nil
 	}
 	for _, d := range strings.Split(list, ";") {
 		if d = strings.TrimSpace(d); d != "" {
 			deps = append(deps, d)
 		}
 	}
-	return j, deps, nil
+	return deps, nil
 }

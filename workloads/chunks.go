@@ -15,15 +15,20 @@ type chunks[T any] struct {
 // maxChunk bounds a chunk's length.
 const maxChunk = 1 << 14
 
-func (c *chunks[T]) add(v T) {
+func (c *chunks[T]) add(v T) { *c.next() = v }
+
+// next adds a zero value and returns where it is, for the caller to fill
+// in place; the pointer is good until slice is called.
+func (c *chunks[T]) next() *T {
 	if len(c.cur) == cap(c.cur) {
 		if c.cur != nil {
 			c.full = append(c.full, c.cur)
 		}
 		c.cur = make([]T, 0, min(max(2*cap(c.cur), 64), maxChunk))
 	}
-	c.cur = append(c.cur, v)
+	c.cur = c.cur[:len(c.cur)+1]
 	c.n++
+	return &c.cur[len(c.cur)-1]
 }
 
 // len is the number of values added.

@@ -147,7 +147,8 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 		if tenant == "" {
 			tenant = "unknown"
 		}
-		j := Job{
+		j := jobRows.next()
+		*j = Job{
 			Name:     name,
 			Tenant:   tenant,
 			Priority: OpenBPriority(qos),
@@ -158,7 +159,6 @@ func ReadOpenB(r io.Reader, file string) (*Workload, error) {
 		if failed {
 			j.FailedAttempts = 1
 		}
-		jobRows.add(j)
 		createdRows.add(hwmodel.FromSeconds(createdS))
 	}
 	jobs, created := jobRows.slice(), createdRows.slice()
