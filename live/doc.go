@@ -19,6 +19,9 @@
 // before it is acted on, so that a restart after kill -9 re-adopts live
 // processes (pid plus /proc start time, or the marker in their
 // environment) and neither loses nor doubles a job (settle in driver_end.go).
+// An attempt ends only once its process group is gone and no process
+// carrying its marker lives (stopAttempt in proc.go): a daemon that left
+// the group with setsid is killed too.
 // Failed attempts are retried after brigade sim's exponential back-off
 // (Config.Backoff). Time comes from an injected
 // Clock, converted to hwmodel.Time (µs since the state file's creation) at

@@ -504,6 +504,10 @@ func (d *Driver) pollAdopted(r *Record) (ended, ran bool, err error) {
 			return false, false, err // not yet: next round
 		}
 	}
+	// What left the group (setsid) but carries the attempt's marker.
+	if empty, err := stopMarked(d.marker(r), 100*time.Millisecond); err != nil || !empty {
+		return false, false, err // not yet: next round
+	}
 	if ran, err = d.settle(r, ending{killed: d.stopping[r.ID]}); err != nil {
 		return false, false, err
 	}

@@ -20,7 +20,7 @@ import (
 // status), then, after Config.Grace, SIGKILL to the whole group. A job
 // that checkpoints on SIGTERM ($BRIGADE_CHECKPOINT_DIR) resumes from it.
 func (d *Driver) terminate(r *Record) {
-	pid, start, grace := r.PID, r.PIDStart, d.cfg.Grace
+	pid, start, grace, marker := r.PID, r.PIDStart, d.cfg.Grace, d.marker(r)
 	if pid <= 0 {
 		return
 	}
@@ -37,7 +37,7 @@ func (d *Driver) terminate(r *Record) {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		_, _ = stopGroup(pid, start, stopWait)
+		_, _ = stopAttempt(pid, start, marker, stopWait)
 	}()
 }
 
@@ -187,7 +187,7 @@ func (d *Driver) launch(r *Record) error {
 	// 0 when /proc cannot be read now: a restart then finds the process
 	// by its marker.
 	r.PIDStart, _, _ = procStart(pid)
-	id, attempt, start := r.ID, r.Attempt, r.PIDStart
+	id, attempt, start, marker := r.ID, r.Attempt, r.PIDStart, d.marker(r)
 	go func() {
 		// The wrapper's end is its attempt's end only once nothing of its
 		// process group lives: a daemon it left, or its command when the
@@ -220,7 +220,9 @@ func (d *Driver) launch(r *Record) error {
 			}
 		}
 		for {
-			if empty, err := stopGroup(pid, start, stopWait); empty && err == nil {
+			// A process that left the group (setsid) but carries the
+			// attempt's marker goes too.
+			if empty, err := stopAttempt(pid, start, marker, stopWait); empty && err == nil {
 				break
 			}
 			select {

@@ -154,6 +154,10 @@ func (d *Driver) recoverRunning(r *Record, marked *map[string]int) (bool, error)
 		}
 		fmt.Fprintf(d.cfg.Log, "live: %s: stopped what was left of its process group %d\n", r.Spec.Name, r.PID)
 	}
+	// What left the group (setsid) but carries the attempt's marker.
+	if empty, err := stopMarked(d.marker(r), stopWait); err != nil || !empty {
+		return false, fmt.Errorf("cannot stop the processes of %s attempt %d that left its process group: %v", r.Spec.Name, r.Attempt, err)
+	}
 	_, err = d.settle(r, ending{killed: killed})
 	return false, err
 }

@@ -408,7 +408,7 @@ func (d *Driver) markDown(rec DownGPU) error {
 		} else {
 			// Its whole group goes before its GPUs are released.
 			if r.PID > 0 {
-				if empty, err := stopGroup(r.PID, r.PIDStart, stopWait); !empty {
+				if empty, err := stopAttempt(r.PID, r.PIDStart, d.marker(r), stopWait); !empty {
 					fmt.Fprintf(d.cfg.Log, "live: %s: process group %d still runs after SIGKILL (%v)\n", r.Spec.Name, r.PID, err)
 				}
 			}

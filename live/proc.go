@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -215,6 +216,82 @@ func stopGroup(pgid int, leaderStart uint64, wait time.Duration) (bool, error) {
 		}
 		time.Sleep(pause)
 	}
+}
+
+// stopAttempt stops what lives of an attempt: its process group
+// (stopGroup) and then any process that left the group (setsid, setpgid)
+// but carries the attempt's marker in its environment (stopMarked). It
+// reports whether nothing of it lives, waiting up to wait for each.
+func stopAttempt(pgid int, leaderStart uint64, marker string, wait time.Duration) (bool, error) {
+	if pgid > 0 {
+		if empty, err := stopGroup(pgid, leaderStart, wait); !empty || err != nil {
+			return false, err
+		}
+	}
+	return stopMarked(marker, wait)
+}
+
+// stopMarked SIGKILLs every live process whose environment holds exactly
+// marker (an attempt's BRIGADE_LIVE_JOB entry) until none lives, waiting
+// up to wait; it reports whether none does. A process that cleared its
+// environment is out of its reach. A pid is signalled only while it still
+// has the start time it had when the scan found it, so a pid freed and
+// reused meanwhile is left alone.
+func stopMarked(marker string, wait time.Duration) (bool, error) {
+	deadline := time.Now().Add(wait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		procs, err := markedProcs(marker)
+		if err != nil || len(procs) == 0 {
+			return err == nil, err
+		}
+		for _, p := range procs {
+			if s, ok, err := procStart(p.pid); err == nil && ok && s == p.start {
+				_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			}
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		time.Sleep(pause)
+	}
+}
+
+// markedProc is a live process found by markedProcs.
+type markedProc struct {
+	pid   int
+	start uint64
+}
+
+// markedProcs lists the live processes whose environment holds exactly
+// marker. Processes of other users (EACCES) cannot be the driver's; any
+// other failure to read is an error.
+func markedProcs(marker string) ([]markedProc, error) {
+	all, err := pids()
+	if err != nil {
+		return nil, err
+	}
+	want := []byte(marker)
+	var out []markedProc
+	for _, pid := range all {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if noProcess(err) || errors.Is(err, fs.ErrPermission) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(b, want) || !slices.ContainsFunc(bytes.Split(b, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
+			continue
+		}
+		p, exists, err := readStat(pid)
+		if err != nil {
+			return nil, err
+		}
+		if exists && p.alive() {
+			out = append(out, markedProc{pid, p.start})
+		}
+	}
+	return out, nil
 }
 
 // bootID names this boot of the machine ("" when unknown): a process
