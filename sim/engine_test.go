@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -273,5 +274,22 @@ func TestJobRunLayout(t *testing.T) {
 	var r jobRun
 	if end := unsafe.Offsetof(r.placement) + unsafe.Sizeof(r.placement); end > 64 {
 		t.Errorf("the fields the end of an attempt reads end at byte %d, past the first cache line", end)
+	}
+}
+
+// TestDependants: each job's dependants, in job order, from the jobs'
+// Deps; nothing at all for a workload without dependencies.
+func TestDependants(t *testing.T) {
+	jobs := []workloads.Job{{}, {Deps: []int{0}}, {Deps: []int{0}}, {Deps: []int{1, 0}}, {}}
+	ds := newDependants(jobs, 4)
+	want := [][]int32{{1, 2, 3}, {3}, {}, {}, {}}
+	for i, w := range want {
+		if got := ds.of(i); !slices.Equal(got, w) {
+			t.Errorf("job %d: dependants %v, want %v", i, got, w)
+		}
+	}
+	none := newDependants(make([]workloads.Job, 3), 0)
+	if none.start != nil || none.list != nil || none.of(2) != nil {
+		t.Errorf("no dependencies: %+v, want nothing held", none)
 	}
 }
