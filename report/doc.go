@@ -23,8 +23,10 @@
 //   - data.go: Data, what a report shows, from records (FromRecords) or
 //     from a results folder's files (Load, ReadSummaries).
 //   - plots.go: the figures (Figures, WritePlots), the plot helpers that
-//     plan and serving share (NewPlot, StyleLine, RenderPNG, RenderSVG),
-//     and a long CDF line's envelope.
+//     plan and serving share (NewPlot, StyleLine, RenderPNG, RenderSVG).
+//   - line.go: the figures' line (paddedLine): the glyph boxes that set
+//     its padding, what it keeps between a figure's renders, and a long
+//     CDF line's envelope.
 //   - html.go: the self-contained HTML page (WriteHTML, WriteReport) and
 //     its summary table, one unit per column.
 //   - meta.go: run.json as the page shows it, a definition list in the
