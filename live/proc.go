@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,31 +82,24 @@ func pids() ([]int, error) {
 	return out, nil
 }
 
-// scanMarked scans /proc once for live processes whose environment holds a
-// BRIGADE_LIVE_JOB marker starting with prefix (the driver sets one in
-// every child, and children inherit it) and returns, for each marker, the
-// process group of its earliest process (the job's wrapper, or what is
-// left of its group). It finds attempts launched just before a crash,
-// before their PID reached the store. Processes of other users (EACCES)
-// cannot be the driver's; any other failure to read is an error.
-func scanMarked(prefix string) (map[string]int, error) {
+// eachMarked scans /proc once and calls fn for every live process and
+// every BRIGADE_LIVE_JOB entry of its environment that starts with prefix
+// (the driver sets one in every child, and children inherit it).
+// Processes of other users (EACCES) cannot be the driver's; any other
+// failure to read is an error.
+func eachMarked(prefix string, fn func(pid int, p procInfo, marker []byte)) error {
 	all, err := pids()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	want := []byte(prefix)
-	type hit struct {
-		pgrp  int
-		start uint64
-	}
-	best := map[string]hit{}
 	for _, pid := range all {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if noProcess(err) || errors.Is(err, fs.ErrPermission) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !bytes.Contains(b, want) {
 			continue
@@ -118,12 +110,34 @@ func scanMarked(prefix string) (map[string]int, error) {
 			}
 			p, exists, err := readStat(pid)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if h, ok := best[string(kv)]; exists && p.alive() && (!ok || p.start < h.start) {
-				best[string(kv)] = hit{p.pgrp, p.start}
+			if exists && p.alive() {
+				fn(pid, p, kv)
 			}
 		}
+	}
+	return nil
+}
+
+// scanMarked returns, for each BRIGADE_LIVE_JOB marker starting with
+// prefix that a live process carries, the process group of its earliest
+// process (the job's wrapper, or what is left of its group). It finds
+// attempts launched just before a crash, before their PID reached the
+// store.
+func scanMarked(prefix string) (map[string]int, error) {
+	type hit struct {
+		pgrp  int
+		start uint64
+	}
+	best := map[string]hit{}
+	err := eachMarked(prefix, func(_ int, p procInfo, marker []byte) {
+		if h, ok := best[string(marker)]; !ok || p.start < h.start {
+			best[string(marker)] = hit{p.pgrp, p.start}
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]int, len(best))
 	for k, h := range best {
@@ -263,35 +277,15 @@ type markedProc struct {
 }
 
 // markedProcs lists the live processes whose environment holds exactly
-// marker. Processes of other users (EACCES) cannot be the driver's; any
-// other failure to read is an error.
+// marker.
 func markedProcs(marker string) ([]markedProc, error) {
-	all, err := pids()
-	if err != nil {
-		return nil, err
-	}
-	want := []byte(marker)
 	var out []markedProc
-	for _, pid := range all {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if noProcess(err) || errors.Is(err, fs.ErrPermission) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Contains(b, want) || !slices.ContainsFunc(bytes.Split(b, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
-			continue
-		}
-		p, exists, err := readStat(pid)
-		if err != nil {
-			return nil, err
-		}
-		if exists && p.alive() {
+	err := eachMarked(marker, func(pid int, p procInfo, kv []byte) {
+		if len(kv) == len(marker) {
 			out = append(out, markedProc{pid, p.start})
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 // bootID names this boot of the machine ("" when unknown): a process
