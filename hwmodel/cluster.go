@@ -186,7 +186,7 @@ type migGPU struct {
 // distinct names and 0..64 GPUs.
 func NewCluster(nodes []Node) (*Cluster, error) {
 	c := &Cluster{nodes: append([]Node(nil), nodes...)}
-	c.idleHistogram = make([][MaxGPUsPerNode + 1]int32, len(catalogue))
+	c.idleHistogram = make([][MaxGPUsPerNode + 1]int32, NumModels())
 	seen := make(map[string]int, len(nodes))
 	for i, n := range c.nodes {
 		if n.Name == "" {
@@ -202,7 +202,7 @@ func NewCluster(nodes []Node) (*Cluster, error) {
 		if n.CPUMilli < 0 || n.MemoryMiB < 0 {
 			return nil, fmt.Errorf("node %q: cpu_milli and memory_mib must be >= 0", n.Name)
 		}
-		if int(n.Model) >= len(catalogue) {
+		if int(n.Model) >= NumModels() {
 			return nil, fmt.Errorf("node %q: unknown GPU model id %d", n.Name, n.Model)
 		}
 		if n.MIG != nil && len(n.MIG) != n.GPUs {
@@ -370,7 +370,7 @@ func (c *Cluster) Satisfiable(r Request) error {
 		// mixed models is not modelled), so one accepted model must have
 		// enough GPUs. CPU and memory are split across its nodes.
 		most := 0
-		for m := range catalogue {
+		for m := range NumModels() {
 			if r.Models.Accepts(ModelID(m)) {
 				most = max(most, c.byModel[m])
 			}
@@ -587,7 +587,7 @@ func (c *Cluster) apply(s Share, sign int) {
 func (c *Cluster) CheckInvariants() error {
 	var alloc int64
 	var wholeByModel [64]int
-	histogram := make([][MaxGPUsPerNode + 1]int32, len(catalogue))
+	histogram := make([][MaxGPUsPerNode + 1]int32, NumModels())
 	for i, n := range c.nodes {
 		if c.freeCPU[i] < 0 || c.freeCPU[i] > n.CPUMilli {
 			return fmt.Errorf("node %q: free CPU %d outside 0..%d", n.Name, c.freeCPU[i], n.CPUMilli)
@@ -646,11 +646,11 @@ func (c *Cluster) CheckInvariants() error {
 	}
 	for m := range histogram {
 		if histogram[m] != c.idleHistogram[m] {
-			return fmt.Errorf("nodes of %s by idle GPUs %v, books say %v", catalogue[m].Name, histogram[m][:c.maxNodeGPUs[m]+1], c.idleHistogram[m][:c.maxNodeGPUs[m]+1])
+			return fmt.Errorf("nodes of %s by idle GPUs %v, books say %v", Model(ModelID(m)).Name, histogram[m][:c.maxNodeGPUs[m]+1], c.idleHistogram[m][:c.maxNodeGPUs[m]+1])
 		}
 	}
 	if wholeByModel != c.wholeByModel {
-		return fmt.Errorf("idle GPUs per model %v, books say %v", wholeByModel[:len(catalogue)], c.wholeByModel[:len(catalogue)])
+		return fmt.Errorf("idle GPUs per model %v, books say %v", wholeByModel[:NumModels()], c.wholeByModel[:NumModels()])
 	}
 	if alloc != c.allocatedMilli {
 		return fmt.Errorf("allocated %d milli-GPU by GPU, books say %d", alloc, c.allocatedMilli)

@@ -23,7 +23,10 @@ func TestLookupModel(t *testing.T) {
 		{"a100 sxm4 80gb", "A100-80GB"},
 		{"H100", "H100-80GB"},
 		{"h200", "H200-141GB"},
-		{"B200", ""},
+		{"B200", "B200-180GB"},
+		{"mi300x", "MI300X-192GB"},
+		{"Tesla K80", "K80"},
+		{"Z900", ""},
 		{"", ""},
 		{"A100-80", ""},
 	}
@@ -86,8 +89,8 @@ func TestParseModelSet(t *testing.T) {
 		{"A100|A100-80GB", hwmodel.Of(a40, a80), ""},
 		{"T4|T4", hwmodel.Of(t4), ""},
 		{"T4|", hwmodel.Of(t4), ""},
-		{"B200", 0, `unknown GPU model "B200"`},
-		{"T4|B200", 0, `unknown GPU model "B200"`},
+		{"Z900", 0, `unknown GPU model "Z900"`},
+		{"T4|Z900", 0, `unknown GPU model "Z900"`},
 	}
 	for _, tc := range tests {
 		got, err := hwmodel.ParseModelSet(tc.in)

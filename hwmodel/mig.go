@@ -182,7 +182,7 @@ var migTable = map[string]migModel{
 
 // migByModel indexes migTable by ModelID; nil for models without MIG.
 var migByModel = func() []*migModel {
-	out := make([]*migModel, len(catalogue))
+	out := make([]*migModel, NumModels())
 	for name, mm := range migTable {
 		m, ok := LookupModel(name)
 		if !ok {

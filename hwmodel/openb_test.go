@@ -153,8 +153,8 @@ func TestOpenBNodeListErrors(t *testing.T) {
 		{head + "a,1,1.5,1,T4\n", `n.csv:2: field "memory_mib": want a whole number`},
 		{head + "a,1,1,65,T4\n", `n.csv:2: field "gpu": want a whole number in 0..64, found "65"`},
 		{head + "a,1,1,2,\n", `n.csv:2: field "model": want the GPU model of a node with 2 GPUs, found an empty cell`},
-		{head + "a,1,1,2,K80\n", `n.csv:2: field "model": want a GPU model name, found "K80"`},
-		{head + "a,1,1,0,K80\n", `n.csv:2: field "model": want a GPU model name, found "K80"`},
+		{head + "a,1,1,2,Z80\n", `n.csv:2: field "model": want a GPU model name, found "Z80"`},
+		{head + "a,1,1,0,Z80\n", `n.csv:2: field "model": want a GPU model name, found "Z80"`},
 		{head + "a,1,1,1,\"T4\n", `n.csv:2: malformed CSV`},
 	}
 	for _, tc := range tests {
@@ -191,7 +191,7 @@ func TestResolveClusterDetectsNodeList(t *testing.T) {
 		t.Fatalf("YAML spec: %+v, %v", spec, err)
 	}
 	bad := filepath.Join(dir, "bad.csv")
-	if err := os.WriteFile(bad, []byte("sn,cpu_milli,memory_mib,gpu,model\nn1,8000,1024,4,K80\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte("sn,cpu_milli,memory_mib,gpu,model\nn1,8000,1024,4,Z80\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := hwmodel.ResolveCluster(bad); err == nil || !strings.Contains(err.Error(), "bad.csv:2: field \"model\"") {

@@ -125,7 +125,7 @@ func TestParseBadSpecs(t *testing.T) {
 		field string   // the SpecError's field path ("" for whole-file problems)
 		want  []string // substrings of the error
 	}{
-		{"unknown_model.yaml", 9, "node_groups[1].gpu_model", append([]string{`unknown GPU model "B200"`}, models...)},
+		{"unknown_model.yaml", 9, "node_groups[1].gpu_model", append([]string{`unknown GPU model "Z900"`}, models...)},
 		{"count_zero.yaml", 4, "node_groups[0].count", []string{"1..100000", "got 0"}},
 		{"count_negative.yaml", 8, "node_groups[1].count", []string{"got -3"}},
 		{"count_fraction.yaml", 4, "node_groups[0].count", []string{"whole number", "2.5"}},
@@ -227,7 +227,7 @@ func TestSpecErrorsAreCapped(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("name: many\nnodes:\n")
 	for range 30 {
-		b.WriteString("  - name: x\n    gpu_model: B200\n    gpus: 1\n")
+		b.WriteString("  - name: x\n    gpu_model: Z900\n    gpus: 1\n")
 	}
 	_, err := hwmodel.ParseClusterSpec([]byte(b.String()), "many.yaml")
 	if err == nil {
@@ -248,7 +248,7 @@ nodes:
     gpus: eight
     gpu_model: T4
   - name: b
-    gpu_model: B200
+    gpu_model: Z900
     gpus: 1
 `
 	_, err := hwmodel.ParseClusterSpec([]byte(two), "cluster.yaml")
@@ -258,7 +258,7 @@ nodes:
 	}
 	want := []string{
 		`cluster.yaml:4: nodes[0].gpus: want a whole number, got "eight"`,
-		`cluster.yaml:7: nodes[1].gpu_model: unknown GPU model "B200"; want one of: ` + hwmodel.ModelNames() + ` (or an alias, see docs/cluster.md)`,
+		`cluster.yaml:7: nodes[1].gpu_model: unknown GPU model "Z900"; want one of: ` + hwmodel.ModelNames() + ` (or an alias, see docs/cluster.md)`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("two mistakes:\n got %q\nwant %q", got, want)

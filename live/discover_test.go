@@ -237,7 +237,8 @@ func TestCatalogueModel(t *testing.T) {
 		{"NVIDIA A100-PCIE-40GB", 40960, "A100-40GB", true},
 		{"Tesla V100-SXM2-32GB", 32768, "V100-32GB", true},
 		{"NVIDIA H100 NVL", 95830, "", false},
-		{"NVIDIA B200 180GB HBM3e", 184320, "", false},
+		{"NVIDIA B200 180GB HBM3e", 184320, "B200-180GB", true},
+		{"NVIDIA B300 288GB HBM3e", 294912, "", false},
 		{"NVIDIA H200 141GB HBM3e", 0, "H200-141GB", true},
 	}
 	for _, tc := range tests {

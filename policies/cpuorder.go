@@ -83,7 +83,7 @@ func (x *cpuIndex) build(c hwmodel.ClusterView, rank []int32) {
 	n := c.NumNodes()
 	x.nodes = make([]cpuNode, n)
 	x.agg = make([]cpuAgg, n)
-	x.roots = make([][]int32, numModels)
+	x.roots = make([][]int32, hwmodel.MaxModels)
 	for i := range n {
 		m := c.NodeModel(i)
 		for len(x.roots[m]) <= c.NodeGPUs(i) {

@@ -77,7 +77,7 @@ func maxFree(c hwmodel.ClusterView, i int) int32 {
 
 // byModel splits nodes (in the order given) by GPU model.
 func byModel(c hwmodel.ClusterView, order []int32) [][]int32 {
-	out := make([][]int32, numModels)
+	out := make([][]int32, hwmodel.MaxModels)
 	for _, i := range order {
 		m := c.NodeModel(int(i))
 		out[m] = append(out[m], i)

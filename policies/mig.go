@@ -565,7 +565,7 @@ func (s *scheduler) migOff(v View, j *Job) {
 		return c.IsMIG(i, g) && c.MIGBusy(i, g) == 0 && !m.busy(c, i, g)
 	}
 	if r.GPUs > c.MaxNodeGPUs(r.Models) { // a gang
-		for mi := 0; mi < numModels; mi++ {
+		for mi := 0; mi < numModels(); mi++ {
 			id := hwmodel.ModelID(mi)
 			if !r.Models.Accepts(id) || c.GPUsOfModel(id) < r.GPUs {
 				continue

@@ -289,7 +289,7 @@ func (m *modelTrees) models() []nodeTree {
 	if !m.perModel {
 		c := m.sync.c
 		if m.trees == nil {
-			m.trees = make([]nodeTree, numModels)
+			m.trees = make([]nodeTree, hwmodel.MaxModels)
 		}
 		for id, nodes := range byModel(c, m.order) {
 			m.trees[id].build(c, nodes, c.NumNodes(), m.packing)

@@ -214,8 +214,10 @@ func NewPlacerWith(name string, cfg PlacerConfig) (Placer, error) {
 	return nil, fmt.Errorf("unknown placement %q (known: %s)", name, strings.Join(PlacementNames(), ", "))
 }
 
-// numModels is the size of the GPU catalogue, read once.
-var numModels = len(hwmodel.Models())
+// numModels is the size of the GPU catalogue now: it grows when a cluster
+// spec declares a custom model, so it is read where it is used, never kept;
+// tables indexed by model are sized hwmodel.MaxModels.
+func numModels() int { return hwmodel.NumModels() }
 
 // gangNode is one candidate node of a gang and the GPUs taken from it.
 type gangNode struct {
@@ -275,7 +277,7 @@ func (s *placeScratch) placeGang(dst hwmodel.Placement, c hwmodel.ClusterView, r
 	g := r.GPUs
 	found := false
 	var bCount, bWaste, bFirst int
-	for m := 0; m < numModels; m++ {
+	for m := 0; m < numModels(); m++ {
 		id := hwmodel.ModelID(m)
 		if !r.Models.Accepts(id) || c.GPUsOfModel(id) < g || c.FreeWholeGPUsAccepted(hwmodel.Of(id)) < g {
 			continue

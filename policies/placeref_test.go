@@ -346,7 +346,7 @@ func (s *refScratch) placeGang(dst hwmodel.Placement, c hwmodel.ClusterView, r h
 	g := r.GPUs
 	found := false
 	var bCount, bWaste, bFirst int
-	for m := 0; m < numModels; m++ {
+	for m := 0; m < numModels(); m++ {
 		id := hwmodel.ModelID(m)
 		if !r.Models.Accepts(id) || c.GPUsOfModel(id) < g || c.FreeWholeGPUsAccepted(hwmodel.Of(id)) < g {
 			continue

@@ -97,7 +97,7 @@ func (t *clusterTotals) update(c hwmodel.ClusterView) {
 	}
 	t.cpu, t.mem = float64(cpu), float64(mem)
 	t.minNodeGPUs = 0
-	for m := range numModels {
+	for m := range numModels() {
 		if id := hwmodel.ModelID(m); t.present.Accepts(id) {
 			if n := c.MaxNodeGPUs(hwmodel.Of(id)); t.minNodeGPUs == 0 || n < t.minNodeGPUs {
 				t.minNodeGPUs = n

@@ -61,7 +61,7 @@ func (x *randIndex) build(c hwmodel.ClusterView) {
 	x.nodes = make([]randNode, n)
 	for b := range x.blocks {
 		blk := &x.blocks[b]
-		blk.models = make([]uint64, numModels)
+		blk.models = make([]uint64, hwmodel.MaxModels)
 		most := 0
 		for i := 64 * b; i < min(n, 64*b+64); i++ {
 			most = max(most, c.NodeGPUs(i))
@@ -118,7 +118,7 @@ func levelOr(v int64, level func(int64) int) int {
 func (x *randIndex) pick(r *hwmodel.Request, draw func(n int) int) int {
 	x.models = x.models[:0]
 	if r.GPUs > 0 && r.Models != hwmodel.AnyModel {
-		for m := range numModels {
+		for m := range numModels() {
 			if r.Models.Accepts(hwmodel.ModelID(m)) {
 				x.models = append(x.models, hwmodel.ModelID(m))
 			}

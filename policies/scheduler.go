@@ -501,14 +501,14 @@ func (s *scheduler) reserveFor(v View, j *Job) {
 	}
 	if j.Req.GPUs > 0 {
 		r.gpu, r.need = true, j.Req.TotalMilli()
-		for m := 0; m < numModels; m++ {
+		for m := 0; m < numModels(); m++ {
 			id := hwmodel.ModelID(m)
 			if j.Req.Models.Accepts(id) && c.GPUsOfModel(id) > 0 {
 				r.accepted |= hwmodel.Of(id)
 				r.perModel[m] = int64(c.FreeWholeGPUsAccepted(hwmodel.Of(id))) * hwmodel.MilliPerGPU
 			}
 		}
-		for m := 0; m < numModels && !r.done; m++ {
+		for m := 0; m < numModels() && !r.done; m++ {
 			if r.accepted&hwmodel.Of(hwmodel.ModelID(m)) != 0 {
 				r.settle(m)
 			}

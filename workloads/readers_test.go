@@ -193,7 +193,7 @@ func TestReadBrigadeBad(t *testing.T) {
 		{"bad-number.csv", 3, "gpus", []string{"want an integer", `"two"`}},
 		{"bad-negative-duration.csv", 5, "duration_s", []string{"> 0", "-10"}},
 		{"bad-negative-submit.csv", 2, "submit_s", []string{"want seconds in [0,", "-1"}},
-		{"bad-unknown-model.csv", 2, "gpu_models", []string{`unknown GPU model "B200"`}},
+		{"bad-unknown-model.csv", 2, "gpu_models", []string{`unknown GPU model "Z900"`}},
 		{"bad-gpu-milli.csv", 2, "gpu_milli", []string{"1000 or empty", "2 GPUs", `"500"`}},
 		{"bad-cycle.csv", 2, "deps", []string{"dependency cycle", `"a" (testdata/brigade/bad-cycle.csv:2) -> "c" (testdata/brigade/bad-cycle.csv:4) -> "b" (testdata/brigade/bad-cycle.csv:3) -> "a"`}},
 		{"bad-duplicate-name.csv", 4, "name", []string{`"a" is already used by the job at testdata/brigade/bad-duplicate-name.csv:2`}},

@@ -158,14 +158,14 @@ func TestFillBadInput(t *testing.T) {
 		return p
 	}
 	badPods := write("bad-pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,1,1000\nb,1,1,nine,1000\n")
-	badNodes := write("bad-nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,4,K80\n")
+	badNodes := write("bad-nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,4,Z80\n")
 	cpuPods := write("cpu-pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,0,0\n")
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--nodes", fillNodes, "--pods", badPods}, `bad-pods.csv:3: field "num_gpu": want an integer in 0..8, found "nine"`},
-		{[]string{"--nodes", badNodes, "--pods", fillPods}, `bad-nodes.csv:2: field "model": want a GPU model name, found "K80"`},
+		{[]string{"--nodes", badNodes, "--pods", fillPods}, `bad-nodes.csv:2: field "model": want a GPU model name, found "Z80"`},
 		{[]string{"--nodes", fillNodes, "--pods", cpuPods}, "asks for a GPU"},
 		{[]string{"--nodes", fillNodes, "--pods", filepath.Join(dir, "missing.csv")}, "no such file"},
 		{[]string{"--nodes", fillNodes, "--all-traces", dir}, "no openb_pod_list_*.csv"},
