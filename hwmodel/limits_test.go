@@ -11,15 +11,15 @@ import (
 )
 
 // TestOpenBNodeListLimits: a node list line over csvlimit's bounds is a
-// *NodeListError at the file and line, after a few MiB at most.
+// *FileError at the file and line, after a few MiB at most.
 func TestOpenBNodeListLimits(t *testing.T) {
 	const head = "sn,cpu_milli,memory_mib,gpu,model\na,1,1,1,T4\n"
 	for _, c := range csvlimittest.OverLimits {
 		t.Run(c.Name, func(t *testing.T) {
 			csvlimittest.Refused(t, "nodes.csv:3: "+c.Msg, func() error {
 				_, err := ParseOpenBNodeList(csvlimittest.Line(head, c.Fill, c.N), "nodes.csv", "x")
-				if ne, ok := err.(*NodeListError); !ok || ne.File != "nodes.csv" || ne.Line != 3 {
-					t.Errorf("got %v (%T), want a *NodeListError at nodes.csv:3", err, err)
+				if ne, ok := err.(*FileError); !ok || ne.File != "nodes.csv" || ne.Line != 3 {
+					t.Errorf("got %v (%T), want a *FileError at nodes.csv:3", err, err)
 				}
 				return err
 			})

@@ -15,18 +15,19 @@ import (
 	"github.com/brigadesim/brigade/csvlimit"
 )
 
-// NodeListError locates a problem in an Alibaba openb node list: the file,
-// the 1-based line (0 when the problem is not on one line), the column, and
-// what was expected. Its text reads like workloads.ParseError:
+// FileError locates a problem in a file hwmodel reads (an Alibaba openb
+// node list, a speed table): the file, the 1-based line (0 when the problem
+// is not on one line), the column, and what was expected. Its text reads
+// like workloads.ParseError:
 // "nodes.csv:12: field \"gpu\": want an integer in 0..64, found \"x\"".
-type NodeListError struct {
+type FileError struct {
 	File  string
 	Line  int
 	Field string
 	Msg   string
 }
 
-func (e *NodeListError) Error() string {
+func (e *FileError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -75,7 +76,7 @@ func LoadOpenBNodeList(path string) (*ClusterSpec, error) {
 		return nil, fmt.Errorf("node list: %w", err)
 	}
 	if len(data) > maxSpecBytes {
-		return nil, &NodeListError{File: path, Msg: fmt.Sprintf("file is larger than %d MiB; is it a node list?", maxSpecBytes>>20)}
+		return nil, &FileError{File: path, Msg: fmt.Sprintf("file is larger than %d MiB; is it a node list?", maxSpecBytes>>20)}
 	}
 	name := strings.TrimSuffix(filepath.Base(path), ".csv")
 	return ParseOpenBNodeList(bytes.NewReader(data), path, name)
@@ -94,14 +95,14 @@ func LoadOpenBNodeList(path string) (*ClusterSpec, error) {
 //     CPU-only nodes of openb_node_list_all_node.csv).
 //
 // The result lists the nodes individually, in file order, under the given
-// name; it has passed Validate. Errors are *NodeListError values naming
+// name; it has passed Validate. Errors are *FileError values naming
 // file, line, column and what was expected; file names the input in them.
 func ParseOpenBNodeList(r io.Reader, file, name string) (*ClusterSpec, error) {
 	cr := csvlimit.NewReader(r, 0)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	bad := func(line int, field, format string, args ...any) error {
-		return &NodeListError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &FileError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	readErr := func(err error, after int) error {
 		var le *csvlimit.LimitError

@@ -137,7 +137,7 @@ func mustModel(t *testing.T, name string) hwmodel.ModelID {
 	return m.ID
 }
 
-func TestOpenBNodeListErrors(t *testing.T) {
+func TestOpenBFileErrors(t *testing.T) {
 	const head = "sn,cpu_milli,memory_mib,gpu,model\n"
 	tests := []struct{ in, want string }{
 		{"", `n.csv:1: want a header line`},
@@ -159,9 +159,9 @@ func TestOpenBNodeListErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := hwmodel.ParseOpenBNodeList(strings.NewReader(tc.in), "n.csv", "x")
-		var ne *hwmodel.NodeListError
+		var ne *hwmodel.FileError
 		if !errors.As(err, &ne) {
-			t.Errorf("%q: error %v (%T), want a *NodeListError", tc.in, err, err)
+			t.Errorf("%q: error %v (%T), want a *FileError", tc.in, err, err)
 			continue
 		}
 		if !strings.HasPrefix(err.Error(), tc.want) {
@@ -199,7 +199,7 @@ func TestResolveClusterDetectsNodeList(t *testing.T) {
 	}
 }
 
-// FuzzParseOpenBNodeList: no input panics; an error is a *NodeListError
+// FuzzParseOpenBNodeList: no input panics; an error is a *FileError
 // about the named file; an accepted list builds a cluster that passes
 // CheckInvariants and holds exactly the nodes, GPUs, CPU and memory listed.
 func FuzzParseOpenBNodeList(f *testing.F) {
@@ -218,7 +218,7 @@ func FuzzParseOpenBNodeList(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spec, err := hwmodel.ParseOpenBNodeList(bytes.NewReader(data), "fuzz.csv", "fuzz")
 		if err != nil {
-			var ne *hwmodel.NodeListError
+			var ne *hwmodel.FileError
 			if !errors.As(err, &ne) || ne.File != "fuzz.csv" || ne.Line < 0 || ne.Msg == "" {
 				t.Fatalf("badly located error %T: %v", err, err)
 			}

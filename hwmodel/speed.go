@@ -1,0 +1,341 @@
+package hwmodel
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/brigadesim/brigade/csvlimit"
+)
+
+// AnyClass is the class name of a speed table's generic rows: the speed of
+// a model for work the table has no row of its own for.
+const AnyClass = "*"
+
+// SpeedTable maps (job class, GPU model) to relative throughput. Only
+// ratios within one class mean anything: a job of class c measured on model
+// r runs on model m at Speed(c, m) / Speed(c, r) of its measured pace. The
+// generic rows (class AnyClass) give each model one speed for classes
+// without rows of their own, on the table's common scale.
+//
+// The rule for a lookup (Rates.Rate): a class's own rows are used when they
+// hold both models; otherwise the generic rows' ratio is used, so a class
+// the table lacks, or a model its rows lack, runs at the generic speeds.
+// Check refuses a table whose generic rows lack a model the cluster has.
+type SpeedTable struct {
+	// Source names where the table came from, for error messages.
+	Source  string
+	classes []string             // class names in first-seen order; [0] is AnyClass
+	speed   [][MaxModels]float64 // per class, per model; 0 = no row
+	line    [][MaxModels]int     // the line each row came from; 0 = not from a file
+	note    [][MaxModels]string  // each row's source column
+}
+
+// SpeedRow is one row of a speed table.
+type SpeedRow struct {
+	Class  string
+	Model  ModelID
+	Speed  float64
+	Source string // where the number comes from
+}
+
+// SpeedTableHeader is a speed table file's first line.
+var SpeedTableHeader = []string{"class", "gpu_model", "speed", "source"}
+
+//go:embed speeds.csv
+var defaultSpeeds []byte
+
+// DefaultSpeeds is the speed table Brigade ships, derived from measured
+// throughputs (docs/speeds.md gives its provenance). Each call returns a
+// fresh copy.
+func DefaultSpeeds() *SpeedTable {
+	t, err := ReadSpeedTable(bytes.NewReader(defaultSpeeds), "the default speed table")
+	if err != nil {
+		panic("hwmodel: the embedded speed table is invalid: " + err.Error())
+	}
+	return t
+}
+
+// LoadSpeedTable reads a speed table file (ReadSpeedTable's format).
+func LoadSpeedTable(path string) (*SpeedTable, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadSpeedTable(f, path)
+}
+
+// ReadSpeedTable reads a speed table: a header (class,gpu_model,speed,
+// source; source may be left out), then one row per (class, model):
+//
+//   - class: a job class name (letters, digits, '.', '_', '-', '/', at
+//     most 64 bytes; compared ignoring case), or * for the generic row;
+//   - gpu_model: a catalogue name or alias;
+//   - speed: relative throughput, a finite number > 0;
+//   - source: free text saying where the number comes from.
+//
+// Lines starting with # are comments. A (class, model) pair given twice is
+// an error. Errors are *FileError values naming name, line and field.
+func ReadSpeedTable(r io.Reader, name string) (*SpeedTable, error) {
+	cr := csvlimitReader(r)
+	t := newSpeedTable(name)
+	bad := func(line int, field, format string, args ...any) error {
+		return &FileError{File: name, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	header := true
+	withSource := false
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, locateCSVError(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if header {
+			header = false
+			withSource = len(rec) == 4
+			if (len(rec) != 3 && len(rec) != 4) || !slices.Equal(trimAll(rec), SpeedTableHeader[:len(rec)]) {
+				return nil, bad(line, "header", "want %s (source may be left out), found %s", strings.Join(SpeedTableHeader, ","), strings.Join(rec, ","))
+			}
+			continue
+		}
+		want := 3
+		if withSource {
+			want = 4
+		}
+		if len(rec) != want {
+			return nil, bad(line, "", "want %d fields as the header has, found %d", want, len(rec))
+		}
+		class := strings.TrimSpace(rec[0])
+		if err := checkClassName(class); err != nil {
+			return nil, bad(line, "class", "%v", err)
+		}
+		m, ok := LookupModel(rec[1])
+		if !ok {
+			return nil, bad(line, "gpu_model", "unknown GPU model %q (known: %s)", strings.TrimSpace(rec[1]), ModelNames())
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rec[2]), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, bad(line, "speed", "want a finite number > 0, found %q", rec[2])
+		}
+		note := ""
+		if withSource {
+			note = strings.TrimSpace(rec[3])
+		}
+		c := t.classIndex(class, true)
+		if prev := t.line[c][m.ID]; prev > 0 {
+			return nil, bad(line, "gpu_model", "class %s on %s is given twice (first on line %d)", t.classes[c], m.Name, prev)
+		}
+		t.speed[c][m.ID], t.line[c][m.ID], t.note[c][m.ID] = v, line, note
+	}
+	if header {
+		return nil, bad(0, "", "the file is empty; want the header %s", strings.Join(SpeedTableHeader, ","))
+	}
+	return t, nil
+}
+
+func trimAll(rec []string) []string {
+	out := make([]string, len(rec))
+	for i, s := range rec {
+		out[i] = strings.ToLower(strings.TrimSpace(s))
+	}
+	return out
+}
+
+// checkClassName says what is wrong with a class name, if anything.
+func checkClassName(s string) error {
+	if s == AnyClass {
+		return nil
+	}
+	if s == "" || len(s) > 64 {
+		return fmt.Errorf("want a class name of 1 to 64 bytes, or * for every class, found %q", s)
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/", r)) {
+			return fmt.Errorf("want letters, digits and . _ - / in a class name, found %q", s)
+		}
+	}
+	return nil
+}
+
+// CheckClassName reports what is wrong with a job class name, for the
+// readers of traces and generators that carry one.
+func CheckClassName(s string) error {
+	if s == AnyClass {
+		return fmt.Errorf("* is the speed table's generic class, not a job class")
+	}
+	return checkClassName(s)
+}
+
+func newSpeedTable(source string) *SpeedTable {
+	t := &SpeedTable{Source: source}
+	t.classIndex(AnyClass, true)
+	return t
+}
+
+// classIndex is the row set of class name, added when add is set; -1 when
+// the table has none.
+func (t *SpeedTable) classIndex(name string, add bool) int {
+	for i, c := range t.classes {
+		if strings.EqualFold(c, name) {
+			return i
+		}
+	}
+	if !add {
+		return -1
+	}
+	t.classes = append(t.classes, name)
+	t.speed = append(t.speed, [MaxModels]float64{})
+	t.line = append(t.line, [MaxModels]int{})
+	t.note = append(t.note, [MaxModels]string{})
+	return len(t.classes) - 1
+}
+
+// Clone returns a copy that can be changed without changing t.
+func (t *SpeedTable) Clone() *SpeedTable {
+	c := *t
+	c.classes = slices.Clone(t.classes)
+	c.speed = slices.Clone(t.speed)
+	c.line = slices.Clone(t.line)
+	c.note = slices.Clone(t.note)
+	return &c
+}
+
+// Set gives class on model m the speed v (v > 0), replacing any row; the
+// way a cluster spec's custom model adds its speeds.
+func (t *SpeedTable) Set(class string, m ModelID, v float64, source string) error {
+	if err := checkClassName(class); err != nil {
+		return err
+	}
+	if !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("speed of %s on %s: want a finite number > 0, got %v", class, Model(m).Name, v)
+	}
+	c := t.classIndex(class, true)
+	t.speed[c][m], t.line[c][m], t.note[c][m] = v, 0, source
+	return nil
+}
+
+// Speed is class's speed on model m, and whether the table has that row
+// (the class's own; the generic row is class AnyClass).
+func (t *SpeedTable) Speed(class string, m ModelID) (float64, bool) {
+	c := t.classIndex(class, false)
+	if c < 0 || t.speed[c][m] == 0 {
+		return 0, false
+	}
+	return t.speed[c][m], true
+}
+
+// Classes lists the table's classes in the order first seen, the generic
+// class first.
+func (t *SpeedTable) Classes() []string { return slices.Clone(t.classes) }
+
+// Rows lists every row, class by class in Classes order, models in
+// catalogue order.
+func (t *SpeedTable) Rows() []SpeedRow {
+	var out []SpeedRow
+	for c, name := range t.classes {
+		for m := range MaxModels {
+			if v := t.speed[c][m]; v > 0 {
+				out = append(out, SpeedRow{Class: name, Model: ModelID(m), Speed: v, Source: t.note[c][m]})
+			}
+		}
+	}
+	return out
+}
+
+// Check refuses a table whose generic rows lack one of models (the models
+// a cluster has, and every reference model the run names): a job of a
+// class the table lacks would have no speed there.
+func (t *SpeedTable) Check(models ModelSet) error {
+	var missing []string
+	for m := range NumModels() {
+		if models&(1<<m) != 0 && t.speed[0][m] == 0 {
+			missing = append(missing, Model(ModelID(m)).Name)
+		}
+	}
+	if len(missing) > 0 {
+		return &FileError{File: t.Source, Field: "gpu_model", Msg: fmt.Sprintf("the generic rows (class *) lack %s, which the cluster has or the run measures durations on; add a row * for each", strings.Join(missing, ", "))}
+	}
+	return nil
+}
+
+// Rates is a speed table compiled for one workload: its class names
+// resolved to the table's rows once, so that a rate is two loads and a
+// division.
+type Rates struct {
+	// speed[k] is the speed row of the workload's class k (0: no class,
+	// the generic row), by model.
+	speed [][MaxModels]float64
+	// own[k] tells whether class k has rows of its own.
+	own []bool
+	// Unknown lists the workload's classes that the table has no rows
+	// for; their jobs run at the generic speeds.
+	Unknown []string
+}
+
+// Compile resolves a workload's class names (class k+1 is classes[k];
+// class 0 is "none") against t.
+func (t *SpeedTable) Compile(classes []string) *Rates {
+	r := &Rates{speed: make([][MaxModels]float64, len(classes)+1), own: make([]bool, len(classes)+1)}
+	r.speed[0] = t.speed[0]
+	for k, name := range classes {
+		c := t.classIndex(name, false)
+		if c <= 0 {
+			r.speed[k+1] = t.speed[0]
+			r.Unknown = append(r.Unknown, name)
+			continue
+		}
+		r.speed[k+1], r.own[k+1] = t.speed[c], true
+	}
+	return r
+}
+
+// Rate is how fast a job of class k whose durations were measured on model
+// ref progresses on model on, relative to its measured pace: the class's
+// own speed ratio when its rows hold both models, else the generic rows'.
+// Check has made sure the generic rows hold every model a run uses.
+func (r *Rates) Rate(k uint16, ref, on ModelID) float64 {
+	if ref == on {
+		return 1
+	}
+	s := &r.speed[k]
+	if a, b := s[on], s[ref]; r.own[k] && a > 0 && b > 0 {
+		return a / b
+	}
+	g := &r.speed[0]
+	return g[on] / g[ref]
+}
+
+// csvlimitReader is the reader of a speed table: within csvlimit's
+// bounds, # comments, fields counted by the reader.
+func csvlimitReader(r io.Reader) *csv.Reader {
+	cr := csvlimit.NewReader(r, '#')
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	return cr
+}
+
+// locateCSVError turns a CSV reader's error into a *FileError at its line.
+func locateCSVError(name string, err error) error {
+	var le *csvlimit.LimitError
+	if errors.As(err, &le) {
+		return &FileError{File: name, Line: le.Line, Msg: le.Msg}
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &FileError{File: name, Line: pe.Line, Msg: fmt.Sprintf("malformed CSV: %v", pe.Err)}
+	}
+	return &FileError{File: name, Msg: fmt.Sprintf("reading: %v", err)}
+}
