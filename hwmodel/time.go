@@ -61,3 +61,16 @@ func ParseDuration(s string) (Time, error) {
 	}
 	return Time(d / time.Microsecond), nil
 }
+
+// ScaleDuration is the wall time that d of progress takes at rate (the
+// pace relative to the one d was measured at, > 0): d/rate rounded up to a
+// whole microsecond, so that work never ends early, and exactly d at rate
+// 1. Every computation of a job's progress under a speed (the engine's
+// attempts and checkpoints, a policy's expected ends) goes through it, so
+// they agree to the microsecond.
+func ScaleDuration(d Time, rate float64) Time {
+	if rate == 1 || d <= 0 {
+		return d
+	}
+	return max(1, Time(math.Ceil(float64(d)/rate-1e-6)))
+}

@@ -19,8 +19,13 @@ type JobID int32
 // Job is what a policy knows about one schedulable unit. The driver owns it;
 // policies must treat it as read-only.
 type Job struct {
-	ID       JobID
-	Name     string
+	ID JobID
+	// Class is the job's class in the run's speed table (0: none, the
+	// table's generic speeds); Reference is the GPU model its Estimate and
+	// duration were measured on. View.Rate reads them.
+	Class     uint16
+	Reference hwmodel.ModelID
+	Name      string
 	Tenant   int // index into View.Tenants()
 	Priority int
 	Submit   Time // when the job was submitted
@@ -139,10 +144,30 @@ type View interface {
 	Job(id JobID) *Job
 	Tenants() []Tenant
 	Events() *Events
+	// Rate is how fast job j progresses on placement p relative to the
+	// pace its Estimate was measured at: 1 when the run models no GPU
+	// speeds, for a placement without GPUs, and on j's Reference model.
+	// A job expected to take d there takes hwmodel.ScaleDuration(d, rate).
+	Rate(j *Job, p hwmodel.Placement) float64
 	// Reserve tentatively takes p's capacity for the rest of this call, so
 	// later placements in the same call see it as used. The driver drops all
 	// reservations when the call returns and then applies the decisions.
 	Reserve(p hwmodel.Placement) error
+}
+
+// SpeedView is a View that can tell whether its run models GPU speeds, so
+// that a policy can skip the placement-dependent work of expected ends
+// when every rate is 1. A View without it models none.
+type SpeedView interface {
+	View
+	HasSpeeds() bool
+}
+
+// HasSpeeds reports whether v's run models GPU speeds (View.Rate may be
+// other than 1).
+func HasSpeeds(v View) bool {
+	sv, ok := v.(SpeedView)
+	return ok && sv.HasSpeeds()
 }
 
 // Policy orders the queue and places jobs. It is a pure state machine over

@@ -48,9 +48,11 @@ type Host struct {
 	// news: the batch holds something besides those answers.
 	news bool
 	now  Time
+	// rates are the run's GPU speeds; nil when it models none.
+	rates *hwmodel.Rates
 }
 
-var _ View = (*Host)(nil)
+var _ SpeedView = (*Host)(nil)
 
 // Init sets the cluster, tenants and jobs the Host books; the tenants'
 // books start as given (usually empty). jobs[i].ID must be i; the Host
@@ -82,6 +84,22 @@ func (h *Host) AddJob(j Job) JobID {
 func (h *Host) AddTenant(name string, weight float64) int {
 	h.tenants = append(h.tenants, Tenant{Name: name, Weight: weight})
 	return len(h.tenants) - 1
+}
+
+// SetSpeeds makes the run model GPU speeds: View.Rate answers from r
+// (compiled for the jobs' classes). nil turns speeds off.
+func (h *Host) SetSpeeds(r *hwmodel.Rates) { h.rates = r }
+
+// HasSpeeds implements SpeedView.
+func (h *Host) HasSpeeds() bool { return h.rates != nil }
+
+// Rate implements View: j's speed on the GPU model of p (a gang runs on
+// one model) relative to its Reference model.
+func (h *Host) Rate(j *Job, p hwmodel.Placement) float64 {
+	if h.rates == nil || len(p) == 0 || p[0].GPUs == 0 {
+		return 1
+	}
+	return h.rates.Rate(j.Class, j.Reference, h.cluster.NodeModel(p[0].Node))
 }
 
 // NumJobs is how many jobs the Host holds.

@@ -25,6 +25,7 @@ const (
 // runItem is a running (or starting) job in the estimated-end index.
 type runItem struct {
 	end   Time // start + duration; may lie in the past for an overdue job
+	dur   Time // its expected duration at its placement's speed
 	id    JobID
 	model int16 // GPU model of its placement, -1 for none or unknown
 	milli int64 // GPU milli it holds
@@ -84,6 +85,7 @@ type scheduler struct {
 	run     []runItem
 	queued  backlog // with backfill only, its one reader
 	recheck bool    // the backfill walk's cannotBackfill is due
+	rated   bool    // the run models GPU speeds (HasSpeeds), read each call
 	// everyJob makes the backfill walk visit every job it would have
 	// visited without its early stops and steps (tests compare the two).
 	everyJob bool
@@ -209,10 +211,12 @@ func (s *scheduler) absorb(v View) {
 		s.grow(id)
 		switch s.where[id] {
 		case stStarting:
-			if end := j.Start + s.duration(j); s.running != nil && end != s.run[id].end {
-				s.untrack(id)
-				s.run[id].end = end
-				s.track(id)
+			if s.running != nil {
+				if end := j.Start + s.run[id].dur; end != s.run[id].end {
+					s.untrack(id)
+					s.run[id].end = end
+					s.track(id)
+				}
 			}
 		case stQueued, stNone:
 			// Started without this policy deciding it (a driver restoring
@@ -223,7 +227,8 @@ func (s *scheduler) absorb(v View) {
 				s.dequeued(j)
 			}
 			if s.running != nil {
-				s.run[id] = runItem{end: j.Start + s.duration(j), id: id, model: -1, cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB}
+				d := s.duration(j)
+				s.run[id] = runItem{end: j.Start + d, dur: d, id: id, model: -1, cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB}
 				s.track(id)
 			}
 		}
@@ -264,6 +269,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 	if s.q.len() == 0 {
 		return s.out
 	}
+	s.rated = HasSpeeds(v)
 	c := v.Cluster()
 	now := v.Now()
 	s.tot.update(c)
@@ -446,8 +452,9 @@ func (s *scheduler) commit(v View, it qitem, j *Job, p hwmodel.Placement) bool {
 	s.grow(j.ID)
 	s.where[j.ID] = stStarting
 	if s.running != nil {
+		d := hwmodel.ScaleDuration(s.duration(j), v.Rate(j, p))
 		s.run[j.ID] = runItem{
-			end: v.Now() + s.duration(j), id: j.ID, model: placementModel(v.Cluster(), p),
+			end: v.Now() + d, dur: d, id: j.ID, model: placementModel(v.Cluster(), p),
 			milli: j.Req.TotalMilli(), cpu: j.Req.CPUMilli, mem: j.Req.MemoryMiB,
 		}
 		s.track(j.ID)
@@ -594,7 +601,7 @@ func (s *scheduler) cannotBackfill(c hwmodel.ClusterView, now Time) bool {
 	if r.free || !r.gpu || !s.tot.onlyOn(hwmodel.AnyModel, r.models) || m <= r.avail-r.need {
 		return false
 	}
-	return b.minDurationBound() > r.shadow-now
+	return !s.rated && b.minDurationBound() > r.shadow-now
 }
 
 // skipHopeless steps the backfill walk over whole leaves of the queue none
@@ -638,6 +645,11 @@ func (h *hope) set(s *scheduler, c hwmodel.ClusterView, now Time) {
 	h.gangAbove = int32(s.tot.minNodeGPUs)
 	h.test = r.gpu && !r.free && s.tot.onlyOn(hwmodel.AnyModel, r.models)
 	h.extra, h.within = r.avail-r.need, r.shadow-now
+	if s.rated {
+		// A queued duration is measured on its reference model; on a
+		// faster one it ends sooner, so it bounds nothing here.
+		h.within = math.MaxInt64
+	}
 }
 
 // hopeless reports that no job summarised by q could start: none is
@@ -744,6 +756,19 @@ func (b *backlog) minDurationBound() Time {
 // it ends by the shadow time, or it uses only the reservation's extra.
 func (s *scheduler) backfillOne(v View, c hwmodel.ClusterView, now Time, it qitem, j *Job) {
 	r := &s.res
+	if s.rated {
+		// How long j runs depends on where it lands: place it, then test.
+		p, ok := s.place(c, j.Req)
+		if !ok {
+			return
+		}
+		if r.free || now+hwmodel.ScaleDuration(s.duration(j), v.Rate(j, p)) <= r.shadow {
+			s.commit(v, it, j, p)
+			return
+		}
+		s.backfillWithinExtra(v, c, it, j, p)
+		return
+	}
 	if r.free || now+s.duration(j) <= r.shadow {
 		if p, ok := s.place(c, j.Req); ok {
 			s.commit(v, it, j, p)
@@ -754,20 +779,31 @@ func (s *scheduler) backfillOne(v View, c hwmodel.ClusterView, now Time, it qite
 		if j.Req.CPUMilli > r.avail-r.need || j.Req.MemoryMiB > r.availM-r.needM {
 			return
 		}
-		if p, ok := s.place(c, j.Req); ok && s.commit(v, it, j, p) {
-			r.avail -= j.Req.CPUMilli
-			r.availM -= j.Req.MemoryMiB
-		}
-		return
-	}
-	milli := j.Req.TotalMilli()
-	if milli > r.avail-r.need && j.Req.GPUs > 0 && s.tot.onlyOn(j.Req.Models, r.models) {
+	} else if j.Req.TotalMilli() > r.avail-r.need && j.Req.GPUs > 0 && s.tot.onlyOn(j.Req.Models, r.models) {
 		return // wherever it lands it would eat into the reservation
 	}
 	p, ok := s.place(c, j.Req)
 	if !ok {
 		return
 	}
+	s.backfillWithinExtra(v, c, it, j, p)
+}
+
+// backfillWithinExtra starts j on p if p takes no more of what the
+// reservation protects than its extra, and books what it took.
+func (s *scheduler) backfillWithinExtra(v View, c hwmodel.ClusterView, it qitem, j *Job, p hwmodel.Placement) {
+	r := &s.res
+	if !r.gpu {
+		if j.Req.CPUMilli > r.avail-r.need || j.Req.MemoryMiB > r.availM-r.needM {
+			return
+		}
+		if s.commit(v, it, j, p) {
+			r.avail -= j.Req.CPUMilli
+			r.availM -= j.Req.MemoryMiB
+		}
+		return
+	}
+	milli := j.Req.TotalMilli()
 	counts := false
 	if m := placementModel(c, p); m >= 0 && r.models.Accepts(hwmodel.ModelID(m)) {
 		if milli > r.avail-r.need {

@@ -38,6 +38,10 @@ type Options struct {
 	StartupDelay hwmodel.Time
 	// ProcessorSharing: sim.Config.ProcessorSharing.
 	ProcessorSharing bool
+	// Speeds and SpeedReference: sim.Config's; nil Speeds runs every job
+	// at its measured pace on every model.
+	Speeds         *hwmodel.SpeedTable
+	SpeedReference hwmodel.ModelID
 	// Faults sets detection, retries, restart and default checkpoints;
 	// nil leaves the engine's defaults. Run draws the failures it
 	// injects once, from Spec.Seed's failure stream, so every policy
@@ -72,6 +76,8 @@ func (o Options) engineConfig() sim.Config {
 		StartupDelay:     o.StartupDelay,
 		ProcessorSharing: o.ProcessorSharing,
 		Faults:           o.FaultSchedule,
+		Speeds:           o.Speeds,
+		SpeedReference:   o.SpeedReference,
 	}
 	if f := o.Faults; f != nil {
 		cfg.Heartbeat = sim.Heartbeat{Interval: f.HeartbeatInterval, Timeout: f.HeartbeatTimeout}

@@ -125,7 +125,7 @@ func Run(f *File, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
 		}
-		wl := &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants}
+		wl := &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants, Classes: w.Classes}
 		if s.WholeGPUs {
 			wl = asWholeGPUs(wl)
 		}

@@ -173,6 +173,13 @@ type Config struct {
 	Cluster  *hwmodel.Cluster
 	Workload *workloads.Workload
 	Policy   policies.Policy
+	// Speeds, when set, makes a job's pace depend on the GPU model it runs
+	// on: its durations were measured on its reference model (the job's
+	// MeasuredOn, else SpeedReference), and on a model the table rates at
+	// r times that speed it makes progress r times as fast (see the
+	// package doc). nil: every model runs every job at its measured pace.
+	Speeds         *hwmodel.SpeedTable
+	SpeedReference hwmodel.ModelID
 	// RevealOracle lets policies see each job's true duration (Job.Oracle).
 	RevealOracle bool
 	// DefaultEstimate is the runtime estimate of jobs whose trace has none
@@ -299,7 +306,10 @@ type jobRun struct {
 	saved   hwmodel.Time
 	restart hwmodel.Time
 	ck      Checkpoint // checkpointOf
-	_       [8]byte    // to jobRunSize
+	// rate is the current attempt's pace relative to the job's measured
+	// one (1 without speeds): hwmodel.ScaleDuration(p, rate) is the wall
+	// time of p of progress.
+	rate float64
 }
 
 // jobRunSize is jobRun's size; engine_test.go checks it.
@@ -355,6 +365,8 @@ type Engine struct {
 	mig migBooks
 	flt faultBooks
 	shr shareBooks
+	// rates are the run's GPU speeds compiled for its classes; nil without.
+	rates *hwmodel.Rates
 
 	// coupledMilli is what Config.Coupled holds of the cluster.
 	coupledMilli int64
@@ -416,6 +428,10 @@ func New(cfg Config) (*Engine, error) {
 		e.jobs[i] = policies.Job{
 			ID: policies.JobID(i), Name: j.Name, Tenant: ti, Priority: j.Priority,
 			Submit: j.Submit, Estimate: est, Req: j.Req,
+			Class: j.Class, Reference: cfg.SpeedReference,
+		}
+		if j.MeasuredOn > 0 {
+			e.jobs[i].Reference = hwmodel.ModelID(j.MeasuredOn - 1)
 		}
 		if cfg.RevealOracle {
 			e.jobs[i].Oracle = j.Duration
@@ -425,6 +441,7 @@ func New(cfg Config) (*Engine, error) {
 		r.granted = -1
 		r.tenant = int32(ti)
 		r.duration = j.Duration
+		r.rate = 1
 		r.failedAttempts = int32(min(j.FailedAttempts, math.MaxInt32))
 		r.ck = j.Checkpoint
 		if r.ck.Every <= 0 {
@@ -441,6 +458,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.dependants = newDependants(w.Jobs, nDeps)
 	if err := e.host.Init(cfg.Cluster, tenants, e.jobs); err != nil {
+		return nil, err
+	}
+	if err := e.initSpeeds(); err != nil {
 		return nil, err
 	}
 	e.applyFn = e.apply

@@ -273,13 +273,15 @@ func (e *Engine) detectEvent(rec, k int) error {
 	r.Repaired = max(e.now, ft.End())
 	e.pendingChange = true
 	if ft.GPU < 0 {
+		// The jobs' progress stopped at the fault: fail them while the
+		// books still say when it struck.
+		r.JobsHit = e.failJobsOn(n, -1)
 		f.nodeHits[n]--
 		if f.nodeHits[n] == 0 {
 			f.nodeHitAt[n] = noHit
 		} else {
 			f.nodeHitAt[n] = e.now // later undetected faults: no job is there now
 		}
-		r.JobsHit = e.failJobsOn(n, -1)
 		e.shareThaw(n, -1)
 		if err := e.coupledFault(n, -1, true); err != nil {
 			return err
@@ -288,13 +290,13 @@ func (e *Engine) detectEvent(rec, k int) error {
 		return nil
 	}
 	g := f.gpuBase[n] + ft.GPU
+	r.JobsHit = e.failJobsOn(n, ft.GPU)
 	f.gpuHits[g]--
 	if f.gpuHits[g] == 0 {
 		f.gpuHitAt[g] = noHit
 	} else {
 		f.gpuHitAt[g] = e.now
 	}
-	r.JobsHit = e.failJobsOn(n, ft.GPU)
 	e.shareThaw(n, ft.GPU)
 	if err := e.coupledFault(n, ft.GPU, true); err != nil {
 		return err
@@ -472,7 +474,7 @@ func (e *Engine) attemptLength(i int) hwmodel.Time {
 	if ck.Every > 0 {
 		r.ckpts = int32(int64((w-1)/ck.Every) - int64(r.saved/ck.Every))
 	}
-	return r.restart + (w - r.saved) + hwmodel.Time(r.ckpts)*ck.Cost
+	return r.restart + hwmodel.ScaleDuration(w-r.saved, r.rate) + hwmodel.Time(r.ckpts)*ck.Cost
 }
 
 // endAttempt books job i's interrupted attempt (before stopRunning): the
@@ -492,15 +494,15 @@ func (e *Engine) endAttempt(i int, cut hwmodel.Time) {
 		// books say how far the job got (frozen since a fault) and when its
 		// last checkpoint ended.
 		p, at := e.shareProgress(i)
-		k = min(int64(r.ckpts), int64(p/float64(ck.Every+ck.Cost)))
+		k = min(int64(r.ckpts), int64(p/(float64(ck.Every)/r.rate+float64(ck.Cost))))
 		if k > 0 {
 			kept = at - s - r.restart
 		}
 	case ck.Every > 0:
 		if u := cut - s - r.restart; u > 0 {
-			k = min(int64(r.ckpts), int64(u/(ck.Every+ck.Cost)))
+			k = e.checkpointsBy(i, u)
 		}
-		kept = hwmodel.Time(k) * (ck.Every + ck.Cost)
+		kept = e.checkpointEnd(i, k)
 	}
 	r.saved += hwmodel.Time(k) * ck.Every
 	o := &e.out[i]

@@ -78,6 +78,9 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	r.state = Running
 	r.attempt++
 	r.placement = p
+	if e.rates != nil {
+		r.rate = e.host.Rate(&e.jobs[i], p)
+	}
 	o := &e.out[i]
 	o.startAttempt(Attempt{Start: e.now, End: -1, Wait: e.now - r.queuedAt, Placement: p, Ended: AttemptRunning})
 	o.Wait += e.now - r.queuedAt

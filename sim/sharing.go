@@ -100,7 +100,7 @@ func (e *Engine) shareStart(i, g int, startup hwmodel.Time, w hwmodel.Time) {
 	s.startLeft[i], s.workLeft[i], s.last[i] = startup, float64(w), e.now
 	s.work0[i], s.period[i], s.ckWall[i] = float64(w), 0, e.now+startup
 	if ck := e.checkpointOf(i); ck.Every > 0 && e.runs[i].ckpts > 0 {
-		s.period[i] = float64(ck.Every + ck.Cost)
+		s.period[i] = float64(ck.Every)/e.runs[i].rate + float64(ck.Cost)
 	}
 	s.occ[g] = append(s.occ[g], int32(i))
 	e.shareRetime(g)

@@ -30,6 +30,8 @@ var brigadeColumns = []column{
 	{"mig_min_slices", false},
 	{"mig_min_memory_gb", false},
 	{"gpu_demand_milli", false},
+	{"class", false},
+	{"measured_on", false},
 }
 
 // DefaultTenant is the tenant of a job in a Brigade CSV file without one.
@@ -40,7 +42,10 @@ const DefaultTenant = "default"
 // job per line. Required columns: name, submit_s, duration_s, gpus.
 // Optional: tenant, priority, estimate_s, gpu_milli, cpu_milli,
 // memory_mib, gpu_models, deps, dag, retries, failed_attempts,
-// deadline_s, checkpoint_every_s, checkpoint_cost_s, mig_profile, mig_min_slices, mig_min_memory_gb (a MIG job). An empty
+// deadline_s, checkpoint_every_s, checkpoint_cost_s, mig_profile,
+// mig_min_slices, mig_min_memory_gb (a MIG job), gpu_demand_milli, class
+// (the job's class in the speed table) and measured_on (the GPU model its
+// duration was measured on). An empty
 // cell in an optional column takes its default. Lines starting with '#'
 // are comments; an unknown column is an error, and so is a file with no
 // job after the header. Submit times are used as written (not shifted).
@@ -52,6 +57,7 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 	}
 	var jobRows chunks[Job]
 	var deps [][]string // nil until a job has dependencies
+	var classes classBook
 	for {
 		ok, err := t.next()
 		if err != nil {
@@ -60,7 +66,7 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 		if !ok {
 			break
 		}
-		d, err := brigadeRow(t, jobRows.next())
+		d, err := brigadeRow(t, jobRows.next(), &classes)
 		if err != nil {
 			return nil, err
 		}
@@ -75,12 +81,17 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 	if len(jobs) == 0 {
 		return nil, t.noJobs("")
 	}
-	return build(jobs, deps, nil, file, true)
+	w, err := build(jobs, deps, nil, file, true)
+	if err != nil {
+		return nil, err
+	}
+	w.Classes = classes.names
+	return w, nil
 }
 
 // brigadeRow reads the current row into j and returns the names of its
 // dependencies.
-func brigadeRow(t *table, j *Job) ([]string, error) {
+func brigadeRow(t *table, j *Job, classes *classBook) ([]string, error) {
 	*j = Job{Name: t.get("name"), Source: t.source(), Tenant: t.get("tenant"), DAG: t.get("dag")}
 	if j.Name == "" {
 		return nil, t.errorf("name", "want a job name, found an empty cell")
@@ -157,6 +168,16 @@ func brigadeRow(t *table, j *Job) ([]string, error) {
 	}
 	if err := brigadeMIG(t, j); err != nil {
 		return nil, err
+	}
+	if j.Class, err = classes.id(strings.TrimSpace(t.get("class"))); err != nil {
+		return nil, t.errorf("class", "%v", err)
+	}
+	if s := strings.TrimSpace(t.get("measured_on")); s != "" {
+		m, ok := hwmodel.LookupModel(s)
+		if !ok {
+			return nil, t.errorf("measured_on", "want the GPU model the duration was measured on, found %q (known: %s)", s, hwmodel.ModelNames())
+		}
+		j.MeasuredOn = uint8(m.ID) + 1
 	}
 	n, err := t.optInteger("retries", 0, maxCount, 0)
 	if err != nil {

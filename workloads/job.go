@@ -21,7 +21,13 @@ type Job struct {
 	// processor sharing (sim.Config.ProcessorSharing); 0 means its
 	// Req.GPUMilli.
 	DemandMilli int32
-	Estimate    hwmodel.Time // user's runtime estimate; 0 when the trace has none
+	// Class names the job's kind of work for the speed table: 0 means
+	// none (the table's generic speeds), k means Workload.Classes[k-1].
+	Class uint16
+	// MeasuredOn is the GPU model the job's Duration and Estimate were
+	// measured on, plus one; 0 means the run's reference model.
+	MeasuredOn uint8
+	Estimate   hwmodel.Time // user's runtime estimate; 0 when the trace has none
 	Req         hwmodel.Request
 	Deps        []int // indices into Workload.Jobs of the jobs this one waits for
 	// FailedAttempts is how many attempts end in failure (each after running
@@ -62,6 +68,48 @@ type Tenant struct {
 type Workload struct {
 	Jobs    []Job
 	Tenants []Tenant
+	// Classes names the job classes: Job.Class k is Classes[k-1].
+	Classes []string
+}
+
+// ClassName is job j's class name, or "" when it has none.
+func (w *Workload) ClassName(j *Job) string {
+	if j.Class == 0 {
+		return ""
+	}
+	return w.Classes[j.Class-1]
+}
+
+// MaxClasses is how many distinct job classes one workload may name.
+const MaxClasses = 1<<16 - 1
+
+// classBook interns class names while a workload is read.
+type classBook struct {
+	names []string
+	index map[string]uint16
+}
+
+// id is name's class number (1-based), added if new; 0 for "".
+func (b *classBook) id(name string) (uint16, error) {
+	if name == "" {
+		return 0, nil
+	}
+	if k, ok := b.index[name]; ok {
+		return k, nil
+	}
+	if err := hwmodel.CheckClassName(name); err != nil {
+		return 0, err
+	}
+	if len(b.names) >= MaxClasses {
+		return 0, fmt.Errorf("a workload may name at most %d job classes; this is one more", MaxClasses)
+	}
+	if b.index == nil {
+		b.index = make(map[string]uint16)
+	}
+	b.names = append(b.names, name)
+	k := uint16(len(b.names))
+	b.index[name] = k
+	return k, nil
 }
 
 // ParseError locates a bad value in an input file.

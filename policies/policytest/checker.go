@@ -341,6 +341,9 @@ type checkingView struct {
 	c *Checker
 }
 
+// HasSpeeds passes the driver's answer through (policies.SpeedView).
+func (w *checkingView) HasSpeeds() bool { return policies.HasSpeeds(w.View) }
+
 func (w *checkingView) Reserve(p hwmodel.Placement) error {
 	before := w.View.Cluster().AllocatedMilli()
 	err := w.View.Reserve(p)
