@@ -26,12 +26,12 @@ type Job struct {
 	Class     uint16
 	Reference hwmodel.ModelID
 	Name      string
-	Tenant   int // index into View.Tenants()
-	Priority int
-	Submit   Time // when the job was submitted
-	Queued   Time // when it last entered the queue (ready, or back from a failure)
-	Start    Time // when the current attempt started; valid while running
-	Estimate Time // the user's runtime estimate; never 0 (drivers default it)
+	Tenant    int // index into View.Tenants()
+	Priority  int
+	Submit    Time // when the job was submitted
+	Queued    Time // when it last entered the queue (ready, or back from a failure)
+	Start     Time // when the current attempt started; valid while running
+	Estimate  Time // the user's runtime estimate; never 0 (drivers default it)
 	// Oracle is the true duration when the driver was asked to reveal it
 	// (SJF with --oracle); zero otherwise.
 	Oracle  Time

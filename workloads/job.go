@@ -28,8 +28,8 @@ type Job struct {
 	// measured on, plus one; 0 means the run's reference model.
 	MeasuredOn uint8
 	Estimate   hwmodel.Time // user's runtime estimate; 0 when the trace has none
-	Req         hwmodel.Request
-	Deps        []int // indices into Workload.Jobs of the jobs this one waits for
+	Req        hwmodel.Request
+	Deps       []int // indices into Workload.Jobs of the jobs this one waits for
 	// FailedAttempts is how many attempts end in failure (each after running
 	// for Duration) before one succeeds; MaxRetries is how many retries the
 	// job is allowed after a failure. A job with FailedAttempts > MaxRetries
