@@ -277,6 +277,17 @@ func (c *Cluster) TotalGPUs() int { return c.totalGPUs }
 // GPUsOfModel is the number of GPUs of one model.
 func (c *Cluster) GPUsOfModel(id ModelID) int { return c.byModel[id] }
 
+// ModelsPresent is the set of GPU models the cluster's nodes have.
+func (c *Cluster) ModelsPresent() ModelSet {
+	var s ModelSet
+	for m, n := range c.byModel {
+		if n > 0 {
+			s |= 1 << m
+		}
+	}
+	return s
+}
+
 // GPUsAccepted is the number of GPUs whose model the set accepts.
 func (c *Cluster) GPUsAccepted(s ModelSet) int {
 	if s == AnyModel {

@@ -48,7 +48,10 @@ const (
 type ClusterSpec struct {
 	Name        string          `json:"name" config:"required"`
 	Description string          `json:"description,omitempty"`
-	NodeGroups  []NodeGroupSpec `json:"node_groups,omitempty"`
+	// GPUModels declares custom GPU models (spec_models.go) that the
+	// node groups and nodes may then name.
+	GPUModels  []GPUModelSpec  `json:"gpu_models,omitempty"`
+	NodeGroups []NodeGroupSpec `json:"node_groups,omitempty"`
 	Nodes       []NodeSpec      `json:"nodes,omitempty"`
 
 	// Source says where the spec came from (a file path, or `preset "name"`);
@@ -384,6 +387,7 @@ func (s *ClusterSpec) expand(p *config.Errors) []Node {
 	if !utf8.ValidString(s.Description) {
 		p.Add("description", "is not valid UTF-8")
 	}
+	s.registerModels(p)
 	if len(s.NodeGroups) == 0 && len(s.Nodes) == 0 {
 		p.Add("", "the cluster has no nodes: node_groups and nodes are both empty")
 	}
@@ -565,6 +569,7 @@ func (s *ClusterSpec) YAML() ([]byte, error) {
 			fmt.Fprintf(&b, "    %s: %d\n", key, *v)
 		}
 	}
+	gpuModelsYAML(&b, s.GPUModels)
 	if len(s.NodeGroups) > 0 {
 		b.WriteString("node_groups:\n")
 		for _, g := range s.NodeGroups {

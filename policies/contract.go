@@ -161,6 +161,8 @@ type View interface {
 type SpeedView interface {
 	View
 	HasSpeeds() bool
+	// RateOn is View.Rate for a placement on model m.
+	RateOn(j *Job, m hwmodel.ModelID) float64
 }
 
 // HasSpeeds reports whether v's run models GPU speeds (View.Rate may be

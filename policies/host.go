@@ -90,6 +90,14 @@ func (h *Host) AddTenant(name string, weight float64) int {
 // (compiled for the jobs' classes). nil turns speeds off.
 func (h *Host) SetSpeeds(r *hwmodel.Rates) { h.rates = r }
 
+// RateOn implements SpeedView.
+func (h *Host) RateOn(j *Job, m hwmodel.ModelID) float64 {
+	if h.rates == nil {
+		return 1
+	}
+	return h.rates.Rate(j.Class, j.Reference, m)
+}
+
 // HasSpeeds implements SpeedView.
 func (h *Host) HasSpeeds() bool { return h.rates != nil }
 
@@ -99,7 +107,7 @@ func (h *Host) Rate(j *Job, p hwmodel.Placement) float64 {
 	if h.rates == nil || len(p) == 0 || p[0].GPUs == 0 {
 		return 1
 	}
-	return h.rates.Rate(j.Class, j.Reference, h.cluster.NodeModel(p[0].Node))
+	return h.RateOn(j, h.cluster.NodeModel(p[0].Node))
 }
 
 // NumJobs is how many jobs the Host holds.

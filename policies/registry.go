@@ -48,6 +48,11 @@ type Options struct {
 	// entirely idle whole GPU of a MIG-capable model into a MIG GPU when
 	// no MIG GPU can be repartitioned for the job.
 	MIGConvertWhole bool
+	// Fastest places each job on the GPU model it runs fastest on (by the
+	// run's speed table, View.Rate) among the models with room for it now,
+	// the placement choosing the node within that model; without speeds
+	// it changes nothing.
+	Fastest bool
 }
 
 // orderEntry is one named queue order in the registry.

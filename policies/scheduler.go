@@ -86,6 +86,8 @@ type scheduler struct {
 	queued  backlog // with backfill only, its one reader
 	recheck bool    // the backfill walk's cannotBackfill is due
 	rated   bool    // the run models GPU speeds (HasSpeeds), read each call
+	fastest bool    // Options.Fastest
+	byRate  []modelRate
 	// everyJob makes the backfill walk visit every job it would have
 	// visited without its early stops and steps (tests compare the two).
 	everyJob bool
@@ -102,7 +104,7 @@ type scheduler struct {
 func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
 	s := &scheduler{
 		name: name, q: q, placer: p,
-		backfill: o.Backfill, depth: o.BackfillDepth, oracle: o.UseOracle,
+		backfill: o.Backfill, depth: o.BackfillDepth, oracle: o.UseOracle, fastest: o.Fastest,
 		mig: migPlanner{enabled: o.MIGReconfigure, convert: o.MIGConvertWhole},
 	}
 	if o.Backfill {
@@ -303,7 +305,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 		}
 		if !blocked {
 			waits := false // for a right-sized MIG instance
-			if p, ok := s.place(c, j.Req); ok {
+			if p, ok := s.placeJob(v, c, j); ok {
 				if waits = j.Req.WantsMIG() && s.migRightSize(v, j, p, true); !waits && s.commit(v, it, j, p) {
 					continue
 				}
@@ -337,7 +339,7 @@ func (s *scheduler) Schedule(v View) []Decision {
 		}
 		if j.Req.WantsMIG() {
 			// It cannot delay the head (see mig.go): no reservation test.
-			if p, ok := s.place(c, j.Req); ok {
+			if p, ok := s.placeJob(v, c, j); ok {
 				if !s.migRightSize(v, j, p, false) {
 					s.commit(v, it, j, p)
 				}
@@ -402,6 +404,46 @@ func (m *failMemo) add(r hwmodel.Request) {
 	}
 	m.r[m.next] = r
 	m.next = (m.next + 1) % len(m.r)
+}
+
+// placeJob places job j: on the fastest GPU model with room for it when
+// the policy asks for that (Options.Fastest) and the run models speeds,
+// else where the placer puts its request.
+func (s *scheduler) placeJob(v View, c hwmodel.ClusterView, j *Job) (hwmodel.Placement, bool) {
+	if !s.fastest || !s.rated || j.Req.GPUs == 0 {
+		return s.place(c, j.Req)
+	}
+	return s.placeFastest(v, c, j)
+}
+
+// placeFastest tries the models j accepts from the one it runs fastest on
+// (the lowest ModelID first among equals), each with the placer, and
+// takes the first that has room: of what is free now, the placement where
+// j is expected to finish first.
+func (s *scheduler) placeFastest(v View, c hwmodel.ClusterView, j *Job) (hwmodel.Placement, bool) {
+	sv := v.(SpeedView)
+	s.byRate = s.byRate[:0]
+	for m := range numModels() {
+		id := hwmodel.ModelID(m)
+		if j.Req.Models.Accepts(id) && c.GPUsOfModel(id) > 0 {
+			s.byRate = append(s.byRate, modelRate{id, sv.RateOn(j, id)})
+		}
+	}
+	slices.SortStableFunc(s.byRate, func(a, b modelRate) int { return cmp.Compare(b.rate, a.rate) })
+	for _, mr := range s.byRate {
+		r := j.Req
+		r.Models = hwmodel.Of(mr.model)
+		if p, ok := s.place(c, r); ok {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// modelRate is one GPU model and a job's rate on it.
+type modelRate struct {
+	model hwmodel.ModelID
+	rate  float64
 }
 
 // place asks the placer for room in the current slab. Without backfill
@@ -758,7 +800,7 @@ func (s *scheduler) backfillOne(v View, c hwmodel.ClusterView, now Time, it qite
 	r := &s.res
 	if s.rated {
 		// How long j runs depends on where it lands: place it, then test.
-		p, ok := s.place(c, j.Req)
+		p, ok := s.placeJob(v, c, j)
 		if !ok {
 			return
 		}
@@ -770,7 +812,7 @@ func (s *scheduler) backfillOne(v View, c hwmodel.ClusterView, now Time, it qite
 		return
 	}
 	if r.free || now+s.duration(j) <= r.shadow {
-		if p, ok := s.place(c, j.Req); ok {
+		if p, ok := s.placeJob(v, c, j); ok {
 			s.commit(v, it, j, p)
 		}
 		return
@@ -782,7 +824,7 @@ func (s *scheduler) backfillOne(v View, c hwmodel.ClusterView, now Time, it qite
 	} else if j.Req.TotalMilli() > r.avail-r.need && j.Req.GPUs > 0 && s.tot.onlyOn(j.Req.Models, r.models) {
 		return // wherever it lands it would eat into the reservation
 	}
-	p, ok := s.place(c, j.Req)
+	p, ok := s.placeJob(v, c, j)
 	if !ok {
 		return
 	}

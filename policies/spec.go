@@ -94,6 +94,20 @@ var specOptions = []specOption{
 	{"wwait", "priority order: score gained per hour waited, i.e. aging (default 1; 0 switches it off)",
 		func(s *Spec, v string) error { return setWeight(&s.WaitWeightPerHour, v) },
 		func(s *Spec) string { return weightLabel("wwait", s.Order, s.WaitWeightPerHour) }},
+	{"fastest", "heterogeneity-aware placement: each job goes to the GPU model where it runs fastest (the run's speed table) among those with room now; the placement picks the node",
+		func(s *Spec, v string) error {
+			if v != "" {
+				return fmt.Errorf("takes no value, got %q", v)
+			}
+			s.Fastest = true
+			return nil
+		},
+		func(s *Spec) string {
+			if s.Fastest {
+				return "fastest"
+			}
+			return ""
+		}},
 	{"mig", "MIG layouts: mig=dynamic repartitions MIG GPUs for queued MIG jobs, mig=convert also turns idle whole GPUs into MIG GPUs (default static)",
 		setMIG,
 		func(s *Spec) string {
@@ -289,7 +303,8 @@ func (s Spec) Equal(o Spec) bool {
 func (o Options) sameDecisions(p Options) bool {
 	return o.Placement == p.Placement && o.Backfill == p.Backfill && o.BackfillDepth == p.BackfillDepth &&
 		o.PriorityWeight == p.PriorityWeight && o.WaitWeightPerHour == p.WaitWeightPerHour &&
-		o.UseOracle == p.UseOracle && o.MIGReconfigure == p.MIGReconfigure && o.MIGConvertWhole == p.MIGConvertWhole
+		o.UseOracle == p.UseOracle && o.MIGReconfigure == p.MIGReconfigure && o.MIGConvertWhole == p.MIGConvertWhole &&
+		o.Fastest == p.Fastest
 }
 
 // New builds the policy the spec names; its Name() is s.String().

@@ -45,6 +45,10 @@ type Comparison struct {
 	// Options are the engine settings. Options.Faults' Named failures
 	// are added to by Fail and FailTrace, which need the cluster.
 	Options
+	// Speeds names the speed table (LoadSpeeds: a file, DefaultSpeeds, or
+	// "" for none); SpeedReference the model durations were measured on
+	// (SpeedReference: "" picks the cluster's most common model).
+	Speeds, SpeedReference string
 	// Fail are failures as --fail writes them (hwmodel.ParseFault);
 	// FailTrace is a CSV file of failures (hwmodel.ReadFaultTrace).
 	Fail      []string
@@ -142,7 +146,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 	if fi, err := os.Stat(c.Cluster); err == nil && !fi.IsDir() {
 		clusterFile = c.Cluster
 	}
-	if err := results.CheckOut(c.Out, c.Trace, clusterFile, c.TenantWeights, c.FailTrace); err != nil {
+	if err := results.CheckOut(c.Out, c.Trace, clusterFile, c.TenantWeights, c.FailTrace, c.speedsFile()); err != nil {
 		return nil, err
 	}
 	spec, err := hwmodel.ResolveCluster(c.Cluster)
@@ -198,6 +202,9 @@ func Simulate(c Comparison) (*Simulation, error) {
 			f.Named = append(f.Named, xs...)
 		}
 		opt.Faults = &f
+	}
+	if err := c.speeds(&opt, spec, probe, w, warn); err != nil {
+		return nil, err
 	}
 	target := TargetOf(w)
 	opt.FragTarget = &target
@@ -369,7 +376,7 @@ func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
 	} else {
 		in = append(in, results.InputFile{Role: "cluster", Path: c.Cluster, Embedded: true})
 	}
-	for _, x := range []struct{ role, path string }{{"tenant-weights", c.TenantWeights}, {"fail-trace", c.FailTrace}} {
+	for _, x := range []struct{ role, path string }{{"tenant-weights", c.TenantWeights}, {"fail-trace", c.FailTrace}, {"speeds", c.speedsFile()}} {
 		if x.path != "" {
 			if err := in.AddFile(x.role, x.path); err != nil {
 				return nil, err

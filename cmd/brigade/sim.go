@@ -135,6 +135,8 @@ func parseSim(args []string, stdout io.Writer) (simFlags, error) {
 	addPolicyFlags(fs, &f.pol, "comma-separated policy `specs` to compare (default: "+strings.Join(defaultPolicies(), ",")+"; grammar below)", nil)
 	fs.duration(&c.MIGReconfigTime, "mig-reconfig-time", DefaultMIGReconfigTime, nonNegative, "how long a MIG reconfiguration keeps its GPU's new instances unusable (an assumption; see docs/mig.md)")
 	fs.duration(&c.StartupDelay, "startup-delay", "0", nonNegative, "time added to every attempt before it makes progress: a process and its CUDA context starting (3.2-4.8 s measured for PyTorch on an H200; see docs/replay.md)")
+	fs.StringVar(&c.Speeds, "speeds", "", "GPU-model speeds: `table` is a speed table file (class,gpu_model,speed,source; see docs/speeds.md) or default for the one Brigade ships; a job then runs on each model at its class's speed there relative to the model its duration was measured on (default: every model runs every job at its measured pace)")
+	fs.StringVar(&c.SpeedReference, "speed-reference", "", "with --speeds: the GPU `model` the trace's durations were measured on, for jobs whose trace does not say (measured_on); default: the cluster's most common model")
 	fs.StringVar(&f.gpuSharing, "gpu-sharing", "none", "how fractional jobs on one GPU share it: none (each runs at full speed; traces' durations already include any slow-down) or processor (they share its compute in proportion to their demand, gpu_demand_milli else gpu_milli; see docs/replay.md)")
 	addFaultFlags(fs, &f.faults, &f.repairDist, &f.repairSigma)
 	fs.StringArrayVar(&c.Fail, "fail", nil, "inject one failure, `NODE@TIME+REPAIR` or NODE/gpuN@TIME+REPAIR, e.g. node-12@3h+30m (repeatable)")

@@ -344,6 +344,11 @@ type checkingView struct {
 // HasSpeeds passes the driver's answer through (policies.SpeedView).
 func (w *checkingView) HasSpeeds() bool { return policies.HasSpeeds(w.View) }
 
+// RateOn passes the driver's answer through (policies.SpeedView).
+func (w *checkingView) RateOn(j *policies.Job, m hwmodel.ModelID) float64 {
+	return w.View.(policies.SpeedView).RateOn(j, m)
+}
+
 func (w *checkingView) Reserve(p hwmodel.Placement) error {
 	before := w.View.Cluster().AllocatedMilli()
 	err := w.View.Reserve(p)
