@@ -163,6 +163,10 @@ type SpeedView interface {
 	HasSpeeds() bool
 	// RateOn is View.Rate for a placement on model m.
 	RateOn(j *Job, m hwmodel.ModelID) float64
+	// MaxRate bounds every rate of the run's jobs on the cluster's
+	// models from above, so that a policy can tell from a measured
+	// duration alone that a job cannot end by some time anywhere.
+	MaxRate() float64
 }
 
 // HasSpeeds reports whether v's run models GPU speeds (View.Rate may be

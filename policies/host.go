@@ -48,8 +48,12 @@ type Host struct {
 	// news: the batch holds something besides those answers.
 	news bool
 	now  Time
-	// rates are the run's GPU speeds; nil when it models none.
-	rates *hwmodel.Rates
+	// rates are the run's GPU speeds; nil when it models none. maxRate is
+	// the largest rate of any job's (class, reference) on the cluster's
+	// models; pairs are those seen, so AddJob adds only new ones.
+	rates   *hwmodel.Rates
+	maxRate float64
+	pairs   map[uint32]bool
 }
 
 var _ SpeedView = (*Host)(nil)
@@ -77,6 +81,9 @@ func (h *Host) AddJob(j Job) JobID {
 	j.ID = JobID(len(h.jobs))
 	h.jobs = append(h.jobs, j)
 	h.tenantOf = append(h.tenantOf, int32(j.Tenant))
+	if h.rates != nil {
+		h.notePair(&h.jobs[len(h.jobs)-1])
+	}
 	return j.ID
 }
 
@@ -88,7 +95,40 @@ func (h *Host) AddTenant(name string, weight float64) int {
 
 // SetSpeeds makes the run model GPU speeds: View.Rate answers from r
 // (compiled for the jobs' classes). nil turns speeds off.
-func (h *Host) SetSpeeds(r *hwmodel.Rates) { h.rates = r }
+func (h *Host) SetSpeeds(r *hwmodel.Rates) {
+	h.rates, h.maxRate, h.pairs = r, 1, nil
+	if r == nil {
+		return
+	}
+	h.pairs = make(map[uint32]bool)
+	for i := range h.jobs {
+		h.notePair(&h.jobs[i])
+	}
+}
+
+// notePair raises maxRate to j's fastest rate on the cluster's models,
+// once per (class, reference) pair.
+func (h *Host) notePair(j *Job) {
+	key := uint32(j.Class)<<8 | uint32(j.Reference)
+	if h.pairs[key] {
+		return
+	}
+	h.pairs[key] = true
+	present := h.cluster.ModelsPresent()
+	for m := range hwmodel.NumModels() {
+		if present.Accepts(hwmodel.ModelID(m)) && present != hwmodel.AnyModel {
+			h.maxRate = max(h.maxRate, h.rates.Rate(j.Class, j.Reference, hwmodel.ModelID(m)))
+		}
+	}
+}
+
+// MaxRate implements SpeedView.
+func (h *Host) MaxRate() float64 {
+	if h.rates == nil {
+		return 1
+	}
+	return h.maxRate
+}
 
 // RateOn implements SpeedView.
 func (h *Host) RateOn(j *Job, m hwmodel.ModelID) float64 {

@@ -86,6 +86,7 @@ type scheduler struct {
 	queued  backlog // with backfill only, its one reader
 	recheck bool    // the backfill walk's cannotBackfill is due
 	rated   bool    // the run models GPU speeds (HasSpeeds), read each call
+	maxRate float64 // the fastest any job may run (SpeedView.MaxRate), at least 1
 	fastest bool    // Options.Fastest
 	byRate  []modelRate
 	// everyJob makes the backfill walk visit every job it would have
@@ -271,7 +272,10 @@ func (s *scheduler) Schedule(v View) []Decision {
 	if s.q.len() == 0 {
 		return s.out
 	}
-	s.rated = HasSpeeds(v)
+	s.rated, s.maxRate = HasSpeeds(v), 1
+	if s.rated {
+		s.maxRate = max(1, v.(SpeedView).MaxRate())
+	}
 	c := v.Cluster()
 	now := v.Now()
 	s.tot.update(c)
@@ -643,7 +647,20 @@ func (s *scheduler) cannotBackfill(c hwmodel.ClusterView, now Time) bool {
 	if r.free || !r.gpu || !s.tot.onlyOn(hwmodel.AnyModel, r.models) || m <= r.avail-r.need {
 		return false
 	}
-	return !s.rated && b.minDurationBound() > r.shadow-now
+	return b.minDurationBound() > stretch(r.shadow-now, s.maxRate)
+}
+
+// stretch is the longest measured duration that takes at most t at rate
+// (>= 1): t·rate rounded up, saturating; t itself at rate 1.
+func stretch(t Time, rate float64) Time {
+	if rate == 1 || t <= 0 {
+		return t
+	}
+	x := math.Ceil(float64(t) * rate)
+	if x >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return Time(x)
 }
 
 // skipHopeless steps the backfill walk over whole leaves of the queue none
@@ -686,12 +703,9 @@ func (h *hope) set(s *scheduler, c hwmodel.ClusterView, now Time) {
 	}
 	h.gangAbove = int32(s.tot.minNodeGPUs)
 	h.test = r.gpu && !r.free && s.tot.onlyOn(hwmodel.AnyModel, r.models)
-	h.extra, h.within = r.avail-r.need, r.shadow-now
-	if s.rated {
-		// A queued duration is measured on its reference model; on a
-		// faster one it ends sooner, so it bounds nothing here.
-		h.within = math.MaxInt64
-	}
+	// A queued duration is measured on its job's reference model; on the
+	// fastest model of the run it takes 1/maxRate of that.
+	h.extra, h.within = r.avail-r.need, stretch(r.shadow-now, s.maxRate)
 }
 
 // hopeless reports that no job summarised by q could start: none is
@@ -796,25 +810,22 @@ func (b *backlog) minDurationBound() Time {
 
 // backfillOne starts j if it fits now and cannot delay the reservation:
 // it ends by the shadow time, or it uses only the reservation's extra.
+// Under speeds its end depends on where it lands: a job that could end by
+// the shadow time on the fastest model is placed, then tested where it
+// landed.
 func (s *scheduler) backfillOne(v View, c hwmodel.ClusterView, now Time, it qitem, j *Job) {
 	r := &s.res
-	if s.rated {
-		// How long j runs depends on where it lands: place it, then test.
+	d := s.duration(j)
+	if r.free || now+hwmodel.ScaleDuration(d, s.maxRate) <= r.shadow {
 		p, ok := s.placeJob(v, c, j)
 		if !ok {
 			return
 		}
-		if r.free || now+hwmodel.ScaleDuration(s.duration(j), v.Rate(j, p)) <= r.shadow {
+		if r.free || now+hwmodel.ScaleDuration(d, v.Rate(j, p)) <= r.shadow {
 			s.commit(v, it, j, p)
 			return
 		}
 		s.backfillWithinExtra(v, c, it, j, p)
-		return
-	}
-	if r.free || now+s.duration(j) <= r.shadow {
-		if p, ok := s.placeJob(v, c, j); ok {
-			s.commit(v, it, j, p)
-		}
 		return
 	}
 	if !r.gpu {

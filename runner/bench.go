@@ -23,12 +23,25 @@ type BenchCase struct {
 	// Faults, when it injects failures, adds them (drawn from Seed's
 	// failure stream over FaultHorizon) and the fault machinery.
 	Faults *Faults
+	// Speeds runs under the default speed table, durations measured on
+	// A100-80GB; the workload then needs classes (BenchClasses).
+	Speeds bool
+}
+
+// BenchClasses gives w's jobs classes drawn evenly over the default speed
+// table's classes, from seed: what a case with Speeds runs.
+func BenchClasses(w *workloads.Workload, seed uint64) {
+	classes := hwmodel.DefaultSpeeds().Classes()[1:] // less the generic class
+	workloads.DrawClasses(w, classes, nil, seed)
 }
 
 func (c BenchCase) String() string {
 	s := fmt.Sprintf("%s/jobs=%d/gpus=%d/load=%g", c.Policy, c.Jobs, c.GPUs, c.Load)
 	if c.Faults.Injects() {
 		s += "/faults"
+	}
+	if c.Speeds {
+		s += "/speeds"
 	}
 	return s
 }
@@ -75,6 +88,10 @@ func (c BenchCase) Prepare(w *workloads.Workload) (*Prepared, error) {
 		return nil, err
 	}
 	opt := Options{}.ForPolicy(spec)
+	if c.Speeds {
+		a100, _ := hwmodel.LookupModel("A100-80GB")
+		opt.Speeds, opt.SpeedReference = hwmodel.DefaultSpeeds(), a100.ID
+	}
 	if c.Faults.Injects() {
 		opt.Faults = c.Faults
 		if opt.FaultSchedule, err = c.Faults.Schedule(cluster, w, c.Seed); err != nil {

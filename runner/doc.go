@@ -28,6 +28,9 @@
 //     and Run, Prepare (an engine wired to a timeline), Records and the
 //     failure vocabulary's mapping, Write.
 //   - memory.go: CheckJobCount, the memory bound a job count must fit.
+//   - speeds.go: a comparison's speed table (LoadSpeeds, the default or a
+//     file, with the cluster spec's custom models) and its reference
+//     model (SpeedReference).
 //   - faults.go: Faults, the failure model and named faults of a run, and
 //     the schedule drawn once from the seed's failure stream.
 //   - bench.go: the benchmark cases of brigade bench and Measure;

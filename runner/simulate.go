@@ -26,6 +26,10 @@ type Comparison struct {
 	Trace, Format string
 	Generated     *GeneratedTrace
 	Synthetic     int
+	// Classes and ClassWeights give a synthetic workload's jobs classes
+	// for the speed table (workloads.SyntheticConfig's fields).
+	Classes      []string
+	ClassWeights []float64
 	// Load > 0 spaces the arrivals so that the jobs' GPU-time is Load ×
 	// the cluster's GPUs × the arrival window (0: as recorded; 0.9 for a
 	// synthetic workload).
@@ -326,6 +330,7 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 		if w, err = SyntheticFor(cluster, c.Synthetic, c.Seed, load); err != nil {
 			return nil, err
 		}
+		workloads.DrawClasses(w, c.Classes, c.ClassWeights, c.Seed)
 		s.WorkloadName = fmt.Sprintf("synthetic: %s, load %g, seed %d", hwmodel.Plural(c.Synthetic, "job", "jobs"), load, c.Seed)
 		return w, nil
 	case c.Generated != nil:

@@ -140,6 +140,23 @@
 // one. A fault freezes the GPUs under it (no progress, no events) until
 // its detection fails their jobs, as without sharing.
 //
+// GPU-model speeds (speeds.go; Config.Speeds, sim --speeds). A job's
+// Duration and Estimate were measured on its reference model (its
+// MeasuredOn, else Config.SpeedReference); an attempt on model m runs at
+// rate = the speed table's Rates.Rate for the job's class, fixed for the
+// attempt (a gang runs on one model, and a job does not move while it
+// runs). Progress is counted in measured time and converted to wall time
+// by hwmodel.ScaleDuration (rounded up to the microsecond, exact at rate
+// 1): an attempt lasts restart + ScaleDuration(work left, rate) +
+// checkpoints × Cost, its k-th checkpoint ends ScaleDuration(k·Every,
+// rate) + k·Cost after its start-up, and an interrupted attempt keeps the
+// checkpoints whose ends lie before the cut. A succeeded job's Run is then
+// the wall time of its progress at the rates it ran at, plus LostTime and
+// CheckpointTime. Under processor sharing the rate multiplies the share.
+// Policies see the rates through View.Rate (EASY backfill's ends use
+// them); the deadline retry policy's estimate of the time needed is the
+// job's measured estimate, not scaled.
+//
 // Stepping (step.go): Run and RunUntil share one step function, which
 // processes one instant as described above, so a run stepped by RunUntil
 // in any increments is the run Run makes: the same Result, the same
@@ -176,6 +193,8 @@
 //     and checkpoints;
 //   - mig.go: MIG placements, reconfigurations and their books;
 //   - sharing.go: processor sharing of fractional GPUs;
+//   - speeds.go: GPU-model speeds: the table checked and compiled, an
+//     attempt's checkpoints at its rate;
 //   - coupled.go: the Coupled model interface and its access to the
 //     cluster;
 //   - testdata/scenarios: the scenario files datadriven_test.go runs.

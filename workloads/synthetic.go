@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -56,6 +57,13 @@ type SyntheticConfig struct {
 	// MIG makes a fraction of the jobs ask for one MIG instance instead of
 	// GPUs (inference, say); the zero value makes none.
 	MIG MIGConfig
+	// Classes and ClassWeights give each job a class for the speed table
+	// (Job.Class), Classes[i] drawn with probability proportional to
+	// ClassWeights[i] (nil: equal weights) from a stream of its own, so
+	// that a workload with classes is the same workload as without them,
+	// job for job, but for the classes. nil Classes gives none.
+	Classes      []string
+	ClassWeights []float64
 }
 
 // MIGConfig makes some jobs MIG jobs. With probability Fraction a job asks
@@ -295,6 +303,9 @@ func (c SyntheticConfig) Validate() error {
 	if !(g.Probability >= 0 && g.Probability <= 1) {
 		return fmt.Errorf("DAG.Probability: want 0..1, found %g", g.Probability)
 	}
+	if err := c.ValidateClasses(); err != nil {
+		return err
+	}
 	if g.Probability > 0 {
 		if g.Tasks < 2 || g.Tasks > 1<<20 {
 			return fmt.Errorf("DAG.Tasks: want 2..%d tasks, found %d", 1<<20, g.Tasks)
@@ -304,6 +315,42 @@ func (c SyntheticConfig) Validate() error {
 		default:
 			return fmt.Errorf("DAG.Shape: want \"chain\", \"forkjoin\" or \"mixed\", found %q", g.Shape)
 		}
+	}
+	return nil
+}
+
+// ValidateClasses checks Classes and ClassWeights: names that pass
+// hwmodel.CheckClassName, none twice, and one finite weight >= 0 each
+// with a positive sum (or nil weights).
+func (c SyntheticConfig) ValidateClasses() error {
+	if len(c.Classes) > MaxClasses {
+		return fmt.Errorf("Classes: want at most %d, found %d", MaxClasses, len(c.Classes))
+	}
+	seen := make(map[string]bool, len(c.Classes))
+	for _, k := range c.Classes {
+		if err := hwmodel.CheckClassName(k); err != nil {
+			return fmt.Errorf("Classes: %v", err)
+		}
+		if seen[k] {
+			return fmt.Errorf("Classes: %q is given twice", k)
+		}
+		seen[k] = true
+	}
+	if c.ClassWeights == nil {
+		return nil
+	}
+	if len(c.ClassWeights) != len(c.Classes) {
+		return fmt.Errorf("ClassWeights: want %d weights, found %d", len(c.Classes), len(c.ClassWeights))
+	}
+	sum := 0.0
+	for _, x := range c.ClassWeights {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return fmt.Errorf("ClassWeights: want finite weights >= 0, found %g", x)
+		}
+		sum += x
+	}
+	if !(sum > 0) || math.IsInf(sum, 0) {
+		return fmt.Errorf("ClassWeights: want weights with a positive finite sum")
 	}
 	return nil
 }
@@ -546,7 +593,33 @@ func Generate(cfg SyntheticConfig, seed uint64) (*Workload, error) {
 			w.Tenants = append(w.Tenants, t)
 		}
 	}
+	DrawClasses(w, cfg.Classes, cfg.ClassWeights, seed)
 	return w, nil
+}
+
+// classStream is the PCG stream constant of job classes ("class").
+const classStream = 0x636c617373
+
+// DrawClasses gives every job of w a class from names, each drawn with
+// probability proportional to its weight (weights nil: equal), from
+// seed's stream of classes, which no other draw uses; names must pass
+// hwmodel.CheckClassName and weights SyntheticConfig.Validate's rule.
+func DrawClasses(w *Workload, names []string, weights []float64, seed uint64) {
+	if len(names) == 0 {
+		return
+	}
+	if weights == nil {
+		weights = make([]float64, len(names))
+		for i := range weights {
+			weights[i] = 1
+		}
+	}
+	cum := cumulative(weights)
+	r := rand.New(rand.NewPCG(seed, classStream))
+	w.Classes = slices.Clone(names)
+	for i := range w.Jobs {
+		w.Jobs[i].Class = uint16(pick(r, cum) + 1)
+	}
 }
 
 // nameSeq hands out "j0", "j1", ... in order, cut from one string, so that

@@ -62,6 +62,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.duration(&ff.Model.GPUMTBF, "gpu-mtbf", "", positive, "also measure with random GPU failures of this mean time between failures per GPU")
 	fs.duration(&ff.CheckpointEvery, "checkpoint-every", "0", nonNegative, "with failures: jobs checkpoint every this much progress")
 	fs.duration(&ff.CheckpointCost, "checkpoint-cost", "0", nonNegative, "with failures: time each checkpoint takes")
+	speeds := fs.Bool("speeds", false, "also measure each synthetic case with GPU-model speeds: the default speed table, jobs given classes evenly over its classes, durations measured on A100-80GB")
 	quiet := fs.Bool("quiet", false, "print nothing but errors and the table (no progress bar either; the bar shows only when stderr is a terminal)")
 	if err := fs.parse(args, stdout); err != nil {
 		return err
@@ -156,12 +157,20 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 				if err != nil {
 					return err
 				}
-				variants := []*runner.Faults{nil}
-				if faults != nil {
-					variants = append(variants, faults)
+				type variant struct {
+					faults *runner.Faults
+					speeds bool
 				}
-				for _, fv := range variants {
-					c.Faults = fv
+				variants := []variant{{}}
+				if faults != nil {
+					variants = append(variants, variant{faults: faults})
+				}
+				if *speeds {
+					runner.BenchClasses(w, *seed)
+					variants = append(variants, variant{speeds: true})
+				}
+				for _, v := range variants {
+					c.Faults, c.Speeds = v.faults, v.speeds
 					prep, err := c.Prepare(w)
 					if err != nil {
 						return err
@@ -171,8 +180,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 						return fmt.Errorf("%s: %w", c, err)
 					}
 					label := n
-					if fv != nil {
+					switch {
+					case v.faults != nil:
 						label += "+faults"
+					case v.speeds:
+						label += "+speeds"
 					}
 					row(label, j, g, fmt.Sprintf("%g", *load), r)
 				}

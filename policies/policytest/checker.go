@@ -344,6 +344,9 @@ type checkingView struct {
 // HasSpeeds passes the driver's answer through (policies.SpeedView).
 func (w *checkingView) HasSpeeds() bool { return policies.HasSpeeds(w.View) }
 
+// MaxRate passes the driver's answer through (policies.SpeedView).
+func (w *checkingView) MaxRate() float64 { return w.View.(policies.SpeedView).MaxRate() }
+
 // RateOn passes the driver's answer through (policies.SpeedView).
 func (w *checkingView) RateOn(j *policies.Job, m hwmodel.ModelID) float64 {
 	return w.View.(policies.SpeedView).RateOn(j, m)

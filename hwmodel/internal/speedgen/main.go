@@ -1,13 +1,3 @@
-// Command speedgen derives Brigade's default GPU speed table
-// (hwmodel/speeds.csv) from the measured throughputs kept under
-// shared/throughputs: Gavel's per-job throughputs on K80, P100 and V100,
-// and MLPerf Training scores for A100 and newer accelerators.
-//
-//	go run ./hwmodel/internal/speedgen -shared ../shared -out hwmodel/speeds.csv
-//
-// The output is deterministic: fixed row order, speeds written with four
-// significant digits. docs/speeds.md explains every step; the constants
-// below are the choices it names.
 package main
 
 import (
