@@ -58,8 +58,15 @@ type ClusterConfig struct {
 	Target              policies.TargetWorkload
 	StarvationThreshold hwmodel.Time
 	Targets             []Target
-	// Models are canonical GPU model names, each sized on its own.
+	// Models are canonical GPU model names, each sized on its own, and
+	// Mixes are fleets of several of them in fixed node shares, each sized
+	// as one.
 	Models []string
+	Mixes  []Mix
+	// Speeds, when set, runs the jobs at their speed on each model
+	// (runner.Options.Speeds), their durations measured on SpeedReference.
+	Speeds         *hwmodel.SpeedTable
+	SpeedReference hwmodel.ModelID
 	// Prices per GPU-hour by model (nil: the fewest GPUs win).
 	Prices      map[string]float64
 	GPUsPerNode int
@@ -81,15 +88,17 @@ func Cluster(cfg ClusterConfig) (*Result, error) {
 	if cfg.GPUsPerNode < 1 || cfg.GPUsPerNode > hwmodel.MaxGPUsPerNode {
 		return nil, fmt.Errorf("plan: GPUs per node must be 1..%d, got %d", hwmodel.MaxGPUsPerNode, cfg.GPUsPerNode)
 	}
+	models := slices.Clone(cfg.Models)
+	for _, m := range cfg.Mixes {
+		models = append(models, m.Label())
+	}
 	eval := func(model string, nodes int, seed uint64) (Sample, error) {
-		spec := &hwmodel.ClusterSpec{
-			Name:       fmt.Sprintf("%s-%dx%d", strings.ToLower(model), nodes, cfg.GPUsPerNode),
-			NodeGroups: []hwmodel.NodeGroupSpec{{NamePrefix: "node", Count: nodes, GPUModel: model, GPUsPerNode: cfg.GPUsPerNode}},
-		}
+		spec := cfg.clusterSpec(model, nodes)
 		runs, err := runner.Run(runner.Spec{
 			Workload: cfg.Workload, WorkloadName: cfg.WorkloadName, NewCluster: spec.Build, ClusterName: spec.Name,
 			Policies: []policies.Spec{cfg.Policy}, Placer: policies.PlacerConfig{Seed: seed, Target: cfg.Target},
 			Seed: seed, StarvationThreshold: cfg.StarvationThreshold,
+			Options: runner.Options{Speeds: cfg.Speeds, SpeedReference: cfg.SpeedReference},
 		})
 		if err != nil {
 			return Sample{}, err
@@ -106,6 +115,25 @@ func Cluster(cfg ClusterConfig) (*Result, error) {
 		}
 		return s, nil
 	}
-	return Run(Config{Axis: AxisNodes, Targets: cfg.Targets, Models: cfg.Models, Prices: cfg.Prices, GPUsPer: cfg.GPUsPerNode,
+	return Run(Config{Axis: AxisNodes, Targets: cfg.Targets, Models: models, Mixes: cfg.Mixes, Prices: cfg.Prices, GPUsPer: cfg.GPUsPerNode,
 		Lo: cfg.MinNodes, Hi: cfg.MaxNodes, Seeds: cfg.Seeds, Workers: cfg.Workers, Eval: eval, Progress: cfg.Progress})
+}
+
+// clusterSpec is the cluster of nodes nodes that model (a model or a
+// mix's label) names: one node group per model with nodes.
+func (cfg *ClusterConfig) clusterSpec(model string, nodes int) *hwmodel.ClusterSpec {
+	name := fmt.Sprintf("%s-%dx%d", strings.ToLower(model), nodes, cfg.GPUsPerNode)
+	groups := []hwmodel.NodeGroupSpec{{NamePrefix: "node", Count: nodes, GPUModel: model, GPUsPerNode: cfg.GPUsPerNode}}
+	for _, m := range cfg.Mixes {
+		if m.Label() != model {
+			continue
+		}
+		name, groups = fmt.Sprintf("mix-%dx%d", nodes, cfg.GPUsPerNode), nil
+		for i, k := range m.Split(nodes) {
+			if k > 0 {
+				groups = append(groups, hwmodel.NodeGroupSpec{NamePrefix: strings.ToLower(m.Models[i]), Count: k, GPUModel: m.Models[i], GPUsPerNode: cfg.GPUsPerNode})
+			}
+		}
+	}
+	return &hwmodel.ClusterSpec{Name: name, NodeGroups: groups}
 }

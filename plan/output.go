@@ -48,10 +48,14 @@ func (r *Result) Answer() string {
 		}
 		return s
 	}
-	if r.Prices != nil {
-		return fmt.Sprintf("cheapest cluster meeting every target: %d GPUs of %s (%d nodes), %.2f per hour at the given prices", p.GPUs, p.Model, p.Size, p.Cost)
+	nodes := fmt.Sprintf("%d nodes", p.Size)
+	if p.Fleet != "" {
+		nodes = p.Fleet
 	}
-	return fmt.Sprintf("smallest cluster meeting every target: %d GPUs of %s (%d nodes)", p.GPUs, p.Model, p.Size)
+	if r.Prices != nil {
+		return fmt.Sprintf("cheapest cluster meeting every target: %d GPUs of %s (%s), %.2f per hour at the given prices", p.GPUs, p.Model, nodes, p.Cost)
+	}
+	return fmt.Sprintf("smallest cluster meeting every target: %d GPUs of %s (%s)", p.GPUs, p.Model, nodes)
 }
 
 // Unreachable explains, when no size met every target, which targets

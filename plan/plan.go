@@ -41,7 +41,10 @@ type Point struct {
 	// Size is the node or replica count (Result.Axis).
 	Size, GPUs int
 	// Cost is GPUs × price per GPU-hour; 0 without prices.
-	Cost   float64
+	Cost float64
+	// Fleet says what the nodes are when Model names a mix ("25 ×
+	// H100-80GB + 75 × A100-80GB nodes"); "" for one model.
+	Fleet  string
 	Values []float64
 	Pass   []bool
 	// Unfit is the most jobs that could never fit, over seeds; a size with
@@ -65,6 +68,10 @@ type Config struct {
 	// Prices per GPU-hour by canonical model name; with them the cheapest
 	// answer wins, without (nil) the fewest GPUs.
 	Prices map[string]float64
+	// Mixes are the entries of Models that name a mix of models (by
+	// Mix.Label): their cost is their parts' and their points say their
+	// split.
+	Mixes []Mix
 	// GPUsPer is the GPUs in one unit of size (a node, a replica).
 	GPUsPer int
 	// Lo and Hi bound the sizes searched.
@@ -299,6 +306,12 @@ func (r *Result) point(cfg Config, model string, n int, seeds []uint64, sem chan
 	wg.Wait()
 	p := Point{Model: model, Size: n, GPUs: n * cfg.GPUsPer}
 	p.Cost = float64(p.GPUs) * cfg.Prices[model]
+	if mix, ok := cfg.mix(model); ok {
+		p.Cost, p.Fleet = 0, mix.Describe(n)
+		for i, k := range mix.Split(n) {
+			p.Cost += float64(k*cfg.GPUsPer) * cfg.Prices[mix.Models[i]]
+		}
+	}
 	for k, err := range errs {
 		if err != nil {
 			return p, fmt.Errorf("%s, seed %d: %w", r.label(p), seeds[k], err)
@@ -326,6 +339,16 @@ func (r *Result) point(cfg Config, model string, n int, seeds []uint64, sem chan
 		p.Pass = append(p.Pass, t.Holds(p.Values[ti]))
 	}
 	return p, nil
+}
+
+// mix is the mix that model names, if it names one.
+func (cfg *Config) mix(model string) (Mix, bool) {
+	for _, m := range cfg.Mixes {
+		if m.Label() == model {
+			return m, true
+		}
+	}
+	return Mix{}, false
 }
 
 func better(a, b Point, byCost bool) bool {

@@ -26,8 +26,9 @@ type Comparison struct {
 	Trace, Format string
 	Generated     *GeneratedTrace
 	Synthetic     int
-	// Classes and ClassWeights give a synthetic workload's jobs classes
-	// for the speed table (workloads.SyntheticConfig's fields).
+	// Classes and ClassWeights give the jobs of a workload that names no
+	// classes (synthetic, or a trace without a class column) classes for
+	// the speed table, drawn from Seed (workloads.DrawClasses).
 	Classes      []string
 	ClassWeights []float64
 	// Load > 0 spaces the arrivals so that the jobs' GPU-time is Load ×
@@ -330,7 +331,9 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 		if w, err = SyntheticFor(cluster, c.Synthetic, c.Seed, load); err != nil {
 			return nil, err
 		}
-		workloads.DrawClasses(w, c.Classes, c.ClassWeights, c.Seed)
+		if err := c.drawClasses(w); err != nil {
+			return nil, err
+		}
 		s.WorkloadName = fmt.Sprintf("synthetic: %s, load %g, seed %d", hwmodel.Plural(c.Synthetic, "job", "jobs"), load, c.Seed)
 		return w, nil
 	case c.Generated != nil:
@@ -345,6 +348,9 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 		s.WorkloadName = filepath.Base(c.Trace)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := c.drawClasses(w); err != nil {
 		return nil, err
 	}
 	if c.Load != 0 {

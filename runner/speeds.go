@@ -99,3 +99,17 @@ func (c *Comparison) speedsFile() string {
 	}
 	return c.Speeds
 }
+
+// drawClasses gives w's jobs the comparison's classes, if it names any;
+// a workload that names its own is refused, so that no class is silently
+// replaced.
+func (c *Comparison) drawClasses(w *workloads.Workload) error {
+	if len(c.Classes) == 0 {
+		return nil
+	}
+	if len(w.Classes) > 0 {
+		return &RequestError{"classes", fmt.Errorf("the trace names its jobs' classes already (column class: %s); draw classes only for a workload without them", quoteList(w.Classes))}
+	}
+	workloads.DrawClasses(w, c.Classes, c.ClassWeights, c.Seed)
+	return nil
+}

@@ -13,6 +13,8 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/plan"
 	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/runner"
+	"github.com/brigadesim/brigade/workloads"
 )
 
 // Plan is a capacity plan: the smallest (or, with prices, cheapest)
@@ -32,6 +34,18 @@ type Plan struct {
 	Seeds []uint64 `json:"seeds" config:"max=1000"`
 	// StarvationThreshold is fixed, so that sizes compare (default 1h).
 	StarvationThreshold string `json:"starvation_threshold"`
+	// Speeds names a speed table (a file, relative to the scenario file,
+	// or default); with it jobs run on each model at their class's speed,
+	// their durations measured on SpeedReference, and the page also gives
+	// the speed-blind plan's answer beside the speed-aware one.
+	Speeds         string `json:"speeds"`
+	SpeedReference string `json:"speed_reference"`
+	// Classes gives the jobs of a workload without classes a class each,
+	// drawn from the file's seed: CLASS or CLASS=WEIGHT entries.
+	Classes []string `json:"classes" config:"max=1000"`
+	// MixSteps also sizes every two-model mix in node shares k:(steps−k)
+	// (plan.Mixes); 0 sizes single models only.
+	MixSteps int `json:"mix_steps"`
 }
 
 const (
@@ -88,6 +102,26 @@ func (p *Plan) Check(e *config.Errors) {
 	} else if lo, hi := p.nodes(); lo > hi || orInt(p.MinGPUs, defaultMinGPUs) < 1 {
 		e.Add("max_gpus", "min_gpus %d and max_gpus %d leave no cluster of whole %d-GPU nodes",
 			orInt(p.MinGPUs, defaultMinGPUs), orInt(p.MaxGPUs, defaultMaxGPUs), per)
+	}
+	switch {
+	case p.Speeds != "" && p.SpeedReference == "":
+		e.Add("speed_reference", "required with speeds: the GPU model the workload's durations were measured on")
+	case p.Speeds == "" && p.SpeedReference != "":
+		e.Add("speeds", "required with speed_reference")
+	case p.SpeedReference != "":
+		if _, ok := hwmodel.LookupModel(p.SpeedReference); !ok {
+			e.Add("speed_reference", "unknown model %q (known: %s)", p.SpeedReference, hwmodel.ModelNames())
+		}
+	}
+	if len(p.Classes) > 0 {
+		if _, _, err := workloads.ParseClassList(strings.Join(p.Classes, ",")); err != nil {
+			e.Add("classes", "%v", err)
+		}
+	}
+	if p.MixSteps < 0 || p.MixSteps == 1 || p.MixSteps > 16 {
+		e.Add("mix_steps", "want 0 (single models) or 2..16, got %d", p.MixSteps)
+	} else if p.MixSteps > 0 && len(models) < 2 {
+		e.Add("mix_steps", "mixes need two or more gpu_models, got %d", len(models))
 	}
 	if t := duration(e, "starvation_threshold", p.StarvationThreshold); p.StarvationThreshold != "" && t <= 0 && e.Count() == 0 {
 		e.Add("starvation_threshold", "want a positive duration")
@@ -157,11 +191,39 @@ func (f *File) runPlan(opt Options, res *Result) error {
 	cfg := plan.ClusterConfig{Workload: w, WorkloadName: desc, Policy: pol, Target: policies.TargetFromRequests(reqs),
 		StarvationThreshold: starvation, Targets: targets, Models: models, Prices: prices,
 		GPUsPerNode: orInt(p.GPUsPerNode, defaultGPUsPerNode), MinNodes: lo, MaxNodes: hi, Seeds: seeds}
+	if p.MixSteps > 0 {
+		cfg.Mixes = plan.Mixes(models, p.MixSteps)
+	}
+	if len(p.Classes) > 0 {
+		names, weights, err := workloads.ParseClassList(strings.Join(p.Classes, ","))
+		if err != nil {
+			return err
+		}
+		if len(w.Classes) > 0 {
+			return fmt.Errorf("%s: plan.classes: the workload names its jobs' classes already", f.path)
+		}
+		workloads.DrawClasses(w, names, weights, f.Seed)
+	}
 	if opt.Progress != nil {
 		cfg.Progress = func(pt plan.Point) { opt.Progress(fmt.Sprintf("%d × %s", pt.Size, pt.Model), 0, 0) }
 	}
-	res.Plan, err = plan.Cluster(cfg)
 	res.PlanSeeds = seeds
+	if p.Speeds != "" {
+		// The speed-blind plan first, for the page's comparison.
+		if res.BlindPlan, err = plan.Cluster(cfg); err != nil {
+			return err
+		}
+		speeds := p.Speeds
+		if speeds != runner.DefaultSpeeds {
+			speeds = f.resolve(speeds)
+		}
+		if cfg.Speeds, err = runner.LoadSpeeds(speeds); err != nil {
+			return err
+		}
+		ref, _ := hwmodel.LookupModel(p.SpeedReference)
+		cfg.SpeedReference = ref.ID
+	}
+	res.Plan, err = plan.Cluster(cfg)
 	return err
 }
 
@@ -175,6 +237,10 @@ func (r *Result) planMarkdown(b io.Writer, plotLink string) {
 	}
 	fmt.Fprintf(b, "Workload: %s, under policy %s, seeds %s.\n\n", r.Workload, r.File.Policy, strings.Join(seeds, ", "))
 	fmt.Fprintf(b, "## Answer\n\n**%s.**\n\n", res.Answer())
+	if blind := r.BlindPlan; blind != nil {
+		fmt.Fprintf(b, "With the speed table, every job runs on each model at its class's speed there, its trace duration measured on %s. The same plan without it (every model runs every job at its measured pace) answers: %s, from %d sizes simulated.\n\n",
+			r.File.Plan.SpeedReference, blind.Answer(), len(blind.Points))
+	}
 	for mi, m := range res.Models {
 		if i := res.PerModel[mi]; i >= 0 {
 			p := res.Points[i]

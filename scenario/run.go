@@ -44,7 +44,10 @@ type Result struct {
 	Workload string // the workload's one-line description
 	Outcomes []Outcome
 	// Plan is a plan file's result, and PlanSeeds the seeds it ran.
-	Plan      *plan.Result
+	Plan *plan.Result
+	// BlindPlan is the same plan without the speed table, when the plan
+	// has one.
+	BlindPlan *plan.Result
 	PlanSeeds []uint64
 	// Serving is a serving file's result; Workload is then the
 	// experiment file's path.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -825,4 +826,29 @@ func (g *generator) fillJob(j *Job) {
 		est := j.Duration.Seconds() * f
 		j.Estimate = min(max(hwmodel.FromSeconds(min(est, maxSeconds)), hwmodel.Second), maxTime)
 	}
+}
+
+// ParseClassList reads a list of job classes with weights, as the
+// --classes flags and scenario files write it: CLASS[=WEIGHT],... with
+// finite weights >= 0 (default 1) and a positive sum.
+func ParseClassList(list string) ([]string, []float64, error) {
+	var names []string
+	var weights []float64
+	for _, item := range strings.Split(list, ",") {
+		name, w, hasWeight := strings.Cut(strings.TrimSpace(item), "=")
+		weight := 1.0
+		if hasWeight {
+			v, err := strconv.ParseFloat(strings.TrimSpace(w), 64)
+			if err != nil || !(v >= 0) || math.IsInf(v, 0) {
+				return nil, nil, fmt.Errorf("want CLASS=WEIGHT with a finite weight >= 0, got %q", item)
+			}
+			weight = v
+		}
+		names, weights = append(names, strings.TrimSpace(name)), append(weights, weight)
+	}
+	cfg := SyntheticConfig{Classes: names, ClassWeights: weights}
+	if err := cfg.ValidateClasses(); err != nil {
+		return nil, nil, err
+	}
+	return names, weights, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/brigadesim/brigade/plan"
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
+	"github.com/brigadesim/brigade/runner"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -31,8 +32,12 @@ For each --gpu-models model it searches clusters of identical nodes of
 node count meeting the targets that hold there (waits, starvation: met by
 growing) with an exponential then a binary search, O(log n) sizes, not every
 one; targets that fail at the largest size (a utilisation floor) are checked
-at that size. Mixes of models are not searched, and models differ only in
-price (the simulator does not scale durations by model).
+at that size. With --mix-steps K it also sizes, as one, every mix of two
+--gpu-models in node shares k:(K-k) (K 4: 1:3, 1:1, 3:1). Without --speeds
+the simulator runs every job at its measured pace on any model, so models
+differ only in price; with --speeds (a speed table, or default) a job runs
+on each model at its class's speed there, its trace duration measured on
+--speed-reference, and a faster model needs fewer GPUs.
 A size at which some job can never fit a node fails. Starvation counts use
 a fixed threshold (--starvation-threshold) so that sizes compare. Runs go
 in parallel (the seeds of a size, and the sizes the search may need next);
@@ -56,6 +61,9 @@ type planFlags struct {
 	trace, format, targets, prices, seeds, out string
 	starvation                                 hwmodel.Time
 	models                                     []string
+	speeds, speedReference                     string
+	mixSteps                                   int
+	classes                                    string
 	pol                                        policyFlags
 	spec                                       policies.Spec // resolved from pol
 	gpusPerNode, minGPUs, maxGPUs              int
@@ -72,6 +80,10 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.targets, "target", "", "comma-separated targets, e.g. \"wait_s.p99<=1800,gpu_utilisation_arrivals>=0.7\"")
 	fs.StringSliceVar(&f.models, "gpu-models", []string{"h100"}, "GPU models to size clusters of (catalogue names or aliases)")
 	fs.StringVar(&f.prices, "prices", "", "price per GPU-hour by model, e.g. h100=2.5,a100=1.2; given, the cheapest cluster wins")
+	fs.StringVar(&f.speeds, "speeds", "", "GPU-model speeds: a speed table `file` or default (docs/speeds.md); without, every model runs every job at its measured pace")
+	fs.StringVar(&f.speedReference, "speed-reference", "", "with --speeds: the GPU `model` the trace's durations were measured on (required with --speeds: the answer depends on it)")
+	fs.StringVar(&f.classes, "classes", "", "give each job of a trace without a class column a class for --speeds, drawn (from the first seed) from `list` CLASS[=WEIGHT],...")
+	fs.IntVar(&f.mixSteps, "mix-steps", 0, "also size mixes of every two --gpu-models in node shares k:(K-k), k = 1..K-1 (0: single models only)")
 	fs.IntVar(&f.gpusPerNode, "gpus-per-node", 8, "GPUs per node")
 	fs.IntVar(&f.minGPUs, "min-gpus", 8, "smallest cluster to consider, in GPUs")
 	fs.IntVar(&f.maxGPUs, "max-gpus", 4096, "largest cluster to consider, in GPUs")
@@ -134,6 +146,41 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 	if len(models) == 0 {
 		return usageError{fmt.Errorf("--gpu-models: name at least one model")}
 	}
+	if f.mixSteps < 0 || f.mixSteps == 1 || f.mixSteps > 16 {
+		return usageError{fmt.Errorf("--mix-steps must be 0 (none) or 2..16, got %d", f.mixSteps)}
+	}
+	if f.mixSteps > 0 && len(models) < 2 {
+		return usageError{fmt.Errorf("--mix-steps mixes two or more --gpu-models; got %d", len(models))}
+	}
+	var mixes []plan.Mix
+	if f.mixSteps > 0 {
+		mixes = plan.Mixes(models, f.mixSteps)
+	}
+	speeds, err := runner.LoadSpeeds(f.speeds)
+	if err != nil {
+		return err
+	}
+	var ref hwmodel.ModelID
+	switch {
+	case speeds != nil && f.speedReference == "":
+		return usageError{fmt.Errorf("--speeds needs --speed-reference: the GPU model the trace's durations were measured on")}
+	case speeds == nil && f.speedReference != "":
+		return usageError{fmt.Errorf("--speed-reference needs --speeds")}
+	case speeds != nil:
+		m, ok := hwmodel.LookupModel(f.speedReference)
+		if !ok {
+			return usageError{fmt.Errorf("--speed-reference: unknown model %q (known: %s)", f.speedReference, hwmodel.ModelNames())}
+		}
+		ref = m.ID
+		var present hwmodel.ModelSet
+		for _, name := range models {
+			g, _ := hwmodel.LookupModel(name)
+			present |= hwmodel.Of(g.ID)
+		}
+		if err := speeds.Check(present | hwmodel.Of(ref)); err != nil {
+			return err
+		}
+	}
 	prices, err := parsePrices(f.prices)
 	if err != nil {
 		return usageError{err}
@@ -155,7 +202,11 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--seeds: %w", err)}
 	}
-	if err := results.CheckOut(f.out, f.trace); err != nil {
+	speedsFile := f.speeds
+	if speedsFile == runner.DefaultSpeeds {
+		speedsFile = ""
+	}
+	if err := results.CheckOut(f.out, f.trace, speedsFile); err != nil {
 		return err
 	}
 	var (
@@ -182,6 +233,17 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 		}
 		name += fmt.Sprintf(", arrivals %gx as fast", f.load)
 	}
+	if f.classes != "" {
+		names, weights, err := workloads.ParseClassList(f.classes)
+		if err != nil {
+			return usageError{fmt.Errorf("--classes: %w", err)}
+		}
+		if len(w.Classes) > 0 {
+			return usageError{fmt.Errorf("--classes: the trace names its jobs' classes already")}
+		}
+		workloads.DrawClasses(w, names, weights, seeds[0])
+		name += fmt.Sprintf(", classes %s", f.classes)
+	}
 	w.FillEstimates()
 	reqs := make([]hwmodel.Request, len(w.Jobs))
 	for i := range w.Jobs {
@@ -192,8 +254,8 @@ func capacityPlan(f planFlags, stdout, stderr io.Writer) error {
 			len(w.Jobs), name, f.spec, strings.Join(models, ","), lo, hi, f.gpusPerNode, f.seeds)
 	}
 	cfg := plan.ClusterConfig{Workload: w, WorkloadName: name, Policy: f.spec, Target: policies.TargetFromRequests(reqs),
-		StarvationThreshold: f.starvation, Targets: targets, Models: models, Prices: prices, GPUsPerNode: f.gpusPerNode,
-		MinNodes: lo, MaxNodes: hi, Seeds: seeds}
+		StarvationThreshold: f.starvation, Targets: targets, Models: models, Mixes: mixes, Prices: prices, GPUsPerNode: f.gpusPerNode,
+		MinNodes: lo, MaxNodes: hi, Seeds: seeds, Speeds: speeds, SpeedReference: ref}
 	if !f.quiet {
 		cfg.Progress = func(p plan.Point) {
 			fmt.Fprintf(stderr, "brigade: %d × %s (%d GPUs): %s\n", p.Size, p.Model, p.GPUs, passFail(p.OK()))

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/brigadesim/brigade/policies"
@@ -130,7 +129,7 @@ func parseSim(args []string, stdout io.Writer) (simFlags, error) {
 	fs.StringVar(&f.replay, "replay", "", "replay the jobs of a results `folder` (of brigade sim or brigade live: jobs.parquet or jobs.csv) with their measured run times, under --policy or else the folder's policies, on --cluster or else the cluster its run.json records; see docs/replay.md")
 	fs.StringVar(&c.Format, "format", workloads.AutoFormat, "trace format: "+strings.Join(workloads.FormatNames(), ", ")+" (see docs/trace-format.md), or auto to tell by the header")
 	fs.IntVar(&c.Synthetic, "synthetic", 0, "instead of a trace, generate this many `jobs` from --seed (Poisson arrivals, lognormal durations of median 19m capped at 2d, Philly-like GPU counts, 4 weighted tenants, priorities, noisy estimates), on --cluster, by default "+runner.DefaultCluster(false, 1))
-	fs.StringVar(&f.classes, "classes", "", "with --synthetic: give each job a class for --speeds, drawn from `list` CLASS[=WEIGHT],... (weights default to 1), e.g. resnet50,bert=2,llama2-70b-lora")
+	fs.StringVar(&f.classes, "classes", "", "give each job a class for --speeds, drawn (from --seed) from `list` CLASS[=WEIGHT],... (weights default to 1), e.g. resnet50,bert=2,llama2-70b-lora; for --synthetic or a trace without a class column")
 	fs.Float64Var(&c.Load, "load", 0, "offered load: space arrivals (keeping their order and durations) so the jobs' GPU-time is this multiple of cluster GPUs × arrival window; default 0.9 with --synthetic, as recorded for traces")
 	fs.StringVar(&f.cluster, "cluster", "", fmt.Sprintf("cluster preset name, YAML/JSON `spec` file (docs/cluster.md) or Alibaba openb node list (told by its header); default %s for the embedded trace, %s with --synthetic, %s for a trace file",
 		runner.DefaultCluster(false, 0), runner.DefaultCluster(false, 1), runner.DefaultCluster(true, 0)))
@@ -237,11 +236,8 @@ func (f simFlags) comparison(stderr io.Writer) (runner.Comparison, error) {
 		return c, usageError{fmt.Errorf("--synthetic and --trace are alternatives; give one")}
 	}
 	if f.classes != "" {
-		if c.Synthetic == 0 {
-			return c, usageError{fmt.Errorf("--classes gives a synthetic workload's jobs classes; a trace names its own (column class)")}
-		}
 		var err error
-		if c.Classes, c.ClassWeights, err = parseClasses(f.classes); err != nil {
+		if c.Classes, c.ClassWeights, err = workloads.ParseClassList(f.classes); err != nil {
 			return c, usageError{fmt.Errorf("--classes: %w", err)}
 		}
 	}
@@ -331,27 +327,3 @@ func defaultPolicies() []string {
 // clients and restarts the device plugin, which takes tens of seconds or
 // more. docs/mig.md says the same.
 const DefaultMIGReconfigTime = "30s"
-
-// parseClasses reads --classes: CLASS[=WEIGHT],... with weights >= 0
-// (default 1) summing to more than 0.
-func parseClasses(list string) ([]string, []float64, error) {
-	var names []string
-	var weights []float64
-	for _, item := range strings.Split(list, ",") {
-		name, w, hasWeight := strings.Cut(strings.TrimSpace(item), "=")
-		weight := 1.0
-		if hasWeight {
-			v, err := strconv.ParseFloat(w, 64)
-			if err != nil || !(v >= 0) || math.IsInf(v, 0) {
-				return nil, nil, fmt.Errorf("want CLASS=WEIGHT with a finite weight >= 0, got %q", item)
-			}
-			weight = v
-		}
-		names, weights = append(names, name), append(weights, weight)
-	}
-	cfg := workloads.SyntheticConfig{Classes: names, ClassWeights: weights}
-	if err := cfg.ValidateClasses(); err != nil {
-		return nil, nil, err
-	}
-	return names, weights, nil
-}
