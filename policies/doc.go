@@ -106,6 +106,19 @@
 // and the Started, Rejected and Ended events, so the walk never sorts;
 // without backfill nothing reads it and the policy keeps none.
 //
+// GPU-model speeds (a SpeedView whose HasSpeeds holds). Durations are
+// measured on a job's Reference model; at its placement it takes
+// hwmodel.ScaleDuration(duration, View.Rate(j, p)). A running job's
+// estimated end is its start plus that; a backfill candidate that could
+// end by the shadow time on the run's fastest model (SpeedView.MaxRate) is
+// placed and then tested by its end where it landed, and one that could
+// not is held to the extra as before. The walk's early stops compare
+// durations with the time to the shadow stretched by MaxRate, so they
+// still skip only jobs that could not start. Without speeds every rate is
+// 1 and all of this is the rule above. The fastest option (Options.Fastest)
+// tries the models a job accepts from its highest rate down and places it
+// on the first with room.
+//
 // The backfill walk stops early when the cluster has no free GPU share
 // left and no CPU-only job is queued, and when no queued job at all could
 // start: none is CPU-only or MIG, and either none fits (none fractional,
