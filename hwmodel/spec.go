@@ -46,13 +46,13 @@ const (
 // node_groups[1], ..., then nodes[0], nodes[1], ... Placement policies that
 // scan nodes in index order (first fit) see them in that order.
 type ClusterSpec struct {
-	Name        string          `json:"name" config:"required"`
-	Description string          `json:"description,omitempty"`
+	Name        string `json:"name" config:"required"`
+	Description string `json:"description,omitempty"`
 	// GPUModels declares custom GPU models (spec_models.go) that the
 	// node groups and nodes may then name.
 	GPUModels  []GPUModelSpec  `json:"gpu_models,omitempty"`
 	NodeGroups []NodeGroupSpec `json:"node_groups,omitempty"`
-	Nodes       []NodeSpec      `json:"nodes,omitempty"`
+	Nodes      []NodeSpec      `json:"nodes,omitempty"`
 
 	// Source says where the spec came from (a file path, or `preset "name"`);
 	// errors start with it. It is not part of the schema.
