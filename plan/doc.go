@@ -42,11 +42,15 @@
 //     metrics.
 //   - The answer is the best model's smallest passing size: by GPU count,
 //     or by cost (GPUs × price per GPU-hour) when prices are given; ties go
-//     to the fewer GPUs, then to the model named first. Mixes of models
-//     are not searched: the simulator does not scale job durations by GPU
-//     model, so models differ only in price (and in fit, for jobs that ask
-//     for a model), and a mix would cost more than the same number of GPUs
-//     of the cheapest model that fits every job.
+//     to the fewer GPUs, then to the model named first. A Mix (two or more
+//     models in fixed node shares, mix.go) is sized as a model is, by its
+//     total node count, its nodes split by Mix.Split (largest remainder,
+//     so the counts always sum to the size) and its cost the sum of its
+//     parts'. Without a speed table the simulator runs every job at its
+//     measured pace on any model, so models differ only in price (and in
+//     fit, for jobs that ask for a model) and a mix never beats the
+//     cheapest single model that fits; with one (ClusterConfig.Speeds) a
+//     faster model meets the targets at fewer GPUs, and a mix can win.
 //
 // Layering: plan stands over the simulators it sizes for. It imports
 // runner (a batch workload on a cluster) and serving (serving.Fixed, a
@@ -58,6 +62,8 @@
 //   - target.go: Target, its Holds, Worse, Improving and Miss; Unit, Trend,
 //     Metric and Catalogue; ParseTargets.
 //   - search.go: Search, the size search, with its look-ahead.
+//   - mix.go: Mix, a fleet of several models in node shares; Mixes, every
+//     two-model mix of a list at a number of steps.
 //   - plan.go: Axis, Sample, Evaluator, Point, Config, Result and Run, the
 //     planner: a search per model over the worst values across seeds.
 //   - cluster.go: cluster plans: Metrics and SummaryMetrics (summary.json
