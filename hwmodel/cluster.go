@@ -15,7 +15,10 @@ const MaxGPUsPerNode = 64
 
 // Node is the static description of one machine.
 type Node struct {
-	Name      string
+	Name string
+	// Rack names the rack the node stands in (its switch); "" for none.
+	// Nodes with the same Rack share it.
+	Rack      string
 	Model     ModelID // every GPU in a node is of one model
 	GPUs      int
 	CPUMilli  int64
@@ -165,6 +168,11 @@ type Cluster struct {
 	kinds     []int32 // per node: kinds with a nonzero count
 	journal   journal // which nodes changed, in order (journal.go)
 
+	// Racks: each node's rack index (-1 for none) and the racks' names in
+	// order of first appearance.
+	rackOf []int32
+	racks  []string
+
 	// MIG books, by flat GPU index; nil until some GPU is MIG-enabled. A
 	// MIG-enabled GPU has gpuFree 0, so whole and shared placement never
 	// sees it; its use is in busy bits instead.
@@ -187,6 +195,21 @@ type migGPU struct {
 func NewCluster(nodes []Node) (*Cluster, error) {
 	c := &Cluster{nodes: append([]Node(nil), nodes...)}
 	c.idleHistogram = make([][MaxGPUsPerNode + 1]int32, NumModels())
+	c.rackOf = make([]int32, len(c.nodes))
+	rackIndex := map[string]int32{}
+	for i, n := range c.nodes {
+		c.rackOf[i] = -1
+		if n.Rack == "" {
+			continue
+		}
+		r, ok := rackIndex[n.Rack]
+		if !ok {
+			r = int32(len(c.racks))
+			rackIndex[n.Rack] = r
+			c.racks = append(c.racks, n.Rack)
+		}
+		c.rackOf[i] = r
+	}
 	seen := make(map[string]int, len(nodes))
 	for i, n := range c.nodes {
 		if n.Name == "" {
@@ -276,6 +299,36 @@ func (c *Cluster) TotalGPUs() int { return c.totalGPUs }
 
 // GPUsOfModel is the number of GPUs of one model.
 func (c *Cluster) GPUsOfModel(id ModelID) int { return c.byModel[id] }
+
+// NodeRack is node i's rack index, or -1 when it has none.
+func (c *Cluster) NodeRack(i int) int { return int(c.rackOf[i]) }
+
+// SpreadOf is how placement p is spread: on one node, over several nodes
+// of one rack (nodes without a rack count as one rack's), or over nodes
+// of several racks.
+func (c *Cluster) SpreadOf(p Placement) Spread {
+	if len(p) < 2 {
+		return OneNode
+	}
+	rack := int32(-1)
+	for _, s := range p {
+		r := c.rackOf[s.Node]
+		switch {
+		case r < 0:
+		case rack < 0:
+			rack = r
+		case r != rack:
+			return AcrossRacks
+		}
+	}
+	return AcrossNodes
+}
+
+// NumRacks is how many racks the cluster's nodes name.
+func (c *Cluster) NumRacks() int { return len(c.racks) }
+
+// RackName is rack r's name.
+func (c *Cluster) RackName(r int) string { return c.racks[r] }
 
 // ModelsPresent is the set of GPU models the cluster's nodes have.
 func (c *Cluster) ModelsPresent() ModelSet {

@@ -44,6 +44,15 @@ func (v ClusterView) Node(i int) Node {
 // NodeModel is Cluster.NodeModel.
 func (v ClusterView) NodeModel(i int) ModelID { return v.c.NodeModel(i) }
 
+// NodeRack is Cluster.NodeRack.
+func (v ClusterView) NodeRack(i int) int { return v.c.NodeRack(i) }
+
+// SpreadOf is Cluster.SpreadOf.
+func (v ClusterView) SpreadOf(p Placement) Spread { return v.c.SpreadOf(p) }
+
+// NumRacks is Cluster.NumRacks.
+func (v ClusterView) NumRacks() int { return v.c.NumRacks() }
+
 // NodeGPUs is Cluster.NodeGPUs.
 func (v ClusterView) NodeGPUs(i int) int { return v.c.NodeGPUs(i) }
 

@@ -66,8 +66,13 @@ type NodeGroupSpec struct {
 	Count       int    `json:"count" config:"required"`
 	GPUModel    string `json:"gpu_model,omitempty"`             // catalogue name or alias; may be empty only when GPUsPerNode is 0
 	GPUsPerNode int    `json:"gpus_per_node" config:"required"` // 0..MaxGPUsPerNode
-	CPUMilli    *int64 `json:"cpu_milli,omitempty"`             // nil: UnlimitedCapacity
-	MemoryMiB   *int64 `json:"memory_mib,omitempty"`            // nil: UnlimitedCapacity
+	// Rack puts every node of the group in one rack; NodesPerRack instead
+	// splits them, in order, into racks of that many nodes named
+	// NamePrefix-rack-0, -rack-1, ... (at most one of the two).
+	Rack         string `json:"rack,omitempty"`
+	NodesPerRack int    `json:"nodes_per_rack,omitempty"`
+	CPUMilli     *int64 `json:"cpu_milli,omitempty"`  // nil: UnlimitedCapacity
+	MemoryMiB    *int64 `json:"memory_mib,omitempty"` // nil: UnlimitedCapacity
 	// MIG gives every node's GPUs their MIG layouts; nil: no MIG.
 	MIG *MIGSpec `json:"mig,omitempty"`
 }
@@ -77,6 +82,7 @@ type NodeSpec struct {
 	Name      string `json:"name" config:"required"`
 	GPUModel  string `json:"gpu_model,omitempty"`    // may be empty only when GPUs is 0
 	GPUs      int    `json:"gpus" config:"required"` // 0..MaxGPUsPerNode
+	Rack      string `json:"rack,omitempty"`         // the node's rack; "" for none
 	CPUMilli  *int64 `json:"cpu_milli,omitempty"`    // nil: UnlimitedCapacity
 	MemoryMiB *int64 `json:"memory_mib,omitempty"`   // nil: UnlimitedCapacity
 	// MIG gives the node's GPUs their MIG layouts; nil: no MIG.
@@ -303,6 +309,32 @@ func checkModel(model string, gpus int, field string, p *config.Errors) ModelID 
 	return m.ID
 }
 
+// rackNames tells where each rack got its name: a rack that a group's
+// nodes_per_rack names belongs to that group alone, while a rack named
+// with rack may hold nodes of several groups and nodes.
+type rackNames map[string]struct {
+	by        string
+	generated bool
+}
+
+// claim records that by names rack (generated: by nodes_per_rack); it
+// reports a rack named twice (a generated rack that anything else names
+// too) and returns false then.
+func (r rackNames) claim(rack, by string, generated bool, p *config.Errors) bool {
+	prev, seen := r[rack]
+	if seen && prev.by != by && (generated || prev.generated) {
+		p.Add(by, "rack %q is named twice: %s names it too (nodes_per_rack names a group's racks for that group alone)", rack, prev.by)
+		return false
+	}
+	if !seen {
+		r[rack] = struct {
+			by        string
+			generated bool
+		}{by, generated}
+	}
+	return true
+}
+
 // groupNodeName is the name of node i of a group whose indexes are written
 // with width digits.
 func groupNodeName(prefix string, i, width int) string {
@@ -355,6 +387,17 @@ func (g *NodeGroupSpec) Check(e *config.Errors) {
 		e.Add("gpus_per_node", "must be in 0..%d, got %d", MaxGPUsPerNode, g.GPUsPerNode)
 	}
 	gm := checkModel(g.GPUModel, g.GPUsPerNode, "gpu_model", e)
+	if g.Rack != "" {
+		if msg := checkName(g.Rack, maxNameLen); msg != "" {
+			e.Add("rack", "%s", msg)
+		}
+	}
+	switch {
+	case g.NodesPerRack < 0 || g.NodesPerRack > MaxSpecNodes:
+		e.Add("nodes_per_rack", "must be in 1..%d, got %d", MaxSpecNodes, g.NodesPerRack)
+	case g.NodesPerRack > 0 && g.Rack != "":
+		e.Add("nodes_per_rack", "gives the group's racks their own names; rack puts the whole group in one: give one of them")
+	}
 	checkCapacity(g.CPUMilli, "cpu_milli", e)
 	checkCapacity(g.MemoryMiB, "memory_mib", e)
 	if g.GPUsPerNode >= 0 && g.GPUsPerNode <= MaxGPUsPerNode {
@@ -371,6 +414,11 @@ func (n *NodeSpec) Check(e *config.Errors) {
 		e.Add("gpus", "must be in 0..%d, got %d", MaxGPUsPerNode, n.GPUs)
 	}
 	nm := checkModel(n.GPUModel, n.GPUs, "gpu_model", e)
+	if n.Rack != "" {
+		if msg := checkName(n.Rack, maxNameLen); msg != "" {
+			e.Add("rack", "%s", msg)
+		}
+	}
 	checkCapacity(n.CPUMilli, "cpu_milli", e)
 	checkCapacity(n.MemoryMiB, "memory_mib", e)
 	if n.GPUs >= 0 && n.GPUs <= MaxGPUsPerNode {
@@ -429,6 +477,7 @@ func (s *ClusterSpec) expand(p *config.Errors) []Node {
 
 	// Every value is in range: name the nodes and look for repeats.
 	nodes := make([]Node, 0, totalNodes)
+	racks := rackNames{}
 	origin := make(map[string]nodeOrigin, totalNodes)
 	for i, g := range s.NodeGroups {
 		model := checkModel(g.GPUModel, g.GPUsPerNode, "", p)
@@ -438,13 +487,22 @@ func (s *ClusterSpec) expand(p *config.Errors) []Node {
 		width := max(3, len(strconv.Itoa(g.Count-1)))
 		for k := 0; k < g.Count; k++ {
 			name := groupNodeName(g.NamePrefix, k, width)
+			rack := g.Rack
+			if g.NodesPerRack > 0 {
+				rack = fmt.Sprintf("%s-rack-%d", g.NamePrefix, k/g.NodesPerRack)
+				if k%g.NodesPerRack == 0 && !racks.claim(rack, fmt.Sprintf("node_groups[%d]", i), true, p) {
+					break
+				}
+			} else if rack != "" && k == 0 && !racks.claim(rack, fmt.Sprintf("node_groups[%d]", i), false, p) {
+				break
+			}
 			here := nodeOrigin{group: i, index: k}
 			if prev, dup := origin[name]; dup {
 				p.Add(fmt.Sprintf("node_groups[%d].name_prefix", i), "node name %q (%s) repeats %s", name, here, prev)
 				break // one report per group is enough
 			}
 			origin[name] = here
-			nodes = append(nodes, Node{Name: name, Model: model, GPUs: g.GPUsPerNode, CPUMilli: cpu, MemoryMiB: mem, MIG: mig})
+			nodes = append(nodes, Node{Name: name, Rack: rack, Model: model, GPUs: g.GPUsPerNode, CPUMilli: cpu, MemoryMiB: mem, MIG: mig})
 		}
 	}
 	for i, n := range s.Nodes {
@@ -454,8 +512,12 @@ func (s *ClusterSpec) expand(p *config.Errors) []Node {
 		}
 		origin[n.Name] = nodeOrigin{group: -1, index: i}
 		model := checkModel(n.GPUModel, n.GPUs, "", p)
+		if n.Rack != "" && !racks.claim(n.Rack, fmt.Sprintf("nodes[%d]", i), false, p) {
+			continue
+		}
 		nodes = append(nodes, Node{
 			Name:      n.Name,
+			Rack:      n.Rack,
 			Model:     model,
 			GPUs:      n.GPUs,
 			CPUMilli:  checkCapacity(n.CPUMilli, "", p),
@@ -579,6 +641,12 @@ func (s *ClusterSpec) YAML() ([]byte, error) {
 				fmt.Fprintf(&b, "    gpu_model: %s\n", yamlString(g.GPUModel))
 			}
 			fmt.Fprintf(&b, "    gpus_per_node: %d\n", g.GPUsPerNode)
+			if g.Rack != "" {
+				fmt.Fprintf(&b, "    rack: %s\n", yamlString(g.Rack))
+			}
+			if g.NodesPerRack > 0 {
+				fmt.Fprintf(&b, "    nodes_per_rack: %d\n", g.NodesPerRack)
+			}
 			capacity("cpu_milli", g.CPUMilli)
 			capacity("memory_mib", g.MemoryMiB)
 			migYAML(&b, g.MIG)
@@ -592,6 +660,9 @@ func (s *ClusterSpec) YAML() ([]byte, error) {
 				fmt.Fprintf(&b, "    gpu_model: %s\n", yamlString(n.GPUModel))
 			}
 			fmt.Fprintf(&b, "    gpus: %d\n", n.GPUs)
+			if n.Rack != "" {
+				fmt.Fprintf(&b, "    rack: %s\n", yamlString(n.Rack))
+			}
 			capacity("cpu_milli", n.CPUMilli)
 			capacity("memory_mib", n.MemoryMiB)
 			migYAML(&b, n.MIG)

@@ -37,14 +37,42 @@ type SpeedTable struct {
 	speed   [][MaxModels]float64 // per class, per model; 0 = no row
 	line    [][MaxModels]int     // the line each row came from; 0 = not from a file
 	note    [][MaxModels]string  // each row's source column
+	// spread[c][s] is class c's factor for spread s (0 = no row), with its
+	// line and source.
+	spread     [][3]float64
+	spreadLine [][3]int
+	spreadNote [][3]string
 }
 
-// SpeedRow is one row of a speed table.
+// SpeedRow is one row of a speed table: a speed on a model, or (Spread
+// set) the factor a gang's speed takes when spread.
 type SpeedRow struct {
 	Class  string
-	Model  ModelID
+	Model  ModelID // when Spread is OneNode
+	Spread Spread
 	Speed  float64
 	Source string // where the number comes from
+}
+
+// Spread says how a placement is spread: on one node, over several nodes
+// of one rack (or nodes without racks), or over several racks.
+type Spread uint8
+
+const (
+	OneNode Spread = iota
+	AcrossNodes
+	AcrossRacks
+)
+
+// spreadNames are the words a speed table's gpu_model column takes for a
+// spread factor's row.
+var spreadNames = [...]string{OneNode: "", AcrossNodes: "across-nodes", AcrossRacks: "across-racks"}
+
+func (s Spread) String() string {
+	if s == OneNode {
+		return "one-node"
+	}
+	return spreadNames[s]
 }
 
 // SpeedTableHeader is a speed table file's first line.
@@ -79,7 +107,10 @@ func LoadSpeedTable(path string) (*SpeedTable, error) {
 //
 //   - class: a job class name (letters, digits, '.', '_', '-', '/', at
 //     most 64 bytes; compared ignoring case), or * for the generic row;
-//   - gpu_model: a catalogue name or alias;
+//   - gpu_model: a catalogue name or alias, or across-nodes or
+//     across-racks for a spread factor: a gang of the class spread over
+//     several nodes of one rack, or over several racks, runs at speed
+//     times its speed on one node (0 < speed <= 1);
 //   - speed: relative throughput, a finite number > 0;
 //   - source: free text saying where the number comes from.
 //
@@ -121,10 +152,6 @@ func ReadSpeedTable(r io.Reader, name string) (*SpeedTable, error) {
 		if err := checkClassName(class); err != nil {
 			return nil, bad(line, "class", "%v", err)
 		}
-		m, ok := LookupModel(rec[1])
-		if !ok {
-			return nil, bad(line, "gpu_model", "unknown GPU model %q (known: %s)", strings.TrimSpace(rec[1]), ModelNames())
-		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(rec[2]), 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, bad(line, "speed", "want a finite number > 0, found %q", rec[2])
@@ -132,6 +159,21 @@ func ReadSpeedTable(r io.Reader, name string) (*SpeedTable, error) {
 		note := ""
 		if withSource {
 			note = strings.TrimSpace(rec[3])
+		}
+		if sp := spreadOf(rec[1]); sp != OneNode {
+			if v > 1 {
+				return nil, bad(line, "speed", "a spread factor is at most 1 (a gang is not faster spread than on one node), found %q", rec[2])
+			}
+			c := t.classIndex(class, true)
+			if prev := t.spreadLine[c][sp]; prev > 0 {
+				return nil, bad(line, "gpu_model", "class %s %s is given twice (first on line %d)", t.classes[c], sp, prev)
+			}
+			t.spread[c][sp], t.spreadLine[c][sp], t.spreadNote[c][sp] = v, line, note
+			continue
+		}
+		m, ok := LookupModel(rec[1])
+		if !ok {
+			return nil, bad(line, "gpu_model", "unknown GPU model %q (known: %s; or across-nodes, across-racks)", strings.TrimSpace(rec[1]), ModelNames())
 		}
 		c := t.classIndex(class, true)
 		if prev := t.line[c][m.ID]; prev > 0 {
@@ -196,6 +238,9 @@ func (t *SpeedTable) classIndex(name string, add bool) int {
 		return -1
 	}
 	t.classes = append(t.classes, name)
+	t.spread = append(t.spread, [3]float64{})
+	t.spreadLine = append(t.spreadLine, [3]int{})
+	t.spreadNote = append(t.spreadNote, [3]string{})
 	t.speed = append(t.speed, [MaxModels]float64{})
 	t.line = append(t.line, [MaxModels]int{})
 	t.note = append(t.note, [MaxModels]string{})
@@ -209,6 +254,9 @@ func (t *SpeedTable) Clone() *SpeedTable {
 	c.speed = slices.Clone(t.speed)
 	c.line = slices.Clone(t.line)
 	c.note = slices.Clone(t.note)
+	c.spread = slices.Clone(t.spread)
+	c.spreadLine = slices.Clone(t.spreadLine)
+	c.spreadNote = slices.Clone(t.spreadNote)
 	return &c
 }
 
@@ -250,8 +298,24 @@ func (t *SpeedTable) Rows() []SpeedRow {
 				out = append(out, SpeedRow{Class: name, Model: ModelID(m), Speed: v, Source: t.note[c][m]})
 			}
 		}
+		for sp := AcrossNodes; sp <= AcrossRacks; sp++ {
+			if v := t.spread[c][sp]; v > 0 {
+				out = append(out, SpeedRow{Class: name, Spread: sp, Speed: v, Source: t.spreadNote[c][sp]})
+			}
+		}
 	}
 	return out
+}
+
+// spreadOf is the spread a gpu_model cell names, OneNode for a model.
+func spreadOf(cell string) Spread {
+	cell = strings.ToLower(strings.TrimSpace(cell))
+	for sp := AcrossNodes; sp <= AcrossRacks; sp++ {
+		if cell == spreadNames[sp] {
+			return sp
+		}
+	}
+	return OneNode
 }
 
 // Check refuses a table whose generic rows lack one of models (the models
@@ -279,6 +343,9 @@ type Rates struct {
 	speed [][MaxModels]float64
 	// own[k] tells whether class k has rows of its own.
 	own []bool
+	// spread[k][s] is class k's factor for spread s, the rule of
+	// SpeedTable.spreadFactor applied.
+	spread [][3]float64
 	// Unknown lists the workload's classes that the table has no rows
 	// for; their jobs run at the generic speeds.
 	Unknown []string
@@ -287,19 +354,43 @@ type Rates struct {
 // Compile resolves a workload's class names (class k+1 is classes[k];
 // class 0 is "none") against t.
 func (t *SpeedTable) Compile(classes []string) *Rates {
-	r := &Rates{speed: make([][MaxModels]float64, len(classes)+1), own: make([]bool, len(classes)+1)}
+	r := &Rates{speed: make([][MaxModels]float64, len(classes)+1), own: make([]bool, len(classes)+1), spread: make([][3]float64, len(classes)+1)}
 	r.speed[0] = t.speed[0]
+	r.spread[0] = t.spreadFactors(0)
 	for k, name := range classes {
 		c := t.classIndex(name, false)
 		if c <= 0 {
-			r.speed[k+1] = t.speed[0]
+			r.speed[k+1], r.spread[k+1] = t.speed[0], r.spread[0]
 			r.Unknown = append(r.Unknown, name)
 			continue
 		}
-		r.speed[k+1], r.own[k+1] = t.speed[c], true
+		r.speed[k+1], r.own[k+1], r.spread[k+1] = t.speed[c], true, t.spreadFactors(c)
 	}
 	return r
 }
+
+// spreadFactors are class c's factors by spread. Across nodes: the class's
+// row, else the generic row, else 1 (no slow-down where nothing says so).
+// Across racks: the class's row, else its across-nodes factor when it has
+// one of its own, else the generic across-racks row, else the generic
+// across-nodes one, else 1; never more than across nodes.
+func (t *SpeedTable) spreadFactors(c int) [3]float64 {
+	pick := func(vs ...float64) float64 {
+		for _, v := range vs {
+			if v > 0 {
+				return v
+			}
+		}
+		return 1
+	}
+	own, gen := t.spread[c], t.spread[0]
+	nodes := pick(own[AcrossNodes], gen[AcrossNodes])
+	racks := pick(own[AcrossRacks], own[AcrossNodes], gen[AcrossRacks], gen[AcrossNodes])
+	return [3]float64{OneNode: 1, AcrossNodes: nodes, AcrossRacks: min(racks, nodes)}
+}
+
+// Spread is the factor a gang of class k takes, spread as sp.
+func (r *Rates) Spread(k uint16, sp Spread) float64 { return r.spread[k][sp] }
 
 // Rate is how fast a job of class k whose durations were measured on model
 // ref progresses on model on, relative to its measured pace: the class's

@@ -142,12 +142,17 @@ func (h *Host) RateOn(j *Job, m hwmodel.ModelID) float64 {
 func (h *Host) HasSpeeds() bool { return h.rates != nil }
 
 // Rate implements View: j's speed on the GPU model of p (a gang runs on
-// one model) relative to its Reference model.
+// one model) relative to its Reference model, times its class's factor
+// for how p is spread (hwmodel.Cluster.SpreadOf) when p spans nodes.
 func (h *Host) Rate(j *Job, p hwmodel.Placement) float64 {
 	if h.rates == nil || len(p) == 0 || p[0].GPUs == 0 {
 		return 1
 	}
-	return h.RateOn(j, h.cluster.NodeModel(p[0].Node))
+	r := h.RateOn(j, h.cluster.NodeModel(p[0].Node))
+	if len(p) > 1 {
+		r *= h.rates.Spread(j.Class, h.cluster.SpreadOf(p))
+	}
+	return r
 }
 
 // NumJobs is how many jobs the Host holds.
