@@ -166,6 +166,12 @@ var placers = []placerEntry{
 		func(c PlacerConfig) (Placer, error) { return newScored(kindRandom, c), nil }},
 	{"fgd", "least growth of the target workload's expected GPU fragmentation (FGD paper); the target is the trace's requests",
 		newFGD},
+	{"consolidate", "best fit, and a gang on the fewest nodes, then the fewest racks (a gang spread wider runs slower with a speed table's spread factors)",
+		func(c PlacerConfig) (Placer, error) {
+			b := &BestFit{p: *newScored(kindBestFit, c)}
+			b.p.s.racks = true
+			return b, nil
+		}},
 }
 
 // DescribePlacement returns a one-line description of a placement name,
@@ -232,6 +238,13 @@ type placeScratch struct {
 	order []gangNode // cand by idle count, most first, then index
 	cur   []gangNode // the selection being built
 	best  []gangNode // the best selection so far
+	// racks makes a gang prefer fewer racks among selections of the
+	// fewest nodes (the consolidate placement); byRack and alt are its
+	// working memory.
+	racks  bool
+	byRack [][]gangNode
+	alt    []gangNode
+	whole  []gangNode
 }
 
 // validRequest is Request.Validate without building errors, so a bad job
@@ -276,7 +289,7 @@ func idleMask(c hwmodel.ClusterView, i, k int) uint64 {
 func (s *placeScratch) placeGang(dst hwmodel.Placement, c hwmodel.ClusterView, r hwmodel.Request, best bool) (hwmodel.Placement, bool) {
 	g := r.GPUs
 	found := false
-	var bCount, bWaste, bFirst int
+	var bCount, bWaste, bFirst, bRacks int
 	for m := 0; m < numModels(); m++ {
 		id := hwmodel.ModelID(m)
 		if !r.Models.Accepts(id) || c.GPUsOfModel(id) < g || c.FreeWholeGPUsAccepted(hwmodel.Of(id)) < g {
@@ -287,17 +300,28 @@ func (s *placeScratch) placeGang(dst hwmodel.Placement, c hwmodel.ClusterView, r
 		if !ok {
 			continue
 		}
-		count := len(s.cur)
+		count, racks := len(s.cur), 0
+		if s.racks {
+			racks = rackCount(c, s.cur)
+			if racks > 1 {
+				if w, f, ok := s.oneRack(c, r, best, count); ok {
+					waste, first, racks = w, f, 1
+				}
+			}
+		}
 		better := !found || count < bCount
 		if found && count == bCount {
-			if best && waste != bWaste {
+			switch {
+			case racks != bRacks:
+				better = racks < bRacks
+			case best && waste != bWaste:
 				better = waste < bWaste
-			} else {
+			default:
 				better = first < bFirst
 			}
 		}
 		if better {
-			found, bCount, bWaste, bFirst = true, count, waste, first
+			found, bCount, bWaste, bFirst, bRacks = true, count, waste, first, racks
 			s.cur, s.best = s.best, s.cur
 		}
 	}
@@ -318,6 +342,70 @@ func (s *placeScratch) placeGang(dst hwmodel.Placement, c hwmodel.ClusterView, r
 	dst[base].CPUMilli += r.CPUMilli - cpu
 	dst[base].MemoryMiB += r.MemoryMiB - mem
 	return dst, true
+}
+
+// rackCount is how many racks a selection spans; nodes without a rack
+// add none.
+func rackCount(c hwmodel.ClusterView, sel []gangNode) int {
+	n := 0
+	for i, x := range sel {
+		r := c.NodeRack(int(x.node))
+		if r < 0 {
+			continue
+		}
+		seen := false
+		for _, y := range sel[:i] {
+			if c.NodeRack(int(y.node)) == r {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			n++
+		}
+	}
+	return n
+}
+
+// oneRack looks for a selection of count nodes (the fewest, found over
+// all of s.order) within one rack: s.order's nodes bucketed by rack in
+// one pass, then each rack's tried in rack order. On success s.cur holds
+// the selection with the least waste (the lowest rack on a tie);
+// otherwise it holds again the selection it held on entry.
+func (s *placeScratch) oneRack(c hwmodel.ClusterView, r hwmodel.Request, best bool, count int) (waste, first int, ok bool) {
+	nr := c.NumRacks()
+	for len(s.byRack) < nr {
+		s.byRack = append(s.byRack, nil)
+	}
+	for k := range nr {
+		s.byRack[k] = s.byRack[k][:0]
+	}
+	for _, n := range s.order {
+		if k := c.NodeRack(int(n.node)); k >= 0 {
+			s.byRack[k] = append(s.byRack[k], n) // keeps the order
+		}
+	}
+	all := s.order
+	s.whole = append(s.whole[:0], s.cur...) // the selection over every rack
+	defer func() { s.order = all }()
+	for k := range nr {
+		if len(s.byRack[k]) == 0 {
+			continue
+		}
+		s.order = s.byRack[k]
+		w, f, good := s.selectGang(c, r, best)
+		if !good || len(s.cur) != count || (ok && (!best || w >= waste)) {
+			continue
+		}
+		waste, first, ok = w, f, true
+		s.alt = append(s.alt[:0], s.cur...)
+	}
+	if ok {
+		s.cur = append(s.cur[:0], s.alt...)
+	} else {
+		s.cur = append(s.cur[:0], s.whole...)
+	}
+	return waste, first, ok
 }
 
 // collect fills s.order with the nodes of model id that have idle GPUs,

@@ -167,7 +167,7 @@ func (p *refPlacer) shareGPU(c hwmodel.ClusterView, i int, milli int32) int {
 
 func (p *refPlacer) score(c hwmodel.ClusterView, i int, r *hwmodel.Request) (int64, int) {
 	switch p.kind {
-	case "bestfit":
+	case "bestfit", "consolidate": // consolidate differs only in gangs across racks, which consolidate_test.go covers
 		s := (float64(c.FreeCPU(i))-float64(r.CPUMilli))/maxSpecCPU*0.5 +
 			(float64(c.NodeFreeMilli(i))-float64(r.TotalMilli()))/maxSpecGPU*0.5
 		return int64((1.0 - s) * maxScore), -1

@@ -18,8 +18,13 @@ import (
 
 // Files read, relative to the -shared folder.
 const (
-	gavelSimFile   = "throughputs/gavel/simulation_throughputs_isolated.csv"
-	gavelPhysFile  = "throughputs/gavel/physical_cluster_throughputs_isolated.csv"
+	gavelSimFile    = "throughputs/gavel/simulation_throughputs_isolated.csv"
+	gavelPhysFile   = "throughputs/gavel/physical_cluster_throughputs_isolated.csv"
+	gavelSpreadFile = "throughputs/gavel/simulation_throughputs_isolated_unconsolidated.csv"
+	// gavelSpreadGPU is the GPU whose consolidated and unconsolidated
+	// throughputs give the spread factors: the fastest Gavel measured, on
+	// which communication weighs most.
+	gavelSpreadGPU = "v100"
 	mlperfRelFile  = "throughputs/mlperf/mlperf_relative_speed.csv"
 	mlperfAllFile  = "throughputs/mlperf/mlperf_training_all_scores.csv"
 	commonRef      = "A100-80GB"
@@ -199,6 +204,11 @@ func generate(shared string) ([]byte, error) {
 		}
 	}
 	rows = append(rows, gavelRows...)
+	spreadRows, err := gavelSpread(shared)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, spreadRows...)
 	rows = append(rows, mlRows...)
 
 	var b bytes.Buffer
@@ -358,6 +368,61 @@ func gavel(shared string) ([]row, map[string][]float64, error) {
 		}
 	}
 	return rows, means, nil
+}
+
+// gavelSpread gives the across-nodes factor of every Gavel class measured
+// on several servers: its steps/s with its GPUs spread across servers
+// (unconsolidated) over its steps/s with them on one server
+// (consolidated), on V100, geomean over batch sizes and scale factors
+// 2, 4 and 8. No generic row: work the data does not cover is not slowed
+// by spreading unless a table says so.
+func gavelSpread(shared string) ([]row, error) {
+	cons, err := readTable(filepath.Join(shared, gavelSimFile))
+	if err != nil {
+		return nil, err
+	}
+	spread, err := readTable(filepath.Join(shared, gavelSpreadFile))
+	if err != nil {
+		return nil, err
+	}
+	key := func(r map[string]string) string { return r["job_type"] + "|" + r["scale_factor"] }
+	consolidated := map[string]float64{}
+	for _, r := range cons.rows {
+		if r["gpu_model"] != gavelSpreadGPU || r["scale_factor"] == "1" {
+			continue
+		}
+		v, err := cons.float(r, "throughput")
+		if err != nil {
+			return nil, err
+		}
+		consolidated[key(r)] = v
+	}
+	ratios := map[string][]float64{}
+	for _, r := range spread.rows {
+		if r["gpu_model"] != gavelSpreadGPU || r["scale_factor"] == "1" {
+			continue
+		}
+		v, err := spread.float(r, "throughput")
+		if err != nil {
+			return nil, err
+		}
+		c, ok := consolidated[key(r)]
+		if !ok || !(c > 0 && v > 0) {
+			continue // not measured both ways, or did not run
+		}
+		model, _ := splitJobType(r["job_type"])
+		ratios[model] = append(ratios[model], v/c)
+	}
+	var rows []row
+	for _, gc := range gavelClasses {
+		rs := ratios[gc.gavel]
+		if len(rs) == 0 {
+			continue
+		}
+		f := min(1, geomean(rs))
+		rows = append(rows, row{gc.class, "across-nodes", f, fmt.Sprintf("measured: Gavel %s over %s, V100, GPUs spread across servers vs on one server, geomean of %d (batch size, scale factor 2/4/8) pairs", spread.name, cons.name, len(rs))})
+	}
+	return rows, nil
 }
 
 // splitJobType splits "ResNet-50 (batch size 64)" into the model and the
