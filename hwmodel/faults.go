@@ -133,9 +133,15 @@ func (r RepairModel) Validate() error {
 // (GPUMTBF), is repaired after a time drawn from NodeRepair (GPURepair),
 // and starts afresh: a renewal process per node and per GPU. A zero MTBF
 // turns that kind of failure off. A GPU failure may fall while its node is
-// down; the engine treats overlapping faults as one outage.
+// down; the engine treats overlapping faults as one outage. RackMTBF adds
+// correlated failures: each rack (its switch) fails as a renewal process
+// of its own, repaired after a time drawn from RackRepair, and takes every
+// node of the rack down at the same instant for that long, as one node
+// fault per node; nodes without a rack have none.
 type FailureModel struct {
 	NodeMTBF, GPUMTBF Time
+	RackMTBF          Time
+	RackRepair        RepairModel
 	// Distribution of the time to failure: "exponential" (the default when
 	// empty) or "weibull" with shape WeibullShape (< 1: infant mortality,
 	// > 1: wear-out), scaled so that its mean is the MTBF.
@@ -146,11 +152,11 @@ type FailureModel struct {
 }
 
 // Enabled reports whether the model produces any failures.
-func (m FailureModel) Enabled() bool { return m.NodeMTBF > 0 || m.GPUMTBF > 0 }
+func (m FailureModel) Enabled() bool { return m.NodeMTBF > 0 || m.GPUMTBF > 0 || m.RackMTBF > 0 }
 
 // Validate checks the model.
 func (m FailureModel) Validate() error {
-	if m.NodeMTBF < 0 || m.GPUMTBF < 0 {
+	if m.NodeMTBF < 0 || m.GPUMTBF < 0 || m.RackMTBF < 0 {
 		return errors.New("MTBF must be >= 0 (0 turns that kind of failure off)")
 	}
 	switch m.Distribution {
@@ -170,6 +176,11 @@ func (m FailureModel) Validate() error {
 	if m.GPUMTBF > 0 {
 		if err := m.GPURepair.Validate(); err != nil {
 			return fmt.Errorf("GPU repair: %w", err)
+		}
+	}
+	if m.RackMTBF > 0 {
+		if err := m.RackRepair.Validate(); err != nil {
+			return fmt.Errorf("rack repair: %w", err)
 		}
 	}
 	return nil
@@ -199,9 +210,29 @@ func (m FailureModel) Schedule(c *Cluster, horizon Time, seed uint64) []Fault {
 			}
 		}
 	}
+	if m.RackMTBF > 0 && c.NumRacks() > 0 {
+		nodes := make([][]int, c.NumRacks())
+		for i := 0; i < c.NumNodes(); i++ {
+			if r := c.NodeRack(i); r >= 0 {
+				nodes[r] = append(nodes[r], i)
+			}
+		}
+		for r := range nodes {
+			// The rack's own key lies above every node's and GPU's.
+			for _, f := range m.renewal(nil, 0, -1, m.RackMTBF, m.RackRepair, horizon, seed^rackStream(r)) {
+				for _, i := range nodes[r] {
+					out = append(out, Fault{At: f.At, Node: i, GPU: -1, Repair: f.Repair})
+				}
+			}
+		}
+	}
 	SortFaults(out)
 	return out
 }
+
+// rackStream separates rack r's failures from every node's and GPU's: a
+// renewal keyed like node 0's, drawn from the seed mixed with this.
+func rackStream(r int) uint64 { return subSeed(0x7261636b, uint64(r)) } // "rack"
 
 // subSeed mixes seed with a unit's key (splitmix64), so each node and GPU
 // draws from its own well-separated sequence.

@@ -208,6 +208,9 @@ func Simulate(c Comparison) (*Simulation, error) {
 		}
 		opt.Faults = &f
 	}
+	if f := opt.Faults; f != nil && f.Model.RackMTBF > 0 && probe.NumRacks() == 0 {
+		return nil, &RequestError{"rack-mtbf", fmt.Errorf("cluster %s names no racks, so no rack can fail; give its nodes racks (rack, nodes_per_rack: docs/cluster.md)", spec.Name)}
+	}
 	if err := c.speeds(&opt, spec, probe, w, warn); err != nil {
 		return nil, err
 	}

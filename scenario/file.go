@@ -2,10 +2,12 @@ package scenario
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/brigadesim/brigade/config"
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/workloads"
 )
 
 // File is one experiment: a cluster, a workload, the faults it runs
@@ -28,6 +30,11 @@ type File struct {
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU.
 	MIGReconfigTime string  `json:"mig_reconfig_time"`
 	Faults          *Faults `json:"faults"`
+	// Speeds names a speed table (a file relative to this one, or
+	// default) that every setup runs with; SpeedReference the GPU model
+	// the workload's durations were measured on (required with Speeds).
+	Speeds         string `json:"speeds"`
+	SpeedReference string `json:"speed_reference"`
 	// Setups are the variants compared, each the experiment above with
 	// its own fields in place of the shared ones; none: one setup.
 	Setups  []Setup  `json:"setups" config:"max=16"`
@@ -42,6 +49,9 @@ type File struct {
 	Serving string `json:"serving"`
 
 	path string // where the file was read from: relative paths resolve against its folder
+	// explicitAt is where each explicit job is in the built workload,
+	// which is in submission order (buildWorkload).
+	explicitAt []int
 }
 
 // Workload is what the jobs are: a trace, a generator, explicit jobs, or
@@ -54,6 +64,9 @@ type Workload struct {
 	Format    string     `json:"format"`
 	Synthetic *Synthetic `json:"synthetic"`
 	Jobs      []Job      `json:"jobs" config:"max=10000"`
+	// Classes gives the generated jobs classes for the speed table, drawn
+	// from the file's seed: CLASS or CLASS=WEIGHT entries.
+	Classes []string `json:"classes" config:"max=1000"`
 }
 
 // Synthetic is the generator's setting (workloads.Generate).
@@ -108,6 +121,8 @@ type Job struct {
 	CPUPerGPU    float64     `json:"cpus_per_gpu"`
 	MemGiBPerGPU int64       `json:"memory_gib_per_gpu"`
 	Checkpoint   *Checkpoint `json:"checkpoint"`
+	// Class is the job's class in the speed table.
+	Class string `json:"class"`
 }
 
 // Checkpoint is a job's checkpointing: every Every of progress, costing
@@ -119,8 +134,12 @@ type Checkpoint struct {
 
 // Faults are the hardware failures and the retry rules.
 type Faults struct {
-	NodeMTBF    string `json:"node_mtbf"`
-	NodeRepair  string `json:"node_repair"`
+	NodeMTBF   string `json:"node_mtbf"`
+	NodeRepair string `json:"node_repair"`
+	// RackMTBF and RackRepair add rack (switch) failures, which take a
+	// rack's nodes down together; optional.
+	RackMTBF    string `json:"rack_mtbf"`
+	RackRepair  string `json:"rack_repair"`
 	Retry       string `json:"retry"`
 	MaxRetries  int    `json:"max_retries"`
 	RestartTime string `json:"restart_time"`
@@ -246,6 +265,16 @@ func (f *File) Check(e *config.Errors) {
 		}
 	}
 	duration(e, "mig_reconfig_time", f.MIGReconfigTime)
+	switch {
+	case f.Speeds != "" && f.SpeedReference == "":
+		e.Add("speed_reference", "required with speeds: the GPU model the workload's durations were measured on")
+	case f.Speeds == "" && f.SpeedReference != "":
+		e.Add("speeds", "required with speed_reference")
+	case f.SpeedReference != "":
+		if _, ok := hwmodel.LookupModel(f.SpeedReference); !ok {
+			e.Add("speed_reference", "unknown model %q (known: %s)", f.SpeedReference, hwmodel.ModelNames())
+		}
+	}
 	f.Workload.Check(e.In("workload"))
 	if f.Faults != nil {
 		f.Faults.Check(e.In("faults"))
@@ -316,6 +345,10 @@ func (f *File) Check(e *config.Errors) {
 func (fl *Faults) Check(e *config.Errors) {
 	positive(e.In("node_mtbf"), "", fl.NodeMTBF)
 	positive(e.In("node_repair"), "", fl.NodeRepair)
+	if fl.RackMTBF != "" || fl.RackRepair != "" {
+		positive(e.In("rack_mtbf"), "", fl.RackMTBF)
+		positive(e.In("rack_repair"), "", fl.RackRepair)
+	}
 	duration(e, "restart_time", fl.RestartTime)
 	switch fl.Retry {
 	case "", "trace", "none", "fixed", "deadline":
@@ -345,6 +378,13 @@ func (w *Workload) Check(e *config.Errors) {
 	if s := w.Synthetic; s != nil {
 		s.Check(e.In("synthetic"))
 	}
+	if len(w.Classes) > 0 {
+		if w.Synthetic == nil {
+			e.Add("classes", "classes are drawn for generated jobs; this workload has no synthetic generator (give explicit jobs a class of their own)")
+		} else if _, _, err := workloads.ParseClassList(strings.Join(w.Classes, ",")); err != nil {
+			e.Add("classes", "%v", err)
+		}
+	}
 	names := map[string]int{}
 	for i, j := range w.Jobs {
 		je := e.Index("jobs", i)
@@ -356,6 +396,11 @@ func (w *Workload) Check(e *config.Errors) {
 		names[j.Name] = i
 		if j.GPUs < 0 {
 			je.Add("gpus", "want >= 0, got %d", j.GPUs)
+		}
+		if j.Class != "" {
+			if err := hwmodel.CheckClassName(j.Class); err != nil {
+				je.Add("class", "%v", err)
+			}
 		}
 		duration(je, "submit", j.Submit)
 		positive(je.In("duration"), "", j.Duration)

@@ -34,8 +34,9 @@ type Outcome struct {
 	Setup Setup // with the shared fields filled in
 	Run   runner.PolicyRun
 
-	explicit []string // the explicit jobs' names: Run.Jobs[i] is explicit[i]
-	summary  map[string]any
+	explicit   []string // the explicit jobs' names: Run.Jobs[explicitAt[i]] is explicit[i]
+	explicitAt []int
+	summary    map[string]any
 }
 
 // Result is a whole file's run: its setups' outcomes, or its plan.
@@ -115,6 +116,10 @@ func Run(f *File, opt Options) (*Result, error) {
 	for i, j := range f.Workload.Jobs {
 		explicit[i] = j.Name
 	}
+	speeds, err := f.speedTable()
+	if err != nil {
+		return nil, err
+	}
 	setups := f.setups()
 	for i, s := range setups {
 		if opt.Progress != nil {
@@ -133,7 +138,7 @@ func Run(f *File, opt Options) (*Result, error) {
 			wl = asWholeGPUs(wl)
 		}
 		if s.NoCheckpoints {
-			for k := range explicit {
+			for _, k := range f.explicitAt {
 				wl.Jobs[k].Checkpoint = workloads.Checkpoint{}
 			}
 		}
@@ -152,16 +157,34 @@ func Run(f *File, opt Options) (*Result, error) {
 		runs, err := runner.Run(runner.Spec{
 			Workload: wl, WorkloadName: desc, NewCluster: spec.Build, ClusterName: s.Cluster,
 			Policies: []policies.Spec{pol}, Placer: policies.PlacerConfig{Seed: f.Seed, Target: target}, Seed: f.Seed,
-			Options: runner.Options{MIGReconfigTime: reconfig, CheckInvariants: opt.CheckInvariants, Faults: f.faults(s), FragTarget: &target},
+			Options: runner.Options{MIGReconfigTime: reconfig, CheckInvariants: opt.CheckInvariants, Faults: f.faults(s), FragTarget: &target,
+				Speeds: speeds, SpeedReference: f.speedReference()},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
 		}
 		r := runs[0]
 		r.Summary.Policy = s.Name
-		res.Outcomes = append(res.Outcomes, Outcome{Setup: s, Run: r, explicit: explicit, summary: r.Summary.Fields()})
+		res.Outcomes = append(res.Outcomes, Outcome{Setup: s, Run: r, explicit: explicit, explicitAt: f.explicitAt, summary: r.Summary.Fields()})
 	}
 	return res, nil
+}
+
+// speedTable is the file's speed table, nil without one.
+func (f *File) speedTable() (*hwmodel.SpeedTable, error) {
+	switch f.Speeds {
+	case "":
+		return nil, nil
+	case runner.DefaultSpeeds:
+		return hwmodel.DefaultSpeeds(), nil
+	}
+	return runner.LoadSpeeds(f.resolve(f.Speeds))
+}
+
+// speedReference is the model the file's durations were measured on.
+func (f *File) speedReference() hwmodel.ModelID {
+	m, _ := hwmodel.LookupModel(f.SpeedReference)
+	return m.ID
 }
 
 // resolveCluster is a preset's name as it is, or a spec file's path
@@ -182,7 +205,9 @@ func (f *File) faults(s Setup) *runner.Faults {
 	out := &runner.Faults{Retry: f.Faults.Retry, MaxRetries: f.Faults.MaxRetries, RestartTime: duration(nil, "", f.Faults.RestartTime)}
 	if !s.NoFaults {
 		out.Model = hwmodel.FailureModel{NodeMTBF: duration(nil, "", f.Faults.NodeMTBF),
-			NodeRepair: hwmodel.RepairModel{Kind: "fixed", Mean: duration(nil, "", f.Faults.NodeRepair)}}
+			NodeRepair: hwmodel.RepairModel{Kind: "fixed", Mean: duration(nil, "", f.Faults.NodeRepair)},
+			RackMTBF:   duration(nil, "", f.Faults.RackMTBF),
+			RackRepair: hwmodel.RepairModel{Kind: "fixed", Mean: duration(nil, "", f.Faults.RackRepair)}}
 	}
 	return out
 }

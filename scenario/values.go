@@ -104,7 +104,7 @@ func (o *Outcome) value(v string) (any, error) {
 			if name != parts[1] {
 				continue
 			}
-			j := o.Run.Jobs[i]
+			j := o.Run.Jobs[o.explicitAt[i]]
 			switch parts[2] {
 			case "state":
 				return string(j.State), nil
@@ -120,10 +120,16 @@ func (o *Outcome) value(v string) (any, error) {
 		}
 		return nil, fmt.Errorf("%q: no explicit job %q", v, parts[1])
 	case "generated":
-		gen := o.Run.Jobs[len(o.explicit):]
 		var done, ran int
 		var wait float64
-		for _, j := range gen {
+		isExplicit := make([]bool, len(o.Run.Jobs))
+		for _, k := range o.explicitAt {
+			isExplicit[k] = true
+		}
+		for k, j := range o.Run.Jobs {
+			if isExplicit[k] {
+				continue
+			}
 			if j.State == results.Succeeded {
 				done++
 			}
@@ -134,7 +140,7 @@ func (o *Outcome) value(v string) (any, error) {
 		}
 		switch parts[1] {
 		case "jobs":
-			return float64(len(gen)), nil
+			return float64(len(o.Run.Jobs) - len(o.explicitAt)), nil
 		case "succeeded":
 			return float64(done), nil
 		case "wait_s_mean":

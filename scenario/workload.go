@@ -1,8 +1,11 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/runner"
@@ -43,6 +46,7 @@ func (f *File) buildWorkload() (*workloads.Workload, string, error) {
 			job.Req.GPUMilli = 0
 		}
 		job.Estimate = job.Duration
+		job.Class = classOf(out, j.Class)
 		if c := j.Checkpoint; c != nil {
 			job.Checkpoint = workloads.Checkpoint{Every: duration(nil, "", c.Every), Cost: duration(nil, "", c.Cost)}
 		}
@@ -58,6 +62,16 @@ func (f *File) buildWorkload() (*workloads.Workload, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		if len(w.Classes) > 0 {
+			names, weights, err := workloads.ParseClassList(strings.Join(w.Classes, ","))
+			if err != nil {
+				return nil, "", err
+			}
+			workloads.DrawClasses(gen, names, weights, f.Seed)
+			for k := range gen.Jobs {
+				gen.Jobs[k].Class = classOf(out, gen.ClassName(&gen.Jobs[k]))
+			}
+		}
 		out.Jobs = append(out.Jobs, gen.Jobs...)
 		out.Tenants = append(out.Tenants, gen.Tenants...)
 		switch {
@@ -70,11 +84,52 @@ func (f *File) buildWorkload() (*workloads.Workload, string, error) {
 	for i := range out.Jobs {
 		out.Jobs[i].Deps = nil // generated jobs have none, and their IDs moved by the explicit ones
 	}
+	f.explicitAt = sortBySubmit(out, len(w.Jobs))
 	out.FillEstimates()
 	if len(w.Jobs) > 0 {
 		desc = fmt.Sprintf("%d explicit jobs", len(w.Jobs)) + map[bool]string{true: " + " + desc, false: ""}[desc != ""]
 	}
 	return out, orName(w.Name, desc+fmt.Sprintf(", seed %d", f.Seed)), nil
+}
+
+// sortBySubmit puts w's jobs in submission order, as a workload must be
+// (stably: jobs submitted together keep their order, explicit ones
+// first), and returns where each of the first explicit jobs went. A
+// workload already in order is left as it is.
+func sortBySubmit(w *workloads.Workload, explicit int) []int {
+	at := make([]int, explicit)
+	for i := range at {
+		at[i] = i
+	}
+	if slices.IsSortedFunc(w.Jobs, func(a, b workloads.Job) int { return cmp.Compare(a.Submit, b.Submit) }) {
+		return at
+	}
+	order := make([]int, len(w.Jobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(w.Jobs[a].Submit, w.Jobs[b].Submit) })
+	jobs := make([]workloads.Job, len(w.Jobs))
+	for to, from := range order {
+		jobs[to] = w.Jobs[from]
+		if from < explicit {
+			at[from] = to
+		}
+	}
+	w.Jobs = jobs
+	return at
+}
+
+// classOf is class name's number in w (added if new), 0 for "".
+func classOf(w *workloads.Workload, name string) uint16 {
+	if name == "" {
+		return 0
+	}
+	if k := slices.Index(w.Classes, name); k >= 0 {
+		return uint16(k + 1)
+	}
+	w.Classes = append(w.Classes, name)
+	return uint16(len(w.Classes))
 }
 
 func orName(a, b string) string {

@@ -70,6 +70,8 @@ func addFaultFlags(fs *flagSet, f *runner.Faults, repairDist *string, repairSigm
 	fs.duration(&m.NodeRepair.Mean, "node-repair", "2h", positive, "mean node repair time")
 	fs.duration(&m.GPUMTBF, "gpu-mtbf", "", positive, "inject random single-GPU failures: mean time between failures of each GPU")
 	fs.duration(&m.GPURepair.Mean, "gpu-repair", "4h", positive, "mean GPU repair time")
+	fs.duration(&m.RackMTBF, "rack-mtbf", "", positive, "inject correlated failures: each rack's switch fails with this mean time between failures and takes all the rack's nodes down at once (racks: docs/cluster.md)")
+	fs.duration(&m.RackRepair.Mean, "rack-repair", "2h", positive, "mean rack (switch) repair time")
 	fs.StringVar(repairDist, "repair-dist", "fixed", "repair time distribution: fixed, exponential or lognormal (with --repair-sigma)")
 	fs.Float64Var(repairSigma, "repair-sigma", 1, "log-space standard deviation of lognormal repair times")
 	fs.StringVar(&m.Distribution, "failure-dist", "exponential", "time-to-failure distribution: exponential or weibull (mean = the MTBF)")
@@ -89,8 +91,8 @@ func addFaultFlags(fs *flagSet, f *runner.Faults, repairDist *string, repairSigm
 // repair distribution applied to nodes and GPUs.
 func checkFaults(f *runner.Faults, repairDist string, repairSigma float64) error {
 	m := &f.Model
-	m.NodeRepair.Kind, m.GPURepair.Kind = repairDist, repairDist
-	m.NodeRepair.Sigma, m.GPURepair.Sigma = repairSigma, repairSigma
+	m.NodeRepair.Kind, m.GPURepair.Kind, m.RackRepair.Kind = repairDist, repairDist, repairDist
+	m.NodeRepair.Sigma, m.GPURepair.Sigma, m.RackRepair.Sigma = repairSigma, repairSigma, repairSigma
 	if err := m.Validate(); err != nil {
 		return usageError{err}
 	}
