@@ -251,7 +251,7 @@ func (f *File) Check(e *config.Errors) {
 		for _, x := range []struct {
 			field string
 			set   bool
-		}{{"cluster", f.Cluster != ""}, {"setups", len(f.Setups) > 0}, {"columns", len(f.Columns) > 0}, {"charts", len(f.Charts) > 0}, {"faults", f.Faults != nil}} {
+		}{{"cluster", f.Cluster != ""}, {"setups", len(f.Setups) > 0}, {"columns", len(f.Columns) > 0}, {"charts", len(f.Charts) > 0}, {"faults", f.Faults != nil}, {"speeds", f.Speeds != ""}} {
 			if x.set {
 				e.Add(x.field, "a plan sizes clusters of the models it names under the file's policy; it has no %s", x.field)
 			}
