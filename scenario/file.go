@@ -265,16 +265,7 @@ func (f *File) Check(e *config.Errors) {
 		}
 	}
 	duration(e, "mig_reconfig_time", f.MIGReconfigTime)
-	switch {
-	case f.Speeds != "" && f.SpeedReference == "":
-		e.Add("speed_reference", "required with speeds: the GPU model the workload's durations were measured on")
-	case f.Speeds == "" && f.SpeedReference != "":
-		e.Add("speeds", "required with speed_reference")
-	case f.SpeedReference != "":
-		if _, ok := hwmodel.LookupModel(f.SpeedReference); !ok {
-			e.Add("speed_reference", "unknown model %q (known: %s)", f.SpeedReference, hwmodel.ModelNames())
-		}
-	}
+	checkSpeeds(e, f.Speeds, f.SpeedReference)
 	f.Workload.Check(e.In("workload"))
 	if f.Faults != nil {
 		f.Faults.Check(e.In("faults"))
@@ -473,3 +464,19 @@ func (s *Synthetic) Check(e *config.Errors) {
 // maxSyntheticJobs bounds a generated workload (about 2 KB a job in
 // memory, with results).
 const maxSyntheticJobs = 5_000_000
+
+// checkSpeeds checks a speeds and speed_reference pair: both or neither,
+// and a known reference model. The table itself is read when the file
+// runs, and its errors name its own file and line.
+func checkSpeeds(e *config.Errors, speeds, reference string) {
+	switch {
+	case speeds != "" && reference == "":
+		e.Add("speed_reference", "required with speeds: the GPU model the workload's durations were measured on")
+	case speeds == "" && reference != "":
+		e.Add("speeds", "required with speed_reference")
+	case reference != "":
+		if _, ok := hwmodel.LookupModel(reference); !ok {
+			e.Add("speed_reference", "unknown model %q (known: %s)", reference, hwmodel.ModelNames())
+		}
+	}
+}

@@ -103,16 +103,7 @@ func (p *Plan) Check(e *config.Errors) {
 		e.Add("max_gpus", "min_gpus %d and max_gpus %d leave no cluster of whole %d-GPU nodes",
 			orInt(p.MinGPUs, defaultMinGPUs), orInt(p.MaxGPUs, defaultMaxGPUs), per)
 	}
-	switch {
-	case p.Speeds != "" && p.SpeedReference == "":
-		e.Add("speed_reference", "required with speeds: the GPU model the workload's durations were measured on")
-	case p.Speeds == "" && p.SpeedReference != "":
-		e.Add("speeds", "required with speed_reference")
-	case p.SpeedReference != "":
-		if _, ok := hwmodel.LookupModel(p.SpeedReference); !ok {
-			e.Add("speed_reference", "unknown model %q (known: %s)", p.SpeedReference, hwmodel.ModelNames())
-		}
-	}
+	checkSpeeds(e, p.Speeds, p.SpeedReference)
 	if len(p.Classes) > 0 {
 		if _, _, err := workloads.ParseClassList(strings.Join(p.Classes, ",")); err != nil {
 			e.Add("classes", "%v", err)
