@@ -153,14 +153,15 @@ func TestReadSpeedTableErrors(t *testing.T) {
 // ref == on, a class name compared with its case, and a class missing from
 // Rates.Unknown.
 func TestRateRule(t *testing.T) {
-	tab := readSpeeds(t, "class,gpu_model,speed\n"+
-		"*,A100-80GB,1\n"+
-		"*,H100-80GB,2\n"+
-		"*,V100-16GB,0.5\n"+
-		"bert,A100-80GB,1\n"+
-		"bert,H100-80GB,3\n"+
-		"resnet50,V100-16GB,1\n"+
-		"resnet50,A100-80GB,4\n")
+	tab := readSpeeds(t, `class,gpu_model,speed
+*,A100-80GB,1
+*,H100-80GB,2
+*,V100-16GB,0.5
+bert,A100-80GB,1
+bert,H100-80GB,3
+resnet50,V100-16GB,1
+resnet50,A100-80GB,4
+`)
 	a100, h100 := mustModel(t, "A100-80GB"), mustModel(t, "H100-80GB")
 	v100, t4 := mustModel(t, "V100-16GB"), mustModel(t, "T4")
 	rates := tab.Compile([]string{"bert", "resnet50", "gpt", "BERT", "vit"})
