@@ -146,6 +146,30 @@ func RegisterModel(m GPUModel) (GPUModel, error) {
 	return next.models[len(next.models)-1], nil
 }
 
+// unregisterModels takes back models a refused spec registered: those of
+// ids still at the catalogue's end, newest first, so that no ID another
+// spec got since moves.
+func unregisterModels(ids []ModelID) {
+	if len(ids) == 0 {
+		return
+	}
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	st := current.Load()
+	n := len(st.models)
+	for k := len(ids) - 1; k >= 0 && int(ids[k]) == n-1; k-- {
+		n--
+	}
+	if n == len(st.models) {
+		return
+	}
+	next := &catalogueState{byName: make(map[string]ModelID)}
+	for _, m := range st.models[:n] {
+		next = next.with(m)
+	}
+	current.Store(next)
+}
+
 // IsCustom reports whether id is a model a cluster spec registered.
 func IsCustom(id ModelID) bool { return int(id) >= len(builtin) }
 

@@ -435,7 +435,13 @@ func (s *ClusterSpec) expand(p *config.Errors) []Node {
 	if !utf8.ValidString(s.Description) {
 		p.Add("description", "is not valid UTF-8")
 	}
-	s.registerModels(p)
+	registered := s.registerModels(p)
+	defer func() {
+		if p.Count() > 0 {
+			// A refused spec leaves the catalogue as it found it.
+			unregisterModels(registered)
+		}
+	}()
 	if len(s.NodeGroups) == 0 && len(s.Nodes) == 0 {
 		p.Add("", "the cluster has no nodes: node_groups and nodes are both empty")
 	}

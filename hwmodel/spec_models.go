@@ -57,8 +57,10 @@ func (m *GPUModelSpec) Check(e *config.Errors) {
 }
 
 // registerModels checks the spec's custom models and adds them to the
-// catalogue, before its nodes name them.
-func (s *ClusterSpec) registerModels(p *config.Errors) {
+// catalogue, before its nodes name them; it returns the IDs it added (not
+// those a spec had registered before), for unregisterModels.
+func (s *ClusterSpec) registerModels(p *config.Errors) []ModelID {
+	var added []ModelID
 	for i := range s.GPUModels {
 		m := &s.GPUModels[i]
 		e := p.Index("gpu_models", i)
@@ -67,10 +69,16 @@ func (s *ClusterSpec) registerModels(p *config.Errors) {
 		if e.Count() > before {
 			continue
 		}
-		if _, err := RegisterModel(GPUModel{Name: m.Name, MemoryMiB: m.MemoryMiB, Vendor: m.Vendor}); err != nil {
+		n := NumModels()
+		g, err := RegisterModel(GPUModel{Name: m.Name, MemoryMiB: m.MemoryMiB, Vendor: m.Vendor})
+		switch {
+		case err != nil:
 			e.Add("name", "%v", err)
+		case int(g.ID) >= n:
+			added = append(added, g.ID)
 		}
 	}
+	return added
 }
 
 // WithModelSpeeds is t with the speeds of the spec's custom models added

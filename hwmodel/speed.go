@@ -54,6 +54,14 @@ type SpeedRow struct {
 	Source string // where the number comes from
 }
 
+// Where is the row's gpu_model cell: its model's name, or its spread.
+func (r SpeedRow) Where() string {
+	if r.Spread != OneNode {
+		return r.Spread.String()
+	}
+	return Model(r.Model).Name
+}
+
 // Spread says how a placement is spread: on one node, over several nodes
 // of one rack (or nodes without racks), or over several racks.
 type Spread uint8

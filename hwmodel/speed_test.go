@@ -393,6 +393,9 @@ func FuzzReadSpeedTable(f *testing.F) {
 		"class,gpu_model,speed\n*,T4,1,2\n",
 		"class,gpu_model,speed\n*,T4\"\n",
 		"ClAss,gpu_model,speed,sourCe\n0,T4,1,\"0\r\r\n0\"",
+		"class,gpu_model,speed\n*,H100,1\nlm,across-nodes,0.25\nlm,Across-Racks,0.2\n*,across-racks,1\n",
+		"class,gpu_model,speed\nlm,across-nodes,1.5\n",
+		"class,gpu_model,speed\nlm,across-nodes,0.5\nlm,across-nodes,0.4\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -418,7 +421,7 @@ func FuzzReadSpeedTable(f *testing.F) {
 		w := csv.NewWriter(&b)
 		_ = w.Write(hwmodel.SpeedTableHeader)
 		for _, r := range rows {
-			_ = w.Write([]string{r.Class, hwmodel.Model(r.Model).Name, strconv.FormatFloat(r.Speed, 'g', -1, 64), r.Source})
+			_ = w.Write([]string{r.Class, r.Where(), strconv.FormatFloat(r.Speed, 'g', -1, 64), r.Source})
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
@@ -432,4 +435,50 @@ func FuzzReadSpeedTable(f *testing.F) {
 			t.Fatalf("round trip changed the rows:\n got %+v\nwant %+v", got, rows)
 		}
 	})
+}
+
+// Spread rows: a factor in (0, 1] per class and spread, the lookup rule
+// of SpeedTable's doc (class row, then the class's across-nodes factor for
+// racks, then the generic rows, then 1), and their errors.
+func TestSpreadFactors(t *testing.T) {
+	tab, err := hwmodel.ReadSpeedTable(strings.NewReader(`class,gpu_model,speed
+*,H100,1
+*,across-nodes,0.9
+lm,across-nodes,0.25
+lm,across-racks,0.2
+transformer,across-nodes,0.5
+bert,across-racks,0.95
+`), "s.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tab.Compile([]string{"lm", "transformer", "bert", "other"})
+	tests := []struct {
+		class uint16
+		sp    hwmodel.Spread
+		want  float64
+	}{
+		{1, hwmodel.OneNode, 1},
+		{1, hwmodel.AcrossNodes, 0.25},
+		{1, hwmodel.AcrossRacks, 0.2},
+		{2, hwmodel.AcrossRacks, 0.5}, // its own across-nodes factor
+		{3, hwmodel.AcrossNodes, 0.9}, // the generic row
+		{3, hwmodel.AcrossRacks, 0.9}, // never more than across nodes
+		{4, hwmodel.AcrossRacks, 0.9}, // an unknown class: the generic rows
+		{0, hwmodel.AcrossNodes, 0.9},
+	}
+	for _, tc := range tests {
+		if got := r.Spread(tc.class, tc.sp); got != tc.want {
+			t.Errorf("class %d %s: %v, want %v", tc.class, tc.sp, got, tc.want)
+		}
+	}
+	for _, bad := range []struct{ in, msg string }{
+		{"class,gpu_model,speed\nlm,across-nodes,1.5\n", "at most 1"},
+		{"class,gpu_model,speed\nlm,across-nodes,0.5\nlm,across-nodes,0.4\n", "given twice (first on line 2)"},
+	} {
+		_, err := hwmodel.ReadSpeedTable(strings.NewReader(bad.in), "s.csv")
+		if err == nil || !strings.Contains(err.Error(), "s.csv:3") && !strings.Contains(err.Error(), "s.csv:2") || !strings.Contains(err.Error(), bad.msg) {
+			t.Errorf("%q: error %v, want one at its line saying %q", bad.in, err, bad.msg)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/workloads"
 )
 
@@ -178,6 +179,45 @@ func TestFaultKeepsOnlyCheckpointsBeforeIt(t *testing.T) {
 			}
 			if o.LostTime != tc.lost || o.End != tc.end || o.CheckpointTime != tc.ckpt {
 				t.Errorf("lost %v end %v checkpoints %v; want %v %v %v", o.LostTime, o.End, o.CheckpointTime, tc.lost, tc.end, tc.ckpt)
+			}
+		})
+	}
+}
+
+// A gang runs at its class's spread factor: across the nodes of one rack,
+// or across racks; its checkpoints and rates follow (the attempt's rate is
+// the product, fixed when it starts).
+func TestSpreadSlowsGangs(t *testing.T) {
+	table := speedTable(t, "*,H100-80GB,1\nlm,across-nodes,0.5\nlm,across-racks,0.25\n")
+	h100 := modelOf(t, "H100-80GB")
+	for _, tc := range []struct {
+		name  string
+		racks [2]string
+		class string
+		gpus  int
+		want  hwmodel.Time
+	}{
+		{"one node", [2]string{"r0", "r1"}, "lm", 1, 100 * sec},
+		{"two nodes, one rack", [2]string{"r0", "r0"}, "lm", 2, 200 * sec},
+		{"two nodes without racks", [2]string{"", ""}, "lm", 2, 200 * sec},
+		{"two racks", [2]string{"r0", "r1"}, "lm", 2, 400 * sec},
+		{"a class without spread rows", [2]string{"r0", "r1"}, "bert", 2, 100 * sec},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := hwmodel.NewCluster([]hwmodel.Node{
+				{Name: "a", Rack: tc.racks[0], Model: h100, GPUs: 1, CPUMilli: 1 << 40, MemoryMiB: 1 << 40},
+				{Name: "b", Rack: tc.racks[1], Model: h100, GPUs: 1, CPUMilli: 1 << 40, MemoryMiB: 1 << 40},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := oneJob("gang", 0, 100*sec, tc.gpus)
+			j.Class = 1
+			w := jobsWorkload(t, j)
+			w.Classes = []string{tc.class}
+			res, _ := runFaults(t, Config{Cluster: c, Workload: w, Speeds: table, SpeedReference: h100, Policy: policies.MustParseSpec("fcfs").MustNew()})
+			if o := res.Jobs[0]; o.End != tc.want {
+				t.Errorf("end %v, want %v (placement %v)", o.End, tc.want, o.Placement)
 			}
 		})
 	}
