@@ -37,6 +37,12 @@ type SpeedTable struct {
 	speed   [][MaxModels]float64 // per class, per model; 0 = no row
 	line    [][MaxModels]int     // the line each row came from; 0 = not from a file
 	note    [][MaxModels]string  // each row's source column
+	// pairs[{a, b}][m] is class a's co-location factor beside class b on
+	// model m (0 = no row), with its line and source.
+	pairs     map[[2]int]*[MaxModels]float64
+	pairLine  map[[2]int]*[MaxModels]int
+	pairNote  map[[2]int]*[MaxModels]string
+	pairOrder [][2]int // the pairs in first-seen order
 	// spread[c][s] is class c's factor for spread s (0 = no row), with its
 	// line and source.
 	spread     [][3]float64
@@ -120,6 +126,9 @@ func LoadSpeedTable(path string) (*SpeedTable, error) {
 //     several nodes of one rack, or over several racks, runs at speed
 //     times its speed on one node (0 < speed <= 1);
 //   - speed: relative throughput, a finite number > 0;
+//   - a class written A+B makes a co-location row: class A progresses at
+//     speed (0 < speed <= 1) times its pace alone when it shares a GPU of
+//     gpu_model with one job of class B (processor sharing);
 //   - source: free text saying where the number comes from.
 //
 // Lines starting with # are comments. A (class, model) pair given twice is
@@ -157,6 +166,12 @@ func ReadSpeedTable(r io.Reader, name string) (*SpeedTable, error) {
 			return nil, bad(line, "", "want %d fields as the header has, found %d", want, len(rec))
 		}
 		class := strings.TrimSpace(rec[0])
+		if a, b, isPair := strings.Cut(class, "+"); isPair {
+			if err := t.readPair(a, b, rec, line, withSource, bad); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := checkClassName(class); err != nil {
 			return nil, bad(line, "class", "%v", err)
 		}
@@ -229,7 +244,7 @@ func CheckClassName(s string) error {
 }
 
 func newSpeedTable(source string) *SpeedTable {
-	t := &SpeedTable{Source: source}
+	t := &SpeedTable{Source: source, pairs: map[[2]int]*[MaxModels]float64{}, pairLine: map[[2]int]*[MaxModels]int{}, pairNote: map[[2]int]*[MaxModels]string{}}
 	t.classIndex(AnyClass, true)
 	return t
 }
@@ -263,6 +278,12 @@ func (t *SpeedTable) Clone() *SpeedTable {
 	c.line = slices.Clone(t.line)
 	c.note = slices.Clone(t.note)
 	c.spread = slices.Clone(t.spread)
+	c.pairs, c.pairLine, c.pairNote = map[[2]int]*[MaxModels]float64{}, map[[2]int]*[MaxModels]int{}, map[[2]int]*[MaxModels]string{}
+	for k := range t.pairs {
+		v, l, n := *t.pairs[k], *t.pairLine[k], *t.pairNote[k]
+		c.pairs[k], c.pairLine[k], c.pairNote[k] = &v, &l, &n
+	}
+	c.pairOrder = slices.Clone(t.pairOrder)
 	c.spreadLine = slices.Clone(t.spreadLine)
 	c.spreadNote = slices.Clone(t.spreadNote)
 	return &c
@@ -312,7 +333,46 @@ func (t *SpeedTable) Rows() []SpeedRow {
 			}
 		}
 	}
+	for _, k := range t.pairOrder {
+		for m := range MaxModels {
+			if v := t.pairs[k][m]; v > 0 {
+				out = append(out, SpeedRow{Class: t.classes[k[0]] + "+" + t.classes[k[1]], Model: ModelID(m), Speed: v, Source: t.pairNote[k][m]})
+			}
+		}
+	}
 	return out
+}
+
+// readPair reads a co-location row of classes a and b.
+func (t *SpeedTable) readPair(a, b string, rec []string, line int, withSource bool, bad func(int, string, string, ...any) error) error {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	for _, c := range []string{a, b} {
+		if err := CheckClassName(c); err != nil {
+			return bad(line, "class", "a co-location row is CLASS+CLASS, two job classes: %v", err)
+		}
+	}
+	m, ok := LookupModel(rec[1])
+	if !ok {
+		return bad(line, "gpu_model", "unknown GPU model %q (known: %s)", strings.TrimSpace(rec[1]), ModelNames())
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(rec[2]), 64)
+	if err != nil || !(v > 0) || v > 1 {
+		return bad(line, "speed", "a co-location factor is a number in (0, 1], found %q", rec[2])
+	}
+	key := [2]int{t.classIndex(a, true), t.classIndex(b, true)}
+	if t.pairs[key] == nil {
+		t.pairs[key], t.pairLine[key], t.pairNote[key] = new([MaxModels]float64), new([MaxModels]int), new([MaxModels]string)
+		t.pairOrder = append(t.pairOrder, key)
+	}
+	if prev := t.pairLine[key][m.ID]; prev > 0 {
+		return bad(line, "gpu_model", "class %s+%s on %s is given twice (first on line %d)", t.classes[key[0]], t.classes[key[1]], m.Name, prev)
+	}
+	note := ""
+	if withSource {
+		note = strings.TrimSpace(rec[3])
+	}
+	t.pairs[key][m.ID], t.pairLine[key][m.ID], t.pairNote[key][m.ID] = v, line, note
+	return nil
 }
 
 // spreadOf is the spread a gpu_model cell names, OneNode for a model.
@@ -354,6 +414,8 @@ type Rates struct {
 	// spread[k][s] is class k's factor for spread s, the rule of
 	// SpeedTable.spreadFactor applied.
 	spread [][3]float64
+	// pairs holds the co-location factors by workload classes (a<<16 | b).
+	pairs map[uint32]*[MaxModels]float64
 	// Unknown lists the workload's classes that the table has no rows
 	// for; their jobs run at the generic speeds.
 	Unknown []string
@@ -365,8 +427,11 @@ func (t *SpeedTable) Compile(classes []string) *Rates {
 	r := &Rates{speed: make([][MaxModels]float64, len(classes)+1), own: make([]bool, len(classes)+1), spread: make([][3]float64, len(classes)+1)}
 	r.speed[0] = t.speed[0]
 	r.spread[0] = t.spreadFactors(0)
+	rowOf := make([]int, len(classes)+1) // the table's class of each workload class; -1 none
+	rowOf[0] = -1
 	for k, name := range classes {
 		c := t.classIndex(name, false)
+		rowOf[k+1] = c
 		if c <= 0 {
 			r.speed[k+1], r.spread[k+1] = t.speed[0], r.spread[0]
 			r.Unknown = append(r.Unknown, name)
@@ -374,7 +439,39 @@ func (t *SpeedTable) Compile(classes []string) *Rates {
 		}
 		r.speed[k+1], r.own[k+1], r.spread[k+1] = t.speed[c], true, t.spreadFactors(c)
 	}
+	if len(t.pairs) > 0 {
+		// The workload classes of each table class (several spellings
+		// may name one), then every table pair over them.
+		of := map[int][]uint32{}
+		for k, c := range rowOf {
+			if c > 0 {
+				of[c] = append(of[c], uint32(k))
+			}
+		}
+		r.pairs = map[uint32]*[MaxModels]float64{}
+		for _, key := range t.pairOrder {
+			for _, a := range of[key[0]] {
+				for _, b := range of[key[1]] {
+					r.pairs[a<<16|b] = t.pairs[key]
+				}
+			}
+		}
+	}
 	return r
+}
+
+// Pair is the co-location factors of classes a and b sharing a GPU of
+// model m (a's, then b's) when the table has both rows; ok is false
+// otherwise, and the GPU is shared in proportion to demand.
+func (r *Rates) Pair(a, b uint16, m ModelID) (fa, fb float64, ok bool) {
+	if r.pairs == nil || a == 0 || b == 0 {
+		return 0, 0, false
+	}
+	x, y := r.pairs[uint32(a)<<16|uint32(b)], r.pairs[uint32(b)<<16|uint32(a)]
+	if x == nil || y == nil || x[m] == 0 || y[m] == 0 {
+		return 0, 0, false
+	}
+	return x[m], y[m], true
 }
 
 // spreadFactors are class c's factors by spread. Across nodes: the class's

@@ -40,6 +40,8 @@ type shareBooks struct {
 	// frozen marks the GPUs under an undetected fault: their jobs make no
 	// progress and get no events until the detection fails them.
 	frozen []bool
+	// model is each global GPU's model, for co-location factors.
+	model []hwmodel.ModelID
 }
 
 func (e *Engine) initSharing() error {
@@ -54,6 +56,9 @@ func (e *Engine) initSharing() error {
 	for n := 0; n < c.NumNodes(); n++ {
 		s.base[n] = total
 		total += c.NodeGPUs(n)
+		for range c.NodeGPUs(n) {
+			s.model = append(s.model, c.NodeModel(n))
+		}
 	}
 	s.occ = make([][]int32, total)
 	n := len(e.w.Jobs)
@@ -215,19 +220,62 @@ func (e *Engine) shareRetime(g int) {
 		}
 	}
 	slow := float64(max(sum, hwmodel.MilliPerGPU)) / hwmodel.MilliPerGPU
+	pair, paired := e.pairSlow(g)
 	for _, x := range s.occ[g] {
 		j := int(x)
 		s.slow[j] = slow
+		switch {
+		case paired && x == pair.a:
+			s.slow[j] = pair.slowA
+		case paired && x == pair.b:
+			s.slow[j] = pair.slowB
+		}
 		s.ver[j]++
 		if s.frozen[g] {
 			continue
 		}
 		at := e.now + s.startLeft[j]
 		if s.startLeft[j] == 0 {
-			at = e.now + hwmodel.Time(math.Ceil(s.workLeft[j]*slow-1e-6))
+			at = e.now + hwmodel.Time(math.Ceil(s.workLeft[j]*s.slow[j]-1e-6))
 		}
 		e.heap.push(event{at: at, kind: evFinish, job: x, attempt: e.runs[j].attempt, ver: s.ver[j]})
 	}
+}
+
+// pairSlow is, when GPU g's working set is two jobs whose classes the
+// speed table has co-location rows for on g's model, each one's slow-down
+// (1 / its factor), by job; measured pair throughputs replace the
+// proportional share then (Config.Speeds).
+func (e *Engine) pairSlow(g int) (coPair, bool) {
+	s := &e.shr
+	if e.rates == nil {
+		return coPair{}, false
+	}
+	var two [2]int32
+	n := 0
+	for _, x := range s.occ[g] {
+		if s.startLeft[x] == 0 {
+			if n == 2 {
+				return coPair{}, false
+			}
+			two[n] = x
+			n++
+		}
+	}
+	if n != 2 {
+		return coPair{}, false
+	}
+	fa, fb, ok := e.rates.Pair(e.jobs[two[0]].Class, e.jobs[two[1]].Class, s.model[g])
+	if !ok {
+		return coPair{}, false
+	}
+	return coPair{a: two[0], b: two[1], slowA: 1 / fa, slowB: 1 / fb}, true
+}
+
+// coPair is two co-located jobs and their slow-downs.
+type coPair struct {
+	a, b         int32
+	slowA, slowB float64
 }
 
 // shareEvent handles a shared job's event: it returns true when the event

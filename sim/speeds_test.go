@@ -222,3 +222,40 @@ func TestSpreadSlowsGangs(t *testing.T) {
 		})
 	}
 }
+
+// Two jobs sharing one GPU run at the speed table's measured co-location
+// factors for their classes when it has both rows, and in proportion to
+// their demands otherwise. Each job is 100 s alone and demands the whole
+// GPU. With factors 0.8 (resnet18 beside lm) and 0.5 (lm beside resnet18),
+// resnet18 ends at 125 s, when lm has done 62.5 s, and lm then runs alone:
+// 125 + 37.5 = 162.5 s. Shared in proportion, both take 200 s.
+func TestColocationFactors(t *testing.T) {
+	v100 := modelOf(t, "V100-16GB")
+	for _, tc := range []struct {
+		name    string
+		rows    string
+		lm, res hwmodel.Time
+	}{
+		{"measured pair", "lm+resnet18,V100-16GB,0.5\nresnet18+lm,V100-16GB,0.8\n", 162_500_000, 125 * sec},
+		{"one row only: proportional", "resnet18+lm,V100-16GB,0.8\n", 200 * sec, 200 * sec},
+		{"another model's rows: proportional", "lm+resnet18,H100,0.5\nresnet18+lm,H100,0.8\n*,H100,2\n", 200 * sec, 200 * sec},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var jobs []workloads.Job
+			for k, class := range []uint16{1, 2} {
+				j := oneJob([]string{"lm", "res"}[k], 0, 100*sec, 1)
+				j.Req.GPUMilli, j.DemandMilli, j.Class = 500, 1000, class
+				jobs = append(jobs, j)
+			}
+			w := jobsWorkload(t, jobs...)
+			w.Classes = []string{"lm", "resnet18"}
+			res, _ := runFaults(t, Config{
+				Cluster: modelsCluster(t, 1, "V100-16GB"), Workload: w, ProcessorSharing: true,
+				Speeds: speedTable(t, "*,V100-16GB,1\n"+tc.rows), SpeedReference: v100, Policy: policies.MustParseSpec("fcfs").MustNew(),
+			})
+			if lm, r := res.Jobs[0].End, res.Jobs[1].End; lm != tc.lm || r != tc.res {
+				t.Errorf("lm ends %v, resnet18 %v; want %v, %v", lm, r, tc.lm, tc.res)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ const (
 	gavelSimFile    = "throughputs/gavel/simulation_throughputs_isolated.csv"
 	gavelPhysFile   = "throughputs/gavel/physical_cluster_throughputs_isolated.csv"
 	gavelSpreadFile = "throughputs/gavel/simulation_throughputs_isolated_unconsolidated.csv"
+	gavelPairsFile  = "throughputs/gavel/simulation_throughputs.json"
 	// gavelSpreadGPU is the GPU whose consolidated and unconsolidated
 	// throughputs give the spread factors: the fastest Gavel measured, on
 	// which communication weighs most.
@@ -209,6 +211,11 @@ func generate(shared string) ([]byte, error) {
 		return nil, err
 	}
 	rows = append(rows, spreadRows...)
+	pairRows, err := gavelPairs(shared)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, pairRows...)
 	rows = append(rows, mlRows...)
 
 	var b bytes.Buffer
@@ -421,6 +428,76 @@ func gavelSpread(shared string) ([]row, error) {
 		}
 		f := min(1, geomean(rs))
 		rows = append(rows, row{gc.class, "across-nodes", f, fmt.Sprintf("measured: Gavel %s over %s, V100, GPUs spread across servers vs on one server, geomean of %d (batch size, scale factor 2/4/8) pairs", spread.name, cons.name, len(rs))})
+	}
+	return rows, nil
+}
+
+// gavelPairs gives the co-location factors Gavel measured: class A on a
+// GPU shared with class B progresses at factor × its pace alone, the
+// geometric mean over batch sizes of A's steps/s beside B over A's steps/s
+// alone, one GPU each (scale factor 1), on each Gavel GPU. The rows read
+// "A+B" in the class column. Recommendation is left out: its simulation-
+// file throughputs are implausible (see gavelFromPhysical) and the
+// physical-cluster file has no pairs of it on every GPU.
+func gavelPairs(shared string) ([]row, error) {
+	data, err := os.ReadFile(filepath.Join(shared, gavelPairsFile))
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", gavelPairsFile, err)
+	}
+	classOf := map[string]string{}
+	for _, gc := range gavelClasses {
+		if !gavelFromPhysical[gc.gavel] {
+			classOf[gc.gavel] = gc.class
+		}
+	}
+	// jobType reads a key "('ResNet-18 (batch size 16)', 1)" of scale
+	// factor 1 into its class; "" for another scale factor or class.
+	jobType := func(key string) string {
+		if !strings.HasPrefix(key, "('") || !strings.HasSuffix(key, "', 1)") {
+			return ""
+		}
+		model, _ := splitJobType(strings.TrimSuffix(strings.TrimPrefix(key, "('"), "', 1)"))
+		return classOf[model]
+	}
+	var rows []row
+	for _, g := range gavelGPUs {
+		ratios := map[[2]string][]float64{}
+		for key, entries := range raw[g.gavel] {
+			a := jobType(key)
+			if a == "" {
+				continue
+			}
+			var alone float64
+			if err := json.Unmarshal(entries["null"], &alone); err != nil || !(alone > 0) {
+				continue // did not run alone there
+			}
+			for pk, pv := range entries {
+				b := jobType(pk)
+				if pk == "null" || b == "" {
+					continue
+				}
+				var pair []float64
+				if err := json.Unmarshal(pv, &pair); err != nil || len(pair) != 2 {
+					return nil, fmt.Errorf("%s: %s %s %s: want [steps/s, partner's steps/s]", gavelPairsFile, g.gavel, key, pk)
+				}
+				if pair[0] > 0 {
+					ratios[[2]string{a, b}] = append(ratios[[2]string{a, b}], pair[0]/alone)
+				}
+			}
+		}
+		keys := mapKeys(ratios)
+		slices.SortFunc(keys, func(x, y [2]string) int { return strings.Compare(x[0]+"+"+x[1], y[0]+"+"+y[1]) })
+		for _, k := range keys {
+			f := min(1, geomean(ratios[k]))
+			src := fmt.Sprintf("measured: Gavel %s, %s beside %s on one %s, steps/s over its steps/s alone, geomean of %d batch-size pairs", filepath.Base(gavelPairsFile), k[0], k[1], strings.ToUpper(g.gavel), len(ratios[k]))
+			for _, m := range g.models {
+				rows = append(rows, row{k[0] + "+" + k[1], m, f, src})
+			}
+		}
 	}
 	return rows, nil
 }
