@@ -5,7 +5,7 @@
 // "file:line: field: what was expected", for example
 //
 //	cluster.yaml:12: nodes[2].gpus: want a whole number, got "eight"
-//	cluster.yaml:14: nodes[3].cpus: unknown field (known fields: name, gpu_model, gpus, rack, cpu_milli, memory_mib, mig); did you mean "cpu_milli"?
+//	cluster.yaml:14: nodes[3].cpus: unknown field (known fields: name, gpu_model, gpus, rack, cpu_milli, memory_mib, cache_gb, mig); did you mean "cpu_milli"?
 //
 // # Decoding
 //

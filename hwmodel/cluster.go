@@ -18,7 +18,9 @@ type Node struct {
 	Name string
 	// Rack names the rack the node stands in (its switch); "" for none.
 	// Nodes with the same Rack share it.
-	Rack      string
+	Rack string
+	// CacheMB is the node's cache for datasets read from storage, in MB.
+	CacheMB   int64
 	Model     ModelID // every GPU in a node is of one model
 	GPUs      int
 	CPUMilli  int64
@@ -172,6 +174,9 @@ type Cluster struct {
 	// order of first appearance.
 	rackOf []int32
 	racks  []string
+	// data is the datasets, their replicas and the nodes' caches; nil
+	// when the cluster declares none (data.go).
+	data *dataBooks
 
 	// MIG books, by flat GPU index; nil until some GPU is MIG-enabled. A
 	// MIG-enabled GPU has gpuFree 0, so whole and shared placement never

@@ -77,7 +77,7 @@ func TestDocsCoverClusterSpecs(t *testing.T) {
 	} {
 		for f := range typ.Fields() {
 			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if tag == "-" {
+			if tag == "-" || !f.IsExported() {
 				continue
 			}
 			if docRow(doc, tag) == "" {

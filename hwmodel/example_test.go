@@ -53,5 +53,5 @@ node_groups:
 	fmt.Println(err)
 	// Output:
 	// box-001 V100-32GB 8
-	// typo.yaml:3: nodes[0].cpu: unknown field (known fields: name, gpu_model, gpus, rack, cpu_milli, memory_mib, mig); did you mean "cpu_milli"?
+	// typo.yaml:3: nodes[0].cpu: unknown field (known fields: name, gpu_model, gpus, rack, cpu_milli, memory_mib, cache_gb, mig); did you mean "cpu_milli"?
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -52,11 +53,18 @@ type ClusterSpec struct {
 	// node groups and nodes may then name.
 	GPUModels  []GPUModelSpec  `json:"gpu_models,omitempty"`
 	NodeGroups []NodeGroupSpec `json:"node_groups,omitempty"`
-	Nodes      []NodeSpec      `json:"nodes,omitempty"`
+	// Storage and Datasets describe the data jobs read (data.go): the
+	// storage tier every dataset lives on, and the datasets with their
+	// replicas on nodes.
+	Storage  *StorageSpec  `json:"storage,omitempty"`
+	Datasets []DatasetSpec `json:"datasets,omitempty"`
+	Nodes    []NodeSpec    `json:"nodes,omitempty"`
 
 	// Source says where the spec came from (a file path, or `preset "name"`);
 	// errors start with it. It is not part of the schema.
 	Source string `json:"-"`
+	// data is the datasets as the last expand found them.
+	data *dataLayout
 }
 
 // NodeGroupSpec is Count identical nodes named NamePrefix-000,
@@ -73,18 +81,21 @@ type NodeGroupSpec struct {
 	NodesPerRack int    `json:"nodes_per_rack,omitempty"`
 	CPUMilli     *int64 `json:"cpu_milli,omitempty"`  // nil: UnlimitedCapacity
 	MemoryMiB    *int64 `json:"memory_mib,omitempty"` // nil: UnlimitedCapacity
+	// CacheGB is each node's cache for datasets read from storage, in GB.
+	CacheGB float64 `json:"cache_gb,omitempty"`
 	// MIG gives every node's GPUs their MIG layouts; nil: no MIG.
 	MIG *MIGSpec `json:"mig,omitempty"`
 }
 
 // NodeSpec is one individually named node.
 type NodeSpec struct {
-	Name      string `json:"name" config:"required"`
-	GPUModel  string `json:"gpu_model,omitempty"`    // may be empty only when GPUs is 0
-	GPUs      int    `json:"gpus" config:"required"` // 0..MaxGPUsPerNode
-	Rack      string `json:"rack,omitempty"`         // the node's rack; "" for none
-	CPUMilli  *int64 `json:"cpu_milli,omitempty"`    // nil: UnlimitedCapacity
-	MemoryMiB *int64 `json:"memory_mib,omitempty"`   // nil: UnlimitedCapacity
+	Name      string  `json:"name" config:"required"`
+	GPUModel  string  `json:"gpu_model,omitempty"`    // may be empty only when GPUs is 0
+	GPUs      int     `json:"gpus" config:"required"` // 0..MaxGPUsPerNode
+	Rack      string  `json:"rack,omitempty"`         // the node's rack; "" for none
+	CPUMilli  *int64  `json:"cpu_milli,omitempty"`    // nil: UnlimitedCapacity
+	MemoryMiB *int64  `json:"memory_mib,omitempty"`   // nil: UnlimitedCapacity
+	CacheGB   float64 `json:"cache_gb,omitempty"`     // the node's dataset cache, in GB
 	// MIG gives the node's GPUs their MIG layouts; nil: no MIG.
 	MIG *MIGSpec `json:"mig,omitempty"`
 }
@@ -387,6 +398,7 @@ func (g *NodeGroupSpec) Check(e *config.Errors) {
 		e.Add("gpus_per_node", "must be in 0..%d, got %d", MaxGPUsPerNode, g.GPUsPerNode)
 	}
 	gm := checkModel(g.GPUModel, g.GPUsPerNode, "gpu_model", e)
+	checkCache(g.CacheGB, e)
 	if g.Rack != "" {
 		if msg := checkName(g.Rack, maxNameLen); msg != "" {
 			e.Add("rack", "%s", msg)
@@ -414,6 +426,7 @@ func (n *NodeSpec) Check(e *config.Errors) {
 		e.Add("gpus", "must be in 0..%d, got %d", MaxGPUsPerNode, n.GPUs)
 	}
 	nm := checkModel(n.GPUModel, n.GPUs, "gpu_model", e)
+	checkCache(n.CacheGB, e)
 	if n.Rack != "" {
 		if msg := checkName(n.Rack, maxNameLen); msg != "" {
 			e.Add("rack", "%s", msg)
@@ -508,7 +521,7 @@ func (s *ClusterSpec) expand(p *config.Errors) []Node {
 				break // one report per group is enough
 			}
 			origin[name] = here
-			nodes = append(nodes, Node{Name: name, Rack: rack, Model: model, GPUs: g.GPUsPerNode, CPUMilli: cpu, MemoryMiB: mem, MIG: mig})
+			nodes = append(nodes, Node{Name: name, Rack: rack, Model: model, GPUs: g.GPUsPerNode, CPUMilli: cpu, MemoryMiB: mem, MIG: mig, CacheMB: int64(math.Round(g.CacheGB * 1000))})
 		}
 	}
 	for i, n := range s.Nodes {
@@ -524,6 +537,7 @@ func (s *ClusterSpec) expand(p *config.Errors) []Node {
 		nodes = append(nodes, Node{
 			Name:      n.Name,
 			Rack:      n.Rack,
+			CacheMB:   int64(math.Round(n.CacheGB * 1000)),
 			Model:     model,
 			GPUs:      n.GPUs,
 			CPUMilli:  checkCapacity(n.CPUMilli, "", p),
@@ -534,7 +548,20 @@ func (s *ClusterSpec) expand(p *config.Errors) []Node {
 	if p.Count() != before {
 		return nil
 	}
+	s.data = s.checkData(nodeIndexOf(nodes), p)
+	if p.Count() != before {
+		return nil
+	}
 	return nodes
+}
+
+// nodeIndexOf maps node names to their indexes.
+func nodeIndexOf(nodes []Node) map[string]int {
+	m := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		m[n.Name] = i
+	}
+	return m
 }
 
 // Build validates the spec and returns a Cluster with all capacity free.
@@ -546,6 +573,9 @@ func (s *ClusterSpec) Build() (*Cluster, error) {
 	c, err := NewCluster(nodes)
 	if err != nil { // cannot happen after expand; kept so a gap shows clearly
 		return nil, &SpecError{File: s.where(), Msg: err.Error()}
+	}
+	if s.data != nil {
+		c.setData(s.data)
 	}
 	return c, nil
 }
@@ -638,6 +668,7 @@ func (s *ClusterSpec) YAML() ([]byte, error) {
 		}
 	}
 	gpuModelsYAML(&b, s.GPUModels)
+	datasetsYAML(&b, s)
 	if len(s.NodeGroups) > 0 {
 		b.WriteString("node_groups:\n")
 		for _, g := range s.NodeGroups {
