@@ -44,6 +44,12 @@ func (v ClusterView) Node(i int) Node {
 // NodeModel is Cluster.NodeModel.
 func (v ClusterView) NodeModel(i int) ModelID { return v.c.NodeModel(i) }
 
+// DataLocal is Cluster.DataLocal.
+func (v ClusterView) DataLocal(i, d int, now Time) bool { return v.c.DataLocal(i, d, now) }
+
+// NumDatasets is Cluster.NumDatasets.
+func (v ClusterView) NumDatasets() int { return v.c.NumDatasets() }
+
 // NodeRack is Cluster.NodeRack.
 func (v ClusterView) NodeRack(i int) int { return v.c.NodeRack(i) }
 

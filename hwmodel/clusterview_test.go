@@ -144,6 +144,8 @@ func argGrid(t *testing.T, typ reflect.Type) []reflect.Value {
 		vs = []any{hwmodel.AnyModel, hwmodel.Of(modelID(t, "T4")), hwmodel.Of(modelID(t, "H200"), modelID(t, "A100-40GB"))}
 	case reflect.TypeFor[hwmodel.ModelID]():
 		vs = []any{modelID(t, "H200"), modelID(t, "T4"), modelID(t, "V100")}
+	case reflect.TypeFor[hwmodel.Time]():
+		vs = []any{hwmodel.Time(0), hwmodel.Hour}
 	case reflect.TypeFor[hwmodel.Placement]():
 		vs = []any{hwmodel.Placement(nil), hwmodel.Placement{{Node: 0, GPUs: 1, Milli: 1000}}, hwmodel.Placement{{Node: 0, GPUs: 1, Milli: 1000}, {Node: 3, GPUs: 1, Milli: 1000}}}
 	case reflect.TypeFor[hwmodel.MIGRequest]():

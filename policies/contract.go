@@ -25,7 +25,10 @@ type Job struct {
 	// duration were measured on. View.Rate reads them.
 	Class     uint16
 	Reference hwmodel.ModelID
-	Name      string
+	// Dataset is the dataset the job reads, as the cluster's dataset
+	// index plus one; 0 for none (DataView.DataLocality reads it).
+	Dataset uint16
+	Name    string
 	Tenant    int // index into View.Tenants()
 	Priority  int
 	Submit    Time // when the job was submitted
@@ -174,6 +177,26 @@ type SpeedView interface {
 func HasSpeeds(v View) bool {
 	sv, ok := v.(SpeedView)
 	return ok && sv.HasSpeeds()
+}
+
+// DataView is a View that knows where the cluster's datasets are: a
+// policy that weighs data locality asks it. A View without it, or whose
+// HasData is false, has no datasets: every job's locality is 1.
+type DataView interface {
+	View
+	HasData() bool
+	// DataLocality is d_ij: 1 when node holds job j's dataset now (a
+	// replica, or a cached copy whose read has finished), else 0; 1 for a
+	// job that reads none.
+	DataLocality(j *Job, node int) float64
+}
+
+// dataView is v as a DataView when it has data, else nil.
+func dataView(v View) DataView {
+	if dv, ok := v.(DataView); ok && dv.HasData() {
+		return dv
+	}
+	return nil
 }
 
 // Policy orders the queue and places jobs. It is a pure state machine over

@@ -54,6 +54,8 @@ type Host struct {
 	rates   *hwmodel.Rates
 	maxRate float64
 	pairs   map[uint32]bool
+	// data: the jobs read the cluster's datasets (DataView).
+	data bool
 }
 
 var _ SpeedView = (*Host)(nil)
@@ -136,6 +138,20 @@ func (h *Host) RateOn(j *Job, m hwmodel.ModelID) float64 {
 		return 1
 	}
 	return h.rates.Rate(j.Class, j.Reference, m)
+}
+
+// SetData tells the Host that jobs read the cluster's datasets.
+func (h *Host) SetData(on bool) { h.data = on }
+
+// HasData implements DataView.
+func (h *Host) HasData() bool { return h.data }
+
+// DataLocality implements DataView.
+func (h *Host) DataLocality(j *Job, node int) float64 {
+	if j.Dataset == 0 || h.cluster.DataLocal(node, int(j.Dataset)-1, h.now) {
+		return 1
+	}
+	return 0
 }
 
 // HasSpeeds implements SpeedView.

@@ -133,7 +133,7 @@ func Run(f *File, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
 		}
-		wl := &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants, Classes: w.Classes}
+		wl := &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants, Classes: w.Classes, Datasets: w.Datasets}
 		if s.WholeGPUs {
 			wl = asWholeGPUs(wl)
 		}

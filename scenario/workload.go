@@ -197,7 +197,7 @@ func (s *Synthetic) generate(seed uint64) (*workloads.Workload, error) {
 
 // asWholeGPUs is w with every MIG request replaced by one whole GPU.
 func asWholeGPUs(w *workloads.Workload) *workloads.Workload {
-	out := &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants, Classes: w.Classes}
+	out := &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: w.Tenants, Classes: w.Classes, Datasets: w.Datasets}
 	for i := range out.Jobs {
 		r := &out.Jobs[i].Req
 		if r.WantsMIG() {

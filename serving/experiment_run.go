@@ -96,7 +96,7 @@ func RunExperiment(exp *Experiment, opt RunOptions) (*RunSet, error) {
 		if w == nil {
 			return nil
 		}
-		return &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: append([]workloads.Tenant(nil), w.Tenants...), Classes: w.Classes}
+		return &workloads.Workload{Jobs: append([]workloads.Job(nil), w.Jobs...), Tenants: append([]workloads.Tenant(nil), w.Tenants...), Classes: w.Classes, Datasets: w.Datasets}
 	}
 	jobs := make([]job, 0, len(names)+1)
 	if w != nil {

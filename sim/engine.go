@@ -256,6 +256,8 @@ type Result struct {
 	// CoupledPreemptions counts the batch jobs preempted to make room for
 	// the coupled model (Config.Coupled).
 	CoupledPreemptions int64
+	// Data is what the jobs read from the storage tier (data.go).
+	Data DataStats
 }
 
 // InvariantError reports a broken engine invariant: a bug, never bad input.
@@ -367,6 +369,7 @@ type Engine struct {
 	shr shareBooks
 	// rates are the run's GPU speeds compiled for its classes; nil without.
 	rates *hwmodel.Rates
+	data  dataBooks
 
 	// coupledMilli is what Config.Coupled holds of the cluster.
 	coupledMilli int64
@@ -461,6 +464,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if err := e.initSpeeds(); err != nil {
+		return nil, err
+	}
+	if err := e.initData(); err != nil {
 		return nil, err
 	}
 	e.applyFn = e.apply

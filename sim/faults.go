@@ -466,15 +466,29 @@ func (e *Engine) attemptLength(i int) hwmodel.Time {
 		r.afterFailure = false
 		e.out[i].LostTime += r.restart
 	}
-	// The start-up delay, like the restart, comes before any progress.
+	// The start-up delay, like the restart, comes before any progress;
+	// so does reading the data the placement lacks.
 	r.restart += e.cfg.StartupDelay
+	read := e.readFor(i, r.placement, r.restart)
+	if e.data.on {
+		e.data.read[i] = read
+	}
 	w := r.duration
 	ck := r.ck
 	r.ckpts = 0
 	if ck.Every > 0 {
 		r.ckpts = int32(int64((w-1)/ck.Every) - int64(r.saved/ck.Every))
 	}
-	return r.restart + hwmodel.ScaleDuration(w-r.saved, r.rate) + hwmodel.Time(r.ckpts)*ck.Cost
+	return r.restart + read + hwmodel.ScaleDuration(w-r.saved, r.rate) + hwmodel.Time(r.ckpts)*ck.Cost
+}
+
+// startup is job i's current attempt's time before progress: restart,
+// start-up delay and data read.
+func (e *Engine) startup(i int) hwmodel.Time {
+	if e.data.on {
+		return e.runs[i].restart + e.data.read[i]
+	}
+	return e.runs[i].restart
 }
 
 // endAttempt books job i's interrupted attempt (before stopRunning): the
@@ -496,10 +510,10 @@ func (e *Engine) endAttempt(i int, cut hwmodel.Time) {
 		p, at := e.shareProgress(i)
 		k = min(int64(r.ckpts), int64(p/(float64(ck.Every)/r.rate+float64(ck.Cost))))
 		if k > 0 {
-			kept = at - s - r.restart
+			kept = at - s - e.startup(i)
 		}
 	case ck.Every > 0:
-		if u := cut - s - r.restart; u > 0 {
+		if u := cut - s - e.startup(i); u > 0 {
 			k = e.checkpointsBy(i, u)
 		}
 		kept = e.checkpointEnd(i, k)

@@ -106,7 +106,8 @@ func (e *Engine) start(i int, p hwmodel.Placement) {
 	e.addRunning(i)
 	length := e.attemptLength(i)
 	if g := e.sharedGPU(i, p); g >= 0 {
-		e.shareStart(i, g, r.restart, length-r.restart)
+		up := e.startup(i)
+		e.shareStart(i, g, up, length-up)
 		return
 	}
 	e.heap.push(event{at: e.now + length, kind: evFinish, job: int32(i), attempt: r.attempt})

@@ -32,6 +32,7 @@ var brigadeColumns = []column{
 	{"gpu_demand_milli", false},
 	{"class", false},
 	{"measured_on", false},
+	{"dataset", false},
 }
 
 // DefaultTenant is the tenant of a job in a Brigade CSV file without one.
@@ -44,8 +45,8 @@ const DefaultTenant = "default"
 // memory_mib, gpu_models, deps, dag, retries, failed_attempts,
 // deadline_s, checkpoint_every_s, checkpoint_cost_s, mig_profile,
 // mig_min_slices, mig_min_memory_gb (a MIG job), gpu_demand_milli, class
-// (the job's class in the speed table) and measured_on (the GPU model its
-// duration was measured on). An empty
+// (the job's class in the speed table), measured_on (the GPU model its
+// duration was measured on) and dataset (the dataset it reads). An empty
 // cell in an optional column takes its default. Lines starting with '#'
 // are comments; an unknown column is an error, and so is a file with no
 // job after the header. Submit times are used as written (not shifted).
@@ -58,6 +59,7 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 	var jobRows chunks[Job]
 	var deps [][]string // nil until a job has dependencies
 	var classes classBook
+	datasets := classBook{check: CheckDatasetName}
 	for {
 		ok, err := t.next()
 		if err != nil {
@@ -66,7 +68,7 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 		if !ok {
 			break
 		}
-		d, err := brigadeRow(t, jobRows.next(), &classes)
+		d, err := brigadeRow(t, jobRows.next(), &classes, &datasets)
 		if err != nil {
 			return nil, err
 		}
@@ -85,13 +87,13 @@ func ReadBrigade(r io.Reader, file string) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.Classes = classes.names
+	w.Classes, w.Datasets = classes.names, datasets.names
 	return w, nil
 }
 
 // brigadeRow reads the current row into j and returns the names of its
 // dependencies.
-func brigadeRow(t *table, j *Job, classes *classBook) ([]string, error) {
+func brigadeRow(t *table, j *Job, classes, datasets *classBook) ([]string, error) {
 	*j = Job{Name: t.get("name"), Source: t.source(), Tenant: t.get("tenant"), DAG: t.get("dag")}
 	if j.Name == "" {
 		return nil, t.errorf("name", "want a job name, found an empty cell")
@@ -171,6 +173,9 @@ func brigadeRow(t *table, j *Job, classes *classBook) ([]string, error) {
 	}
 	if j.Class, err = classes.id(strings.TrimSpace(t.get("class"))); err != nil {
 		return nil, t.errorf("class", "%v", err)
+	}
+	if j.Dataset, err = datasets.id(strings.TrimSpace(t.get("dataset"))); err != nil {
+		return nil, t.errorf("dataset", "%v", err)
 	}
 	if s := strings.TrimSpace(t.get("measured_on")); s != "" {
 		m, ok := hwmodel.LookupModel(s)

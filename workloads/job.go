@@ -27,9 +27,12 @@ type Job struct {
 	// MeasuredOn is the GPU model the job's Duration and Estimate were
 	// measured on, plus one; 0 means the run's reference model.
 	MeasuredOn uint8
-	Estimate   hwmodel.Time // user's runtime estimate; 0 when the trace has none
-	Req        hwmodel.Request
-	Deps       []int // indices into Workload.Jobs of the jobs this one waits for
+	// Dataset is the dataset the job reads: 0 means none, k means
+	// Workload.Datasets[k-1] (a dataset the cluster declares).
+	Dataset  uint16
+	Estimate hwmodel.Time // user's runtime estimate; 0 when the trace has none
+	Req      hwmodel.Request
+	Deps     []int // indices into Workload.Jobs of the jobs this one waits for
 	// FailedAttempts is how many attempts end in failure (each after running
 	// for Duration) before one succeeds; MaxRetries is how many retries the
 	// job is allowed after a failure. A job with FailedAttempts > MaxRetries
@@ -70,6 +73,17 @@ type Workload struct {
 	Tenants []Tenant
 	// Classes names the job classes: Job.Class k is Classes[k-1].
 	Classes []string
+	// Datasets names the datasets jobs read: Job.Dataset k is
+	// Datasets[k-1].
+	Datasets []string
+}
+
+// DatasetName is job j's dataset, or "" when it reads none.
+func (w *Workload) DatasetName(j *Job) string {
+	if j.Dataset == 0 {
+		return ""
+	}
+	return w.Datasets[j.Dataset-1]
 }
 
 // ClassName is job j's class name, or "" when it has none.
@@ -83,10 +97,13 @@ func (w *Workload) ClassName(j *Job) string {
 // MaxClasses is how many distinct job classes one workload may name.
 const MaxClasses = 1<<16 - 1
 
-// classBook interns class names while a workload is read.
+// classBook interns class (or dataset) names while a workload is read;
+// check, when set, says what is wrong with a new name (default: a class
+// name's rule).
 type classBook struct {
 	names []string
 	index map[string]uint16
+	check func(string) error
 }
 
 // id is name's class number (1-based), added if new; 0 for "".
@@ -97,7 +114,11 @@ func (b *classBook) id(name string) (uint16, error) {
 	if k, ok := b.index[name]; ok {
 		return k, nil
 	}
-	if err := hwmodel.CheckClassName(name); err != nil {
+	check := b.check
+	if check == nil {
+		check = hwmodel.CheckClassName
+	}
+	if err := check(name); err != nil {
 		return 0, err
 	}
 	if len(b.names) >= MaxClasses {

@@ -609,13 +609,7 @@ func DrawClasses(w *Workload, names []string, weights []float64, seed uint64) {
 	if len(names) == 0 {
 		return
 	}
-	if weights == nil {
-		weights = make([]float64, len(names))
-		for i := range weights {
-			weights[i] = 1
-		}
-	}
-	cum := cumulative(weights)
+	cum := cumulative(weightsOrOnes(weights, len(names)))
 	r := rand.New(rand.NewPCG(seed, classStream))
 	w.Classes = slices.Clone(names)
 	for i := range w.Jobs {
@@ -851,4 +845,42 @@ func ParseClassList(list string) ([]string, []float64, error) {
 		return nil, nil, err
 	}
 	return names, weights, nil
+}
+
+// CheckDatasetName says what is wrong with a dataset name, if anything:
+// 1 to 64 bytes of letters, digits and . _ - /.
+func CheckDatasetName(s string) error {
+	if err := hwmodel.CheckClassName(s); err != nil {
+		return fmt.Errorf("want a dataset name of 1 to 64 letters, digits and . _ - /, found %q", s)
+	}
+	return nil
+}
+
+// datasetStream is the PCG stream constant of datasets ("data").
+const datasetStream = 0x64617461
+
+// DrawDatasets gives every job of w a dataset from names, drawn as
+// DrawClasses draws classes but from a stream of its own.
+func DrawDatasets(w *Workload, names []string, weights []float64, seed uint64) {
+	if len(names) == 0 {
+		return
+	}
+	cum := cumulative(weightsOrOnes(weights, len(names)))
+	r := rand.New(rand.NewPCG(seed, datasetStream))
+	w.Datasets = slices.Clone(names)
+	for i := range w.Jobs {
+		w.Jobs[i].Dataset = uint16(pick(r, cum) + 1)
+	}
+}
+
+// weightsOrOnes is weights, or n equal weights when it is nil.
+func weightsOrOnes(weights []float64, n int) []float64 {
+	if weights != nil {
+		return weights
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
 }

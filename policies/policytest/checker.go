@@ -344,6 +344,17 @@ type checkingView struct {
 // HasSpeeds passes the driver's answer through (policies.SpeedView).
 func (w *checkingView) HasSpeeds() bool { return policies.HasSpeeds(w.View) }
 
+// HasData passes the driver's answer through (policies.DataView).
+func (w *checkingView) HasData() bool {
+	dv, ok := w.View.(policies.DataView)
+	return ok && dv.HasData()
+}
+
+// DataLocality passes the driver's answer through (policies.DataView).
+func (w *checkingView) DataLocality(j *policies.Job, node int) float64 {
+	return w.View.(policies.DataView).DataLocality(j, node)
+}
+
 // MaxRate passes the driver's answer through (policies.SpeedView).
 func (w *checkingView) MaxRate() float64 { return w.View.(policies.SpeedView).MaxRate() }
 
