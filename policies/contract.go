@@ -27,14 +27,14 @@ type Job struct {
 	Reference hwmodel.ModelID
 	// Dataset is the dataset the job reads, as the cluster's dataset
 	// index plus one; 0 for none (DataView.DataLocality reads it).
-	Dataset uint16
-	Name    string
-	Tenant    int // index into View.Tenants()
-	Priority  int
-	Submit    Time // when the job was submitted
-	Queued    Time // when it last entered the queue (ready, or back from a failure)
-	Start     Time // when the current attempt started; valid while running
-	Estimate  Time // the user's runtime estimate; never 0 (drivers default it)
+	Dataset  uint16
+	Name     string
+	Tenant   int // index into View.Tenants()
+	Priority int
+	Submit   Time // when the job was submitted
+	Queued   Time // when it last entered the queue (ready, or back from a failure)
+	Start    Time // when the current attempt started; valid while running
+	Estimate Time // the user's runtime estimate; never 0 (drivers default it)
 	// Oracle is the true duration when the driver was asked to reveal it
 	// (SJF with --oracle); zero otherwise.
 	Oracle  Time

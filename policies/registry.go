@@ -53,6 +53,15 @@ type Options struct {
 	// the placement choosing the node within that model; without speeds
 	// it changes nothing.
 	Fastest bool
+	// Local places a job that reads a dataset on a node holding it when
+	// one has room; with LocalDelay > 0 a job waits up to that long after
+	// it was queued for such a node before it goes remote (delay
+	// scheduling). Without datasets it changes nothing.
+	Local      bool
+	LocalDelay Time
+	// DataWeight weighs d_i in the seed order's score (0 means the
+	// default, 1; negative switches the term off, as PriorityWeight).
+	DataWeight float64
 }
 
 // orderEntry is one named queue order in the registry.
@@ -95,6 +104,8 @@ var orders = []orderEntry{
 		}},
 	{"fair", "weighted dominant-resource fair share across tenants, FCFS within a tenant",
 		func(Options, *scheduler) queue { return newFairQueue() }},
+	{"seed", "the seed's score: priority·w_p + locality·w_d + hours waited·w_wait, highest first, then job ID (locality: 1 when a node holding the job's dataset has room)",
+		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }},
 }
 
 // Names lists the known policy names, sorted.

@@ -88,7 +88,10 @@ type scheduler struct {
 	rated   bool    // the run models GPU speeds (HasSpeeds), read each call
 	maxRate float64 // the fastest any job may run (SpeedView.MaxRate), at least 1
 	fastest bool    // Options.Fastest
-	byRate  []modelRate
+	// local and localDelay: Options.Local and LocalDelay.
+	local      bool
+	localDelay Time
+	byRate     []modelRate
 	// everyJob makes the backfill walk visit every job it would have
 	// visited without its early stops and steps (tests compare the two).
 	everyJob bool
@@ -106,6 +109,7 @@ func newScheduler(name string, q queue, p Placer, o Options) *scheduler {
 	s := &scheduler{
 		name: name, q: q, placer: p,
 		backfill: o.Backfill, depth: o.BackfillDepth, oracle: o.UseOracle, fastest: o.Fastest,
+		local: o.Local, localDelay: o.LocalDelay,
 		mig: migPlanner{enabled: o.MIGReconfigure, convert: o.MIGConvertWhole},
 	}
 	if o.Backfill {
@@ -410,10 +414,22 @@ func (m *failMemo) add(r hwmodel.Request) {
 	m.next = (m.next + 1) % len(m.r)
 }
 
-// placeJob places job j: on the fastest GPU model with room for it when
-// the policy asks for that (Options.Fastest) and the run models speeds,
-// else where the placer puts its request.
+// placeJob places job j: with Options.Local on a node holding its dataset
+// when one has room (or, within LocalDelay of its queueing, nowhere yet);
+// on the fastest GPU model with room for it when the policy asks for that
+// (Options.Fastest) and the run models speeds; else where the placer
+// puts its request.
 func (s *scheduler) placeJob(v View, c hwmodel.ClusterView, j *Job) (hwmodel.Placement, bool) {
+	if s.local && j.Dataset > 0 {
+		if dv := dataView(v); dv != nil {
+			if p, ok := s.placeLocal(dv, c, j); ok {
+				return p, true
+			}
+			if s.waitsForData(v, j) {
+				return nil, false
+			}
+		}
+	}
 	if !s.fastest || !s.rated || j.Req.GPUs == 0 {
 		return s.place(c, j.Req)
 	}

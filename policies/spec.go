@@ -94,6 +94,36 @@ var specOptions = []specOption{
 	{"wwait", "priority order: score gained per hour waited, i.e. aging (default 1; 0 switches it off)",
 		func(s *Spec, v string) error { return setWeight(&s.WaitWeightPerHour, v) },
 		func(s *Spec) string { return weightLabel("wwait", s.Order, s.WaitWeightPerHour) }},
+	{"wdata", "seed order: weight of a job's data locality in its score (default 1; 0 switches it off)",
+		func(s *Spec, v string) error { return setWeight(&s.DataWeight, v) },
+		func(s *Spec) string {
+			if s.Order != "seed" {
+				return ""
+			}
+			return weightLabel("wdata", s.Order, s.DataWeight)
+		}},
+	{"local", "locality-aware placement: a job goes to a node holding its dataset when one has room; local=DELAY also waits up to DELAY (e.g. 10m) for one before going remote",
+		func(s *Spec, v string) error {
+			s.Local = true
+			if v == "" {
+				return nil
+			}
+			d, err := hwmodel.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("want a delay such as 10m, got %q", v)
+			}
+			s.LocalDelay = d
+			return nil
+		},
+		func(s *Spec) string {
+			switch {
+			case !s.Local:
+				return ""
+			case s.LocalDelay > 0:
+				return "local=" + strconv.FormatFloat(s.LocalDelay.Seconds(), 'g', -1, 64) + "s"
+			}
+			return "local"
+		}},
 	{"fastest", "heterogeneity-aware placement: each job goes to the GPU model where it runs fastest (the run's speed table) among those with room now; the placement picks the node",
 		func(s *Spec, v string) error {
 			if v != "" {
@@ -152,7 +182,7 @@ func setWeight(w *float64, v string) error {
 }
 
 func weightLabel(name, order string, w float64) string {
-	if order != "priority" {
+	if order != "priority" && order != "seed" {
 		return ""
 	}
 	if e := weight(w); e != 1 {
@@ -258,7 +288,7 @@ func (s Spec) Canonical() Spec {
 		c.UseOracle = false
 	}
 	canonWeight := func(w float64) float64 {
-		if c.Order != "priority" {
+		if c.Order != "priority" && c.Order != "seed" {
 			return 1
 		}
 		if e := weight(w); e != 0 {
@@ -268,6 +298,13 @@ func (s Spec) Canonical() Spec {
 	}
 	c.PriorityWeight = canonWeight(c.PriorityWeight)
 	c.WaitWeightPerHour = canonWeight(c.WaitWeightPerHour)
+	c.DataWeight = canonWeight(c.DataWeight)
+	if c.Order != "seed" {
+		c.DataWeight = 1
+	}
+	if !c.Local {
+		c.LocalDelay = 0
+	}
 	if c.MIGConvertWhole {
 		c.MIGReconfigure = true
 	}
@@ -304,7 +341,7 @@ func (o Options) sameDecisions(p Options) bool {
 	return o.Placement == p.Placement && o.Backfill == p.Backfill && o.BackfillDepth == p.BackfillDepth &&
 		o.PriorityWeight == p.PriorityWeight && o.WaitWeightPerHour == p.WaitWeightPerHour &&
 		o.UseOracle == p.UseOracle && o.MIGReconfigure == p.MIGReconfigure && o.MIGConvertWhole == p.MIGConvertWhole &&
-		o.Fastest == p.Fastest
+		o.Fastest == p.Fastest && o.Local == p.Local && o.LocalDelay == p.LocalDelay && o.DataWeight == p.DataWeight
 }
 
 // New builds the policy the spec names; its Name() is s.String().
