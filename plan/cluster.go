@@ -32,8 +32,8 @@ func Metrics(s results.Summary) (map[string]float64, error) {
 // simulates the largest size first to see which targets growing meets.
 func SummaryMetrics() Catalogue {
 	// A zero Summary always marshals: its fields are numbers, strings and
-	// slices.
-	m, _ := Metrics(results.Summary{})
+	// slices; its optional parts are given so that their fields count.
+	m, _ := Metrics(results.Summary{Data: &results.DataSummary{}})
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		if k != "seed" {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 
@@ -62,6 +63,9 @@ type RunInput struct {
 	// Faults are the hardware failures the run injected (sim.Result.Faults),
 	// in any order; nil in a run without faults.
 	Faults []FaultEvent
+	// Data is the run's data locality, copied as is; nil when no job read
+	// a dataset.
+	Data *DataSummary
 }
 
 // FaultEvent is one injected hardware failure as the summary reads it: when
@@ -265,6 +269,30 @@ type Summary struct {
 	JainIndexSlowdown float64    `json:"jain_index_slowdown"`
 	LittlesLaw        LittlesLaw `json:"littles_law"`
 	Events            int64      `json:"events"`
+	// Data is what the jobs read from the storage tier; absent in a run
+	// whose jobs read no dataset.
+	Data *DataSummary `json:"data,omitempty"`
+}
+
+// DataSummary is data locality over a run's attempts of jobs that read a
+// dataset (sim.DataStats).
+type DataSummary struct {
+	Attempts      int64 `json:"attempts"`
+	LocalAttempts int64 `json:"local_attempts"`
+	// HitRatio is LocalAttempts over Attempts: the share of attempts whose
+	// placement held all their data.
+	HitRatio float64 `json:"hit_ratio"`
+	// RemoteGB is what they read from the storage tier; ReadS the wall
+	// time they spent reading it, summed over attempts.
+	RemoteGB float64 `json:"remote_gb"`
+	ReadS    float64 `json:"read_s"`
+}
+
+// FieldNames lists every field summary.json can hold by dotted path, the
+// optional ones (data.*) included: what commands that name a field accept.
+func FieldNames() []string {
+	m := Summary{Data: &DataSummary{}}.Fields()
+	return slices.Sorted(maps.Keys(m))
 }
 
 // Fields is a summary's summary.json fields by dotted path (wait_s.p99,
@@ -325,6 +353,7 @@ func Summarize(in RunInput) Summary {
 		Workload:      in.Workload,
 		JobsSubmitted: jobs.len(),
 		Tenants:       []TenantSummary{},
+		Data:          in.Data,
 	}
 	tau := in.SlowdownBound
 	if tau <= 0 {

@@ -258,8 +258,20 @@ func Summarize(spec Spec, runs []PolicyRun, threshold hwmodel.Time) {
 			MIGReconfigurations: r.Engine.MIGReconfigurations,
 			MIGReconfigGPUTime:  r.Engine.MIGReconfigGPUTime,
 			Faults:              FaultEvents(r.Engine),
+			Data:                dataSummary(r.Engine),
 		})
 	}
+}
+
+// dataSummary is the run's data locality for summary.json; nil when no
+// job read a dataset.
+func dataSummary(res *sim.Result) *results.DataSummary {
+	d := res.Data
+	if d.Attempts == 0 {
+		return nil
+	}
+	return &results.DataSummary{Attempts: d.Attempts, LocalAttempts: d.Local, HitRatio: d.HitRatio(),
+		RemoteGB: d.RemoteMB / 1000, ReadS: d.ReadTime.Seconds()}
 }
 
 // SharedStarvationThreshold is the default starvation threshold of a

@@ -31,6 +31,10 @@ type Comparison struct {
 	// the speed table, drawn from Seed (workloads.DrawClasses).
 	Classes      []string
 	ClassWeights []float64
+	// Datasets and DatasetWeights likewise give its jobs datasets (the
+	// cluster's), drawn from Seed (workloads.DrawDatasets).
+	Datasets       []string
+	DatasetWeights []float64
 	// Load > 0 spaces the arrivals so that the jobs' GPU-time is Load ×
 	// the cluster's GPUs × the arrival window (0: as recorded; 0.9 for a
 	// synthetic workload).

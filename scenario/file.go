@@ -67,6 +67,9 @@ type Workload struct {
 	// Classes gives the generated jobs classes for the speed table, drawn
 	// from the file's seed: CLASS or CLASS=WEIGHT entries.
 	Classes []string `json:"classes" config:"max=1000"`
+	// Datasets gives the generated jobs datasets (the cluster's), drawn
+	// from the file's seed: NAME or NAME=WEIGHT entries.
+	Datasets []string `json:"datasets" config:"max=1000"`
 }
 
 // Synthetic is the generator's setting (workloads.Generate).
@@ -123,6 +126,8 @@ type Job struct {
 	Checkpoint   *Checkpoint `json:"checkpoint"`
 	// Class is the job's class in the speed table.
 	Class string `json:"class"`
+	// Dataset is the dataset the job reads (one the cluster declares).
+	Dataset string `json:"dataset"`
 }
 
 // Checkpoint is a job's checkpointing: every Every of progress, costing
@@ -376,6 +381,13 @@ func (w *Workload) Check(e *config.Errors) {
 			e.Add("classes", "%v", err)
 		}
 	}
+	if len(w.Datasets) > 0 {
+		if w.Synthetic == nil {
+			e.Add("datasets", "datasets are drawn for generated jobs; this workload has no synthetic generator (give explicit jobs a dataset of their own)")
+		} else if _, _, err := workloads.ParseClassList(strings.Join(w.Datasets, ",")); err != nil {
+			e.Add("datasets", "%v", err)
+		}
+	}
 	names := map[string]int{}
 	for i, j := range w.Jobs {
 		je := e.Index("jobs", i)
@@ -391,6 +403,11 @@ func (w *Workload) Check(e *config.Errors) {
 		if j.Class != "" {
 			if err := hwmodel.CheckClassName(j.Class); err != nil {
 				je.Add("class", "%v", err)
+			}
+		}
+		if j.Dataset != "" {
+			if err := workloads.CheckDatasetName(j.Dataset); err != nil {
+				je.Add("dataset", "%v", err)
 			}
 		}
 		duration(je, "submit", j.Submit)

@@ -29,7 +29,7 @@ var (
 // summaryKeys are the summary.json fields a value may name.
 var summaryKeys = func() map[string]bool {
 	m := map[string]bool{}
-	for k := range (results.Summary{}).Fields() {
+	for _, k := range results.FieldNames() {
 		m[k] = true
 	}
 	return m
@@ -151,7 +151,10 @@ func (o *Outcome) value(v string) (any, error) {
 		}
 	}
 	x, ok := o.summary[v]
-	if !ok {
+	switch {
+	case !ok && summaryKeys[v]:
+		return 0.0, nil // an optional part the run lacks (data: no job read a dataset)
+	case !ok:
 		return nil, fmt.Errorf("%q is not a summary.json field", v)
 	}
 	return x, nil

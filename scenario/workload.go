@@ -47,6 +47,7 @@ func (f *File) buildWorkload() (*workloads.Workload, string, error) {
 		}
 		job.Estimate = job.Duration
 		job.Class = classOf(out, j.Class)
+		job.Dataset = datasetOf(out, j.Dataset)
 		if c := j.Checkpoint; c != nil {
 			job.Checkpoint = workloads.Checkpoint{Every: duration(nil, "", c.Every), Cost: duration(nil, "", c.Cost)}
 		}
@@ -70,6 +71,16 @@ func (f *File) buildWorkload() (*workloads.Workload, string, error) {
 			workloads.DrawClasses(gen, names, weights, f.Seed)
 			for k := range gen.Jobs {
 				gen.Jobs[k].Class = classOf(out, gen.ClassName(&gen.Jobs[k]))
+			}
+		}
+		if len(w.Datasets) > 0 {
+			names, weights, err := workloads.ParseClassList(strings.Join(w.Datasets, ","))
+			if err != nil {
+				return nil, "", err
+			}
+			workloads.DrawDatasets(gen, names, weights, f.Seed)
+			for k := range gen.Jobs {
+				gen.Jobs[k].Dataset = datasetOf(out, gen.DatasetName(&gen.Jobs[k]))
 			}
 		}
 		out.Jobs = append(out.Jobs, gen.Jobs...)
@@ -120,16 +131,20 @@ func sortBySubmit(w *workloads.Workload, explicit int) []int {
 	return at
 }
 
-// classOf is class name's number in w (added if new), 0 for "".
-func classOf(w *workloads.Workload, name string) uint16 {
+// classOf and datasetOf are name's number in w's classes or datasets
+// (added if new), 0 for "".
+func classOf(w *workloads.Workload, name string) uint16   { return intern(&w.Classes, name) }
+func datasetOf(w *workloads.Workload, name string) uint16 { return intern(&w.Datasets, name) }
+
+func intern(names *[]string, name string) uint16 {
 	if name == "" {
 		return 0
 	}
-	if k := slices.Index(w.Classes, name); k >= 0 {
+	if k := slices.Index(*names, name); k >= 0 {
 		return uint16(k + 1)
 	}
-	w.Classes = append(w.Classes, name)
-	return uint16(len(w.Classes))
+	*names = append(*names, name)
+	return uint16(len(*names))
 }
 
 func orName(a, b string) string {

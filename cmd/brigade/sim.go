@@ -56,7 +56,8 @@ type simFlags struct {
 	repairDist     string
 	repairSigma    float64
 	args           []string // the command line after "sim", for run.json
-	classes        string   // --classes, read by parseClasses
+	classes        string   // --classes, read by workloads.ParseClassList
+	datasets       string   // --datasets, likewise
 }
 
 // addFaultFlags defines the fault injection flags (docs/faults.md),
@@ -130,6 +131,7 @@ func parseSim(args []string, stdout io.Writer) (simFlags, error) {
 	fs.StringVar(&c.Format, "format", workloads.AutoFormat, "trace format: "+strings.Join(workloads.FormatNames(), ", ")+" (see docs/trace-format.md), or auto to tell by the header")
 	fs.IntVar(&c.Synthetic, "synthetic", 0, "instead of a trace, generate this many `jobs` from --seed (Poisson arrivals, lognormal durations of median 19m capped at 2d, Philly-like GPU counts, 4 weighted tenants, priorities, noisy estimates), on --cluster, by default "+runner.DefaultCluster(false, 1))
 	fs.StringVar(&f.classes, "classes", "", "give each job a class for --speeds, drawn (from --seed) from `list` CLASS[=WEIGHT],... (weights default to 1), e.g. resnet50,bert=2,llama2-70b-lora; for --synthetic or a trace without a class column")
+	fs.StringVar(&f.datasets, "datasets", "", "give each job a dataset of --cluster's (docs/cluster.md), drawn (from --seed) from `list` NAME[=WEIGHT],...; for --synthetic or a trace without a dataset column")
 	fs.Float64Var(&c.Load, "load", 0, "offered load: space arrivals (keeping their order and durations) so the jobs' GPU-time is this multiple of cluster GPUs × arrival window; default 0.9 with --synthetic, as recorded for traces")
 	fs.StringVar(&f.cluster, "cluster", "", fmt.Sprintf("cluster preset name, YAML/JSON `spec` file (docs/cluster.md) or Alibaba openb node list (told by its header); default %s for the embedded trace, %s with --synthetic, %s for a trace file",
 		runner.DefaultCluster(false, 0), runner.DefaultCluster(false, 1), runner.DefaultCluster(true, 0)))
@@ -239,6 +241,12 @@ func (f simFlags) comparison(stderr io.Writer) (runner.Comparison, error) {
 		var err error
 		if c.Classes, c.ClassWeights, err = workloads.ParseClassList(f.classes); err != nil {
 			return c, usageError{fmt.Errorf("--classes: %w", err)}
+		}
+	}
+	if f.datasets != "" {
+		var err error
+		if c.Datasets, c.DatasetWeights, err = workloads.ParseClassList(f.datasets); err != nil {
+			return c, usageError{fmt.Errorf("--datasets: %w", err)}
 		}
 	}
 	if !(c.Load >= 0) || math.IsInf(c.Load, 0) {
