@@ -97,6 +97,9 @@
 //     speeds.csv) and Rates, a table compiled for one workload's classes.
 //   - spec_models.go: custom GPU models in cluster specs (GPUModelSpec)
 //     and their speeds.
+//   - data.go: datasets in cluster specs (StorageSpec, DatasetSpec) and
+//     the cluster's data books: replicas, per-node LRU caches, locality
+//     (DataLocal) and CacheData, which only the driver calls.
 //   - mig.go: the MIG table (profiles, slices, NVML ids), layouts and
 //     their validation, MIGRequest.
 //   - cluster.go: Node, Request, Placement and Cluster, the capacity books

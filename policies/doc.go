@@ -119,6 +119,16 @@
 // tries the models a job accepts from its highest rate down and places it
 // on the first with room.
 //
+// Data locality (a DataView whose HasData holds). The seed order scores
+// each job w_p·priority + w_d·d_i + w_w·hours waited, d_i = 1 when some
+// node holding its dataset has room for it (or it reads none); the
+// waiting term raises the score, as the seed's prose says, and a weight
+// of 0 means 0. The order is rebuilt at each call, since d_i changes with
+// what is free. The local option tries, before the placement, the first
+// node in node order that holds the job's dataset and has room (single-
+// node jobs); with LocalDelay a job finding none waits until LocalDelay
+// after it was queued (checked at scheduling points), then goes remote.
+//
 // The backfill walk stops early when the cluster has no free GPU share
 // left and no CPU-only job is queued, and when no queued job at all could
 // start: none is CPU-only or MIG, and either none fits (none fractional,
@@ -243,6 +253,9 @@
 //   - spec.go: Spec, ParseSpec and Spec.String, the policy grammar; the
 //     options table is the one place an option is added.
 //   - registry.go: Options, New and the order names.
+//   - locality.go: data locality: the seed order (seedQueue, its score
+//     recomputed at each call), the local option's placement and its
+//     delay, fitsOn.
 //   - scheduler.go: the scheduler: the queue walk, EASY backfill and its
 //     early stops, the running-job index; queue.go: the orders' static
 //     keys; qtree.go: the B+ tree of the queue and the running-job index,

@@ -157,6 +157,16 @@
 // them); the deadline retry policy's estimate of the time needed is the
 // job's measured estimate, not scaled.
 //
+// Data locality (data.go). With datasets in the cluster and jobs that
+// read them, an attempt's locality is the GPU-weighted share of its nodes
+// that hold the job's dataset at its start (a replica, or a cached copy
+// whose read has ended); it first reads (1 − locality) × size from the
+// storage tier at its bandwidth, after the restart and start-up delay and
+// before any progress, and this read counts as start-up: run time when
+// the attempt succeeds, lost time when it does not. Its nodes then cache
+// the dataset from the end of that read (hwmodel's LRU caches), even if
+// the attempt fails during it. Result.Data counts what was read.
+//
 // Stepping (step.go): Run and RunUntil share one step function, which
 // processes one instant as described above, so a run stepped by RunUntil
 // in any increments is the run Run makes: the same Result, the same
@@ -193,6 +203,8 @@
 //     and checkpoints;
 //   - mig.go: MIG placements, reconfigurations and their books;
 //   - sharing.go: processor sharing of fractional GPUs;
+//   - data.go: data locality: datasets resolved, each attempt's read of
+//     what its nodes lack, the caches filled, DataStats;
 //   - speeds.go: GPU-model speeds: the table checked and compiled, an
 //     attempt's checkpoints at its rate;
 //   - coupled.go: the Coupled model interface and its access to the
