@@ -26,7 +26,15 @@ type seedQueue struct {
 	pos        map[JobID]int
 	order      []qitem
 	k          int
-	local      map[uint16][]int32 // per dataset, this call: nodes that hold it
+	// local is, per dataset, the nodes that hold it as of call number
+	// calls (recomputed when older), kept between calls for its memory.
+	local map[uint16]*localNodes
+	calls int
+}
+
+type localNodes struct {
+	nodes []int32
+	call  int
 }
 
 func newSeedQueue(o Options) *seedQueue {
@@ -59,7 +67,7 @@ func (q *seedQueue) begin(v View, _ *clusterTotals) {
 	dv := dataView(v)
 	c := v.Cluster()
 	now := v.Now()
-	clear(q.local)
+	q.calls++
 	q.order = q.order[:0]
 	for _, id := range q.ids {
 		j := v.Job(id)
@@ -88,18 +96,22 @@ func (q *seedQueue) bestLocality(dv DataView, c hwmodel.ClusterView, j *Job) flo
 		return 1
 	}
 	if q.local == nil {
-		q.local = map[uint16][]int32{}
+		q.local = map[uint16]*localNodes{}
 	}
-	nodes, ok := q.local[j.Dataset]
-	if !ok {
+	ln := q.local[j.Dataset]
+	if ln == nil {
+		ln = &localNodes{call: -1}
+		q.local[j.Dataset] = ln
+	}
+	if ln.call != q.calls {
+		ln.nodes, ln.call = ln.nodes[:0], q.calls
 		for i := range c.NumNodes() {
 			if dv.DataLocality(j, i) == 1 {
-				nodes = append(nodes, int32(i))
+				ln.nodes = append(ln.nodes, int32(i))
 			}
 		}
-		q.local[j.Dataset] = nodes
 	}
-	for _, i := range nodes {
+	for _, i := range ln.nodes {
 		if fitsOn(c, &j.Req, int(i)) {
 			return 1
 		}

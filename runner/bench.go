@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/brigadesim/brigade/hwmodel"
@@ -26,6 +27,46 @@ type BenchCase struct {
 	// Speeds runs under the default speed table, durations measured on
 	// A100-80GB; the workload then needs classes (BenchClasses).
 	Speeds bool
+	// Data runs on BenchDataCluster, the workload's jobs reading its
+	// datasets (BenchDatasets).
+	Data bool
+}
+
+// benchDatasets are BenchDataCluster's datasets: name, size in GB.
+var benchDatasets = []struct {
+	name string
+	gb   float64
+}{{"imagenet", 150}, {"coco", 25}, {"c4", 800}, {"audioset", 300}, {"laion", 2000}, {"openwebtext", 40}, {"librispeech", 60}, {"kinetics", 450}}
+
+// BenchDataCluster is BenchCluster's nodes with data: a storage tier read
+// at 2 GB/s, 500 GB of cache per node, and benchDatasets, each with a
+// replica on every 64th node from its own offset.
+func BenchDataCluster(gpus int) (*hwmodel.Cluster, error) {
+	if gpus <= 0 || gpus%8 != 0 {
+		return nil, fmt.Errorf("bench cluster: GPU count %d must be a positive multiple of 8", gpus)
+	}
+	n := gpus / 8
+	width := max(3, len(strconv.Itoa(n-1)))
+	spec := &hwmodel.ClusterSpec{Name: "bench-data", Storage: &hwmodel.StorageSpec{ReadGBPerS: 2},
+		NodeGroups: []hwmodel.NodeGroupSpec{{NamePrefix: "h100", Count: n, GPUModel: "H100", GPUsPerNode: 8, CacheGB: 500}}}
+	for k, d := range benchDatasets {
+		ds := hwmodel.DatasetSpec{Name: d.name, SizeGB: d.gb}
+		for i := k; i < n; i += 64 {
+			ds.Replicas = append(ds.Replicas, fmt.Sprintf("h100-%0*d", width, i))
+		}
+		spec.Datasets = append(spec.Datasets, ds)
+	}
+	return spec.Build()
+}
+
+// BenchDatasets gives w's jobs BenchDataCluster's datasets, drawn evenly
+// from seed.
+func BenchDatasets(w *workloads.Workload, seed uint64) {
+	names := make([]string, len(benchDatasets))
+	for i, d := range benchDatasets {
+		names[i] = d.name
+	}
+	workloads.DrawDatasets(w, names, nil, seed)
 }
 
 // BenchClasses gives w's jobs classes drawn evenly over the default speed
@@ -42,6 +83,9 @@ func (c BenchCase) String() string {
 	}
 	if c.Speeds {
 		s += "/speeds"
+	}
+	if c.Data {
+		s += "/data"
 	}
 	return s
 }
@@ -72,7 +116,11 @@ func (c BenchCase) BenchWorkload() (*workloads.Workload, error) {
 
 // Prepare builds the engine for one measured run.
 func (c BenchCase) Prepare(w *workloads.Workload) (*Prepared, error) {
-	cluster, err := BenchCluster(c.GPUs)
+	build := BenchCluster
+	if c.Data {
+		build = BenchDataCluster
+	}
+	cluster, err := build(c.GPUs)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -62,6 +63,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.duration(&ff.Model.GPUMTBF, "gpu-mtbf", "", positive, "also measure with random GPU failures of this mean time between failures per GPU")
 	fs.duration(&ff.CheckpointEvery, "checkpoint-every", "0", nonNegative, "with failures: jobs checkpoint every this much progress")
 	fs.duration(&ff.CheckpointCost, "checkpoint-cost", "0", nonNegative, "with failures: time each checkpoint takes")
+	data := fs.Bool("data", false, "also measure each synthetic case with data locality: 8 datasets of 25 GB to 2 TB with replicas on every 64th node, 500 GB of cache per node, storage read at 2 GB/s, jobs reading them evenly (give +local to a policy for locality-aware placement)")
 	speeds := fs.Bool("speeds", false, "also measure each synthetic case with GPU-model speeds: the default speed table, jobs given classes evenly over its classes, durations measured on A100-80GB")
 	quiet := fs.Bool("quiet", false, "print nothing but errors and the table (no progress bar either; the bar shows only when stderr is a terminal)")
 	if err := fs.parse(args, stdout); err != nil {
@@ -158,8 +160,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 					return err
 				}
 				type variant struct {
-					faults *runner.Faults
-					speeds bool
+					faults       *runner.Faults
+					speeds, data bool
 				}
 				variants := []variant{{}}
 				if faults != nil {
@@ -169,13 +171,22 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 					runner.BenchClasses(w, *seed)
 					variants = append(variants, variant{speeds: true})
 				}
+				if *data {
+					variants = append(variants, variant{data: true})
+				}
 				for _, v := range variants {
-					c.Faults, c.Speeds = v.faults, v.speeds
-					prep, err := c.Prepare(w)
+					c.Faults, c.Speeds, c.Data = v.faults, v.speeds, v.data
+					wv := w
+					if v.data {
+						// Only this run's cluster has the datasets its jobs read.
+						wv = &workloads.Workload{Jobs: slices.Clone(w.Jobs), Tenants: w.Tenants, Classes: w.Classes}
+						runner.BenchDatasets(wv, *seed)
+					}
+					prep, err := c.Prepare(wv)
 					if err != nil {
 						return err
 					}
-					r, err := measure(prep, stderr, *quiet, "brigade bench "+c.String(), len(w.Jobs))
+					r, err := measure(prep, stderr, *quiet, "brigade bench "+c.String(), len(wv.Jobs))
 					if err != nil {
 						return fmt.Errorf("%s: %w", c, err)
 					}
@@ -185,6 +196,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 						label += "+faults"
 					case v.speeds:
 						label += "+speeds"
+					case v.data:
+						label += "+data"
 					}
 					row(label, j, g, fmt.Sprintf("%g", *load), r)
 				}
