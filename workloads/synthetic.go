@@ -606,14 +606,20 @@ const classStream = 0x636c617373
 // seed's stream of classes, which no other draw uses; names must pass
 // hwmodel.CheckClassName and weights SyntheticConfig.Validate's rule.
 func DrawClasses(w *Workload, names []string, weights []float64, seed uint64) {
+	drawNames(w, &w.Classes, names, weights, seed, classStream, func(j *Job, k uint16) { j.Class = k })
+}
+
+// drawNames gives every job of w a name from names (into *list, each job
+// its 1-based number through set), drawn by weight from seed's stream.
+func drawNames(w *Workload, list *[]string, names []string, weights []float64, seed, stream uint64, set func(*Job, uint16)) {
 	if len(names) == 0 {
 		return
 	}
 	cum := cumulative(weightsOrOnes(weights, len(names)))
-	r := rand.New(rand.NewPCG(seed, classStream))
-	w.Classes = slices.Clone(names)
+	r := rand.New(rand.NewPCG(seed, stream))
+	*list = slices.Clone(names)
 	for i := range w.Jobs {
-		w.Jobs[i].Class = uint16(pick(r, cum) + 1)
+		set(&w.Jobs[i], uint16(pick(r, cum)+1))
 	}
 }
 
@@ -862,15 +868,7 @@ const datasetStream = 0x64617461
 // DrawDatasets gives every job of w a dataset from names, drawn as
 // DrawClasses draws classes but from a stream of its own.
 func DrawDatasets(w *Workload, names []string, weights []float64, seed uint64) {
-	if len(names) == 0 {
-		return
-	}
-	cum := cumulative(weightsOrOnes(weights, len(names)))
-	r := rand.New(rand.NewPCG(seed, datasetStream))
-	w.Datasets = slices.Clone(names)
-	for i := range w.Jobs {
-		w.Jobs[i].Dataset = uint16(pick(r, cum) + 1)
-	}
+	drawNames(w, &w.Datasets, names, weights, seed, datasetStream, func(j *Job, k uint16) { j.Dataset = k })
 }
 
 // weightsOrOnes is weights, or n equal weights when it is nil.
