@@ -94,7 +94,9 @@
 // duration, an overdue job counting as ending now), adding the GPU milli
 // each releases to its GPU model's idle count, until one model the blocked
 // job accepts has enough idle GPUs for it: that time is the shadow time,
-// that model is the one reserved, and its idle surplus then is the extra.
+// that model is the one reserved, and its idle surplus then, every job
+// that ends by the shadow time released (those tied with the job that met
+// the need included, as standard EASY counts them), is the extra.
 // Only backfilled jobs placed on the reserved model consume the extra. For
 // a CPU-only job the same walk counts CPU and memory cluster-wide instead,
 // since that is what blocks it, and backfilled jobs consume CPU and memory

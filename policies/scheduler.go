@@ -554,7 +554,8 @@ func placementModel(c hwmodel.ClusterView, p hwmodel.Placement) int16 {
 // met on the first model that reaches it (lowest model ID on a tie); a
 // CPU-only job counts CPU and memory cluster-wide, since that is what
 // blocks it. The time the need is met is the shadow time, and what is left
-// over on that model then is the extra. It ignores which node frees what,
+// over on that model then, every job that ends by it released (ties at
+// the shadow time included), is the extra. It ignores which node frees what,
 // so the blocked job may still not fit at the shadow time (fragmentation,
 // a node short of CPU), and a fractional job's need is its share but only
 // whole idle GPUs count as available. If the running jobs never free
@@ -590,9 +591,10 @@ func (s *scheduler) reserveFor(v View, j *Job) {
 		r.need, r.needM = j.Req.CPUMilli, j.Req.MemoryMiB
 		r.settle(-1)
 	}
-	if !r.done {
-		s.running.ascend(s.step)
-	}
+	// The walk goes on past the job that meets the need while ends tie
+	// with the shadow time (overdue jobs end now: when the need is met
+	// before the walk, they tie with it).
+	s.running.ascend(s.step)
 	if !r.done {
 		if last, ok := s.running.max(); ok {
 			r.shadow = max(r.now, Time(last.a))
@@ -607,7 +609,23 @@ func (s *scheduler) reserveFor(v View, j *Job) {
 
 func (s *scheduler) walkStep(it runItem) bool {
 	r := &s.res
-	r.shadow = max(r.now, it.end)
+	end := max(r.now, it.end)
+	if r.done {
+		// The need is met; jobs that end at the shadow time too release
+		// their share at it, so the extra counts them as well.
+		if end != r.shadow {
+			return false
+		}
+		switch {
+		case !r.gpu:
+			r.avail += it.cpu
+			r.availM += it.mem
+		case it.model >= 0 && r.models == hwmodel.Of(hwmodel.ModelID(it.model)):
+			r.avail += it.milli
+		}
+		return true
+	}
+	r.shadow = end
 	if r.gpu {
 		if it.model >= 0 && r.accepted&hwmodel.Of(hwmodel.ModelID(it.model)) != 0 {
 			r.perModel[it.model] += it.milli
@@ -618,7 +636,7 @@ func (s *scheduler) walkStep(it runItem) bool {
 		r.availM += it.mem
 		r.settle(-1)
 	}
-	return !r.done
+	return true
 }
 
 // within reports whether every model a accepts is accepted by b.
