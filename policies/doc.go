@@ -258,8 +258,9 @@
 //   - locality.go: data locality: the seed order (seedQueue, its score
 //     recomputed at each call), the local option's placement and its
 //     delay, fitsOn.
-//   - scheduler.go: the scheduler: the queue walk, EASY backfill and its
-//     early stops, the running-job index; queue.go: the orders' static
+//   - scheduler.go: the scheduler: the queue walk, the running-job index,
+//     placing a job (fastest, local); backfill.go: the EASY reservation,
+//     the backfill test and its early stops; queue.go: the orders' static
 //     keys; qtree.go: the B+ tree of the queue and the running-job index,
 //     its cursor and leaf summaries.
 //   - placement.go: Placer, first fit, the placement names; scored.go: the

@@ -18,6 +18,12 @@
 //
 // # Files
 //
-//   - main.go: reading the Gavel and MLPerf files, the per-class rows,
-//     the generic rows and their bridge, and writing the table.
+//   - main.go: the files read, main, generate (the table in its order,
+//     written and read back) and the helpers every source uses.
+//   - gavel.go: Gavel's per-class rows, its across-nodes factors and its
+//     co-location pairs.
+//   - pollux.go: Pollux's across-nodes factors by application.
+//   - mlperf.go: MLPerf's measured links between accelerators and its
+//     per-class rows.
+//   - generic.go: the generic rows, the bridge and the estimates.
 package main
