@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -34,6 +35,7 @@ type SpeedTable struct {
 	// Source names where the table came from, for error messages.
 	Source  string
 	classes []string             // class names in first-seen order; [0] is AnyClass
+	byClass map[string]int       // lower-cased class name -> index in classes
 	speed   [][MaxModels]float64 // per class, per model; 0 = no row
 	line    [][MaxModels]int     // the line each row came from; 0 = not from a file
 	note    [][MaxModels]string  // each row's source column
@@ -252,14 +254,17 @@ func newSpeedTable(source string) *SpeedTable {
 // classIndex is the row set of class name, added when add is set; -1 when
 // the table has none.
 func (t *SpeedTable) classIndex(name string, add bool) int {
-	for i, c := range t.classes {
-		if strings.EqualFold(c, name) {
-			return i
-		}
+	key := strings.ToLower(name)
+	if i, ok := t.byClass[key]; ok {
+		return i
 	}
 	if !add {
 		return -1
 	}
+	if t.byClass == nil {
+		t.byClass = map[string]int{}
+	}
+	t.byClass[key] = len(t.classes)
 	t.classes = append(t.classes, name)
 	t.spread = append(t.spread, [3]float64{})
 	t.spreadLine = append(t.spreadLine, [3]int{})
@@ -274,6 +279,7 @@ func (t *SpeedTable) classIndex(name string, add bool) int {
 func (t *SpeedTable) Clone() *SpeedTable {
 	c := *t
 	c.classes = slices.Clone(t.classes)
+	c.byClass = maps.Clone(t.byClass)
 	c.speed = slices.Clone(t.speed)
 	c.line = slices.Clone(t.line)
 	c.note = slices.Clone(t.note)

@@ -3,6 +3,7 @@ package policies
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/brigadesim/brigade/hwmodel"
 )
@@ -58,7 +59,10 @@ type Host struct {
 	data bool
 }
 
-var _ SpeedView = (*Host)(nil)
+var (
+	_ SpeedView = (*Host)(nil)
+	_ DataView  = (*Host)(nil)
+)
 
 // Init sets the cluster, tenants and jobs the Host books; the tenants'
 // books start as given (usually empty). jobs[i].ID must be i; the Host
@@ -116,11 +120,9 @@ func (h *Host) notePair(j *Job) {
 		return
 	}
 	h.pairs[key] = true
-	present := h.cluster.ModelsPresent()
-	for m := range hwmodel.NumModels() {
-		if present.Accepts(hwmodel.ModelID(m)) && present != hwmodel.AnyModel {
-			h.maxRate = max(h.maxRate, h.rates.Rate(j.Class, j.Reference, hwmodel.ModelID(m)))
-		}
+	for m := uint64(h.cluster.ModelsPresent()); m != 0; m &= m - 1 {
+		on := hwmodel.ModelID(bits.TrailingZeros64(m))
+		h.maxRate = max(h.maxRate, h.rates.Rate(j.Class, j.Reference, on))
 	}
 }
 

@@ -338,7 +338,7 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 		if w, err = SyntheticFor(cluster, c.Synthetic, c.Seed, load); err != nil {
 			return nil, err
 		}
-		if err := c.drawClasses(w); err != nil {
+		if err := c.drawNames(w); err != nil {
 			return nil, err
 		}
 		s.WorkloadName = fmt.Sprintf("synthetic: %s, load %g, seed %d", hwmodel.Plural(c.Synthetic, "job", "jobs"), load, c.Seed)
@@ -357,7 +357,7 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 	if err != nil {
 		return nil, err
 	}
-	if err := c.drawClasses(w); err != nil {
+	if err := c.drawNames(w); err != nil {
 		return nil, err
 	}
 	if c.Load != 0 {
@@ -498,4 +498,23 @@ func TargetOf(w *workloads.Workload) policies.TargetWorkload {
 		reqs[i] = w.Jobs[i].Req
 	}
 	return policies.TargetFromRequests(reqs)
+}
+
+// drawNames gives w's jobs the comparison's classes and datasets, if it
+// names any; a workload that names its own is refused, so that none is
+// silently replaced.
+func (c *Comparison) drawNames(w *workloads.Workload) error {
+	if len(c.Classes) > 0 {
+		if len(w.Classes) > 0 {
+			return &RequestError{"classes", fmt.Errorf("the trace names its jobs' classes already (column class: %s); draw classes only for a workload without them", quoteList(w.Classes))}
+		}
+		workloads.DrawClasses(w, c.Classes, c.ClassWeights, c.Seed)
+	}
+	if len(c.Datasets) > 0 {
+		if len(w.Datasets) > 0 {
+			return &RequestError{"datasets", fmt.Errorf("the trace names its jobs' datasets already (column dataset: %s); draw datasets only for a workload without them", quoteList(w.Datasets))}
+		}
+		workloads.DrawDatasets(w, c.Datasets, c.DatasetWeights, c.Seed)
+	}
+	return nil
 }

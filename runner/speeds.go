@@ -99,22 +99,3 @@ func (c *Comparison) speedsFile() string {
 	}
 	return c.Speeds
 }
-
-// drawClasses gives w's jobs the comparison's classes and datasets, if it
-// names any; a workload that names its own is refused, so that none is
-// silently replaced.
-func (c *Comparison) drawClasses(w *workloads.Workload) error {
-	if len(c.Classes) > 0 {
-		if len(w.Classes) > 0 {
-			return &RequestError{"classes", fmt.Errorf("the trace names its jobs' classes already (column class: %s); draw classes only for a workload without them", quoteList(w.Classes))}
-		}
-		workloads.DrawClasses(w, c.Classes, c.ClassWeights, c.Seed)
-	}
-	if len(c.Datasets) > 0 {
-		if len(w.Datasets) > 0 {
-			return &RequestError{"datasets", fmt.Errorf("the trace names its jobs' datasets already (column dataset: %s); draw datasets only for a workload without them", quoteList(w.Datasets))}
-		}
-		workloads.DrawDatasets(w, c.Datasets, c.DatasetWeights, c.Seed)
-	}
-	return nil
-}

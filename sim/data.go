@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/brigadesim/brigade/hwmodel"
-	"github.com/brigadesim/brigade/policies"
 )
 
 // Data locality (the cluster's datasets, hwmodel's data books). A job that
@@ -111,5 +110,3 @@ func (e *Engine) readFor(i int, p hwmodel.Placement, startup hwmodel.Time) hwmod
 	}
 	return read
 }
-
-var _ policies.DataView = (*policies.Host)(nil)
