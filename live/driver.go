@@ -578,11 +578,12 @@ func (d *Driver) round() error {
 			d.enqueue(r)
 		}
 	}
+	// The clock first: a wake-up the policy asked for is news once due.
+	d.host.SetNow(d.now())
 	if !d.host.HasNews() {
 		return nil
 	}
 	t0 := time.Now()
-	d.host.SetNow(d.now())
 	d.starts, d.preempted = d.starts[:0], d.preempted[:0]
 	decs := d.host.Schedule(d.policy, d.applyFn)
 	starts := d.starts

@@ -486,6 +486,11 @@ func writeExport(tmp, final string, recs []*Record, opt ExportOptions, label str
 				if ended == results.AttemptHardwareFailure {
 					jr.HardwareFailures++
 				}
+				if ended == results.AttemptPreempted {
+					// A live job keeps no progress across a preemption.
+					jr.Preemptions++
+					jr.PreemptLost += hwmodel.Time(end - a.Start)
+				}
 			}
 			code := a.Exit
 			if end < 0 {

@@ -179,6 +179,28 @@ func HasSpeeds(v View) bool {
 	return ok && sv.HasSpeeds()
 }
 
+// WakeView is a View whose driver calls the policy again at a time the
+// policy asks for, even if nothing else happens then: a preemptive order
+// whose priorities change with time (a running job crossing a service
+// threshold, a quantum running out) asks to be woken when the next one
+// changes. Each call's requests replace the previous call's, so a policy
+// asks again at every call for what it still wants; within a call the
+// earliest time asked for counts, and a time not after Now is ignored.
+// A driver may wake the policy later than asked (live mode at its next
+// tick; the simulator under a decision interval at the next multiple of
+// it), never earlier.
+type WakeView interface {
+	View
+	WakeAt(t Time)
+}
+
+// wakeAt asks v for a call at t when v can wake its policy.
+func wakeAt(v View, t Time) {
+	if wv, ok := v.(WakeView); ok {
+		wv.WakeAt(t)
+	}
+}
+
 // DataView is a View that knows where the cluster's datasets are: a
 // policy that weighs data locality asks it. A View without it, or whose
 // HasData is false, has no datasets: every job's locality is 1.

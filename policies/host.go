@@ -57,11 +57,15 @@ type Host struct {
 	pairs   map[uint32]bool
 	// data: the jobs read the cluster's datasets (DataView).
 	data bool
+	// wake is when the policy asked to be called again (0: never);
+	// asking collects the current call's requests.
+	wake, asking Time
 }
 
 var (
 	_ SpeedView = (*Host)(nil)
 	_ DataView  = (*Host)(nil)
+	_ WakeView  = (*Host)(nil)
 )
 
 // Init sets the cluster, tenants and jobs the Host books; the tenants'
@@ -339,7 +343,19 @@ func (h *Host) Unblocked(g GPURef) {
 // compute its reservation again with the jobs it just backfilled running
 // and could backfill more: the simulator never makes that call, so no
 // driver may, or a live run and its replay part.
-func (h *Host) HasNews() bool { return h.news }
+func (h *Host) HasNews() bool { return h.news || (h.wake > 0 && h.now >= h.wake) }
+
+// WakeAt implements WakeView.
+func (h *Host) WakeAt(t Time) {
+	if h.inCall && t > h.now && (h.asking == 0 || t < h.asking) {
+		h.asking = t
+	}
+}
+
+// NextWake is when the policy asked, at its last call, to be called
+// again; false when it did not ask. A driver makes a scheduling point
+// then (or at its next chance after): HasNews holds from that time on.
+func (h *Host) NextWake() (Time, bool) { return h.wake, h.wake > 0 }
 
 // Schedule runs one scheduling point: it calls the policy with this Host
 // as its View, drops the call's reservations (latest first; in effect:
@@ -351,8 +367,10 @@ func (h *Host) HasNews() bool { return h.news }
 // Rejection of the next batch. It returns the policy's decisions.
 func (h *Host) Schedule(p Policy, apply func(Decision) string) []Decision {
 	h.inCall = true
+	h.asking = 0
 	decisions := p.Schedule(h)
 	h.inCall = false
+	h.wake = h.asking
 	h.held = 0
 	h.events.Reset()
 	h.news = false

@@ -16,7 +16,7 @@ import (
 // SchemaVersionKey and in run.json. Bump it when a column is renamed,
 // removed or changes type or unit (adding a column at the end is compatible
 // but still bumps it, so readers can tell).
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // SchemaVersionKey is the Parquet key-value metadata key holding
 // SchemaVersion.
@@ -61,6 +61,8 @@ type JobRow struct {
 	CPUMilli         int64    `parquet:"cpu_milli"`
 	MemoryMiB        int64    `parquet:"memory_mib"`
 	Deps             string   `parquet:"deps"`
+	Preemptions      int32    `parquet:"preemptions"`
+	PreemptLostS     float64  `parquet:"preempt_lost_s"`
 }
 
 // AttemptRow is one row of attempts.parquet: one attempt of one job of one
@@ -233,6 +235,7 @@ func eachJobRow(runs []PolicyJobs, emit func(*JobRow) error) error {
 				HardwareFailures: int32(j.HardwareFailures), LostS: Seconds(j.Lost), CheckpointS: Seconds(j.Checkpoint),
 				Reason: j.Reason, ReasonDetail: j.ReasonDetail,
 				CPUMilli: j.CPUMilli, MemoryMiB: j.MemoryMiB, Deps: JoinDeps(j.Deps),
+				Preemptions: int32(min(j.Preemptions, 1<<31-1)), PreemptLostS: Seconds(j.PreemptLost),
 			}
 			if j.Ready >= 0 {
 				ready = Seconds(j.Ready)

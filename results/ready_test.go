@@ -85,8 +85,8 @@ func TestReadyNeverReady(t *testing.T) {
 	if !ok || !c.Node.Optional() || c.Node.Type().Kind() != parquet.Double {
 		t.Errorf("jobs.parquet ready_s: %v, want an optional double", c.Node)
 	}
-	// Version 5 made ready_s nullable.
-	if v, _ := f.Lookup(SchemaVersionKey); v != "5" || SchemaVersion != 5 {
-		t.Errorf("schema version %q (SchemaVersion %d), want 5", v, SchemaVersion)
+	// Version 5 made ready_s nullable (6 added the preemption columns).
+	if v, _ := f.Lookup(SchemaVersionKey); v != "6" || SchemaVersion != 6 {
+		t.Errorf("schema version %q (SchemaVersion %d), want 6", v, SchemaVersion)
 	}
 }

@@ -86,8 +86,8 @@ func TestReasonColumnsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(recs[0]); n < 5 || recs[0][n-5] != "reason" || recs[0][n-4] != "reason_detail" {
-		t.Errorf("jobs.csv header ends %q, want reason, reason_detail before the schema 4 columns", recs[0][max(0, n-5):])
+	if n := len(recs[0]); n < 7 || recs[0][n-7] != "reason" || recs[0][n-6] != "reason_detail" {
+		t.Errorf("jobs.csv header ends %q, want reason, reason_detail before the schema 4 and 6 columns", recs[0][max(0, n-7):])
 	}
 	col := map[string]int{}
 	for i, h := range recs[0] {

@@ -57,8 +57,13 @@ type JobRecord struct {
 	// the time spent writing checkpoints, both summed over attempts and
 	// both included in Run.
 	HardwareFailures int
-	Lost             hwmodel.Time
-	Checkpoint       hwmodel.Time
+	// Preemptions counts the attempts a policy preempted; PreemptLost is
+	// the part of Lost they cost (progress not saved when they stopped,
+	// their start-up, the restart of the attempts after them).
+	Preemptions int
+	PreemptLost hwmodel.Time
+	Lost        hwmodel.Time
+	Checkpoint  hwmodel.Time
 	// Reason says why a failed job failed, in the vocabulary of
 	// reasons.go: ReasonRetriesExhausted, ReasonDeadline,
 	// ReasonDependencyFailed or ReasonUnsatisfiable; "" for a job that

@@ -39,8 +39,8 @@ func TestRequestAndDepsColumnsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(recs[0]); !slices.Equal(recs[0][n-3:], []string{"cpu_milli", "memory_mib", "deps"}) {
-		t.Errorf("jobs.csv header ends %q, want cpu_milli, memory_mib, deps last", recs[0][max(0, n-3):])
+	if n := len(recs[0]); !slices.Equal(recs[0][n-5:], []string{"cpu_milli", "memory_mib", "deps", "preemptions", "preempt_lost_s"}) {
+		t.Errorf("jobs.csv header ends %q, want cpu_milli, memory_mib, deps, then the schema 6 columns last", recs[0][max(0, n-5):])
 	}
 	col := map[string]int{}
 	for i, h := range recs[0] {

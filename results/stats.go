@@ -1,8 +1,12 @@
 package results
 
-import "github.com/brigadesim/brigade/hwmodel"
+import (
+	"math"
 
-// JobStats is what Summarize and the plots read of a JobRecord: 96 bytes
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// JobStats is what Summarize and the plots read of a JobRecord: 112 bytes
 // against the record's 296 and its attempt log, so that a run whose
 // records went to their files as they were made (JobFiles) keeps these
 // until its summary, whose shared starvation threshold waits for every
@@ -13,12 +17,14 @@ type JobStats struct {
 	GPUs             int32
 	Attempts         int32
 	HardwareFailures int32
+	Preemptions      int32
 	state            statsState
 	Priority         int
 	Tenant           string
 	Submit, End      hwmodel.Time
 	Wait, Run        hwmodel.Time
 	Lost, Checkpoint hwmodel.Time
+	PreemptLost      hwmodel.Time
 }
 
 // statsState is a JobRecord's State as Summarize tells them apart.
@@ -35,6 +41,7 @@ const (
 func StatsOf(j *JobRecord) JobStats {
 	s := JobStats{
 		ID: j.ID, GPUMilli: j.GPUMilli, GPUs: int32(j.GPUs), Attempts: int32(j.Attempts), HardwareFailures: int32(j.HardwareFailures),
+		Preemptions: int32(min(j.Preemptions, math.MaxInt32)), PreemptLost: j.PreemptLost,
 		Priority: j.Priority, Tenant: j.Tenant,
 		Submit: j.Submit, End: j.End, Wait: j.Wait, Run: j.Run, Lost: j.Lost, Checkpoint: j.Checkpoint,
 	}

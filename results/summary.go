@@ -272,6 +272,52 @@ type Summary struct {
 	// Data is what the jobs read from the storage tier; absent in a run
 	// whose jobs read no dataset.
 	Data *DataSummary `json:"data,omitempty"`
+	// Preemption is what preemptions cost; absent in a run without any.
+	Preemption *PreemptionSummary `json:"preemption,omitempty"`
+}
+
+// PreemptionSummary is the preemptions of a run's jobs, from their
+// records (JobRecord.Preemptions, PreemptLost).
+type PreemptionSummary struct {
+	// Count is the attempts preempted; Jobs the jobs preempted at least
+	// once; PerJobMax the most preemptions of one job, and PerJobMean
+	// their mean over the jobs that ran.
+	Count      int64   `json:"count"`
+	Jobs       int     `json:"jobs"`
+	PerJobMax  int     `json:"per_job_max"`
+	PerJobMean float64 `json:"per_job_mean"`
+	// LostGPUHours is Σ GPUs × GPUMilli/1000 × PreemptLost: the GPU-time
+	// preemptions cost (part of LostGPUHours).
+	LostGPUHours float64 `json:"lost_gpu_hours"`
+}
+
+// preemptionSummary is the Summary's Preemption: nil when no job was
+// preempted.
+func preemptionSummary(jobs jobList) *PreemptionSummary {
+	var p PreemptionSummary
+	var lost acc
+	ran := 0
+	for i := range jobs.len() {
+		j := jobs.at(i)
+		if j.Attempts > 0 {
+			ran++
+		}
+		if j.Preemptions <= 0 {
+			continue
+		}
+		p.Count += int64(j.Preemptions)
+		p.Jobs++
+		p.PerJobMax = max(p.PerJobMax, int(j.Preemptions))
+		if j.GPUs > 0 && j.GPUMilli > 0 {
+			lost.addMul(int64(j.GPUs)*int64(j.GPUMilli), int64(max(j.PreemptLost, 0)))
+		}
+	}
+	if p.Count == 0 {
+		return nil
+	}
+	p.PerJobMean = ratio(float64(p.Count), float64(ran))
+	p.LostGPUHours = lost.float() / hwmodel.MilliPerGPU / float64(hwmodel.Hour)
+	return &p
 }
 
 // DataSummary is data locality over a run's attempts of jobs that read a
@@ -291,7 +337,7 @@ type DataSummary struct {
 // FieldNames lists every field summary.json can hold by dotted path, the
 // optional ones (data.*) included: what commands that name a field accept.
 func FieldNames() []string {
-	m := Summary{Data: &DataSummary{}}.Fields()
+	m := Summary{Data: &DataSummary{}, Preemption: &PreemptionSummary{}}.Fields()
 	return slices.Sorted(maps.Keys(m))
 }
 
@@ -444,6 +490,7 @@ func Summarize(in RunInput) Summary {
 	s.MIGReconfigGPUS = in.MIGReconfigGPUTime.Seconds()
 	s.DownGPUHours = ig.DownMilliGPUSeconds / hwmodel.MilliPerGPU / 3600
 	s.Faults, s.Retries, s.JobsFailedHardware, s.LostGPUHours, s.CheckpointGPUHours, s.Goodput = faultMetrics(in.Faults, jobs)
+	s.Preemption = preemptionSummary(jobs)
 	s.QueueLength = QueueLength{Mean: ratio(ig.QueuedJobSeconds, makespan.Seconds()), Max: tmax.Queued}
 
 	// Little's law: L from the Timeline, λ and W from the records.

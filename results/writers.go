@@ -41,7 +41,7 @@ var JobsCSVHeader = []string{
 	"submit_s", "ready_s", "start_s", "end_s", "wait_s", "run_s", "jct_s",
 	"bounded_slowdown", "gpus", "gpu_milli", "nodes", "attempts", "state", "mig_profile",
 	"hardware_failures", "lost_s", "checkpoint_s", "reason", "reason_detail",
-	"cpu_milli", "memory_mib", "deps",
+	"cpu_milli", "memory_mib", "deps", "preemptions", "preempt_lost_s",
 }
 
 // DepsSeparator joins the names of a job's dependencies in the deps column
@@ -124,6 +124,8 @@ func jobsCSVRows(c *csvRows, r PolicyJobs) {
 		c.int(j.CPUMilli)
 		c.int(j.MemoryMiB)
 		c.str(JoinDeps(j.Deps))
+		c.int(int64(j.Preemptions))
+		c.seconds(j.PreemptLost)
 		c.end()
 	}
 }

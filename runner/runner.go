@@ -38,6 +38,10 @@ type Options struct {
 	StartupDelay hwmodel.Time
 	// ProcessorSharing: sim.Config.ProcessorSharing.
 	ProcessorSharing bool
+	// PreemptRestart and SaveOnPreempt: what a preemption costs
+	// (sim.Config's).
+	PreemptRestart hwmodel.Time
+	SaveOnPreempt  bool
 	// Speeds and SpeedReference: sim.Config's; nil Speeds runs every job
 	// at its measured pace on every model.
 	Speeds         *hwmodel.SpeedTable
@@ -75,6 +79,8 @@ func (o Options) engineConfig() sim.Config {
 		MIGReconfigTime:  o.MIGReconfigTime,
 		StartupDelay:     o.StartupDelay,
 		ProcessorSharing: o.ProcessorSharing,
+		PreemptRestart:   o.PreemptRestart,
+		SaveOnPreempt:    o.SaveOnPreempt,
 		Faults:           o.FaultSchedule,
 		Speeds:           o.Speeds,
 		SpeedReference:   o.SpeedReference,
@@ -632,6 +638,7 @@ func (b *recordsBuf) records(w *workloads.Workload, c *hwmodel.Cluster, res *sim
 			Submit: o.Submit, Ready: ready, Start: o.Start, End: o.End, Wait: o.Wait, Run: o.Run,
 			GPUs: j.Req.GPUs, GPUMilli: milli, MIGProfile: o.MIGProfile, Nodes: last, Attempts: int(o.Attempts), State: state,
 			HardwareFailures: o.HardwareFailures, Lost: o.LostTime, Checkpoint: o.CheckpointTime,
+			Preemptions: o.Preemptions, PreemptLost: o.PreemptLost,
 			Reason: FailReason(o.FailReason), ReasonDetail: o.Reason, AttemptLog: log,
 			CPUMilli: j.Req.CPUMilli, MemoryMiB: j.Req.MemoryMiB, Deps: deps,
 		}

@@ -181,7 +181,7 @@ func (a *Access) AcquirePreempting(models hwmodel.ModelSet, n int, maxPriority i
 		return nil, 0, false, nil
 	}
 	for _, v := range bestVictims {
-		e.preempt(v)
+		e.preemptForCoupled(v)
 	}
 	p, ok, err = a.take(bestNode, n)
 	if err == nil && !ok {
@@ -266,15 +266,9 @@ func (a *Access) take(node, n int) (hwmodel.Placement, bool, error) {
 	return p, true, nil
 }
 
-// preempt stops running job i as a Preempt decision would.
-func (e *Engine) preempt(i int) {
-	cut := e.now
-	if e.flt.on {
-		cut = min(cut, e.hitTime(i)) // no progress on broken hardware
-	}
-	e.endAttempt(i, cut)
-	e.stopRunning(i, AttemptPreempted)
-	e.enqueue(i)
+// preemptForCoupled stops running job i as a Preempt decision would.
+func (e *Engine) preemptForCoupled(i int) {
+	e.preempt(i)
 	e.res.CoupledPreemptions++
 }
 

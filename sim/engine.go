@@ -79,8 +79,14 @@ type Outcome struct {
 	HardwareFailures int
 	LostTime         hwmodel.Time
 	CheckpointTime   hwmodel.Time
-	Reason           string
-	firstEnd         hwmodel.Time // the first attempt's End, while log is nil
+	// Preemptions counts the job's attempts that a policy preempted;
+	// PreemptLost is the part of LostTime they cost: progress not saved
+	// when they stopped, their start-up, and the restart time of the
+	// attempts after them (Config.PreemptRestart).
+	Preemptions int
+	PreemptLost hwmodel.Time
+	Reason      string
+	firstEnd    hwmodel.Time // the first attempt's End, while log is nil
 	// log is every attempt, once the job has started a second (or the
 	// outcome is a Snapshot's copy); nil before.
 	log *[]Attempt
@@ -218,6 +224,16 @@ type Config struct {
 	Retry RetryPolicy
 	// RestartTime is added to every attempt after a failure.
 	RestartTime hwmodel.Time
+	// PreemptRestart is added to every attempt after a preemption (the
+	// cost of rescheduling and reloading a job beyond its start-up), and
+	// counted as lost. SaveOnPreempt makes a preempted job save all its
+	// progress as it stops (a checkpoint on the preemption signal): only
+	// its start-up and PreemptRestart are lost. Without it a preempted
+	// job keeps only what its completed checkpoints saved, as a failed
+	// one does. Under ProcessorSharing a preempted sharing job keeps its
+	// checkpoints only.
+	PreemptRestart hwmodel.Time
+	SaveOnPreempt  bool
 	// StartupDelay is added to every attempt, before it makes progress:
 	// the start of a process and its CUDA context (3.2-4.8 s for PyTorch
 	// on an H200). An interrupted attempt's start-up counts as
@@ -286,6 +302,8 @@ type jobRun struct {
 	// afterFailure: the next attempt follows a failure; backoff: the job
 	// waits out a back-off.
 	afterFailure bool
+	// afterPreempt: the next attempt follows a preemption.
+	afterPreempt bool
 	backoff      bool
 	attempt      int32 // attempts started so far
 	tenant       int32
@@ -322,6 +340,10 @@ const jobRunSize = 128
 // proposing rejected decisions cannot loop forever.
 const maxIdleCalls = 3
 
+// maxCallsPerInstant bounds the scheduling points of one instant: the
+// first, and one more after each that applied a Preempt.
+const maxCallsPerInstant = 4
+
 // Engine runs one workload under one policy. It is single-threaded and
 // deterministic: events are ordered by (time, sequence), arrivals by their
 // position in the workload, and every tie in between is broken the same way
@@ -356,7 +378,12 @@ type Engine struct {
 	inSystem      int
 	terminal      int
 	pendingChange bool
-	ran           bool
+	// preemptedInCall: the current scheduling point applied a Preempt.
+	preemptedInCall bool
+	// wakeQueued is the time of the latest wake-up event pushed for the
+	// policy (0: none outstanding).
+	wakeQueued hwmodel.Time
+	ran        bool
 	// idleCalls counts the scheduling points made with no event left
 	// (maxIdleCalls); over is set once step finds the run over; err is
 	// the error that stopped it, returned again by later calls.
@@ -518,6 +545,7 @@ func (e *Engine) nextTime() (hwmodel.Time, bool) {
 }
 
 func (e *Engine) nextBatchTime() (hwmodel.Time, bool) {
+	e.dropStaleWakes()
 	hasArrival := e.next < len(e.w.Jobs)
 	switch {
 	case e.heap.Len() > 0 && hasArrival:
@@ -620,6 +648,14 @@ func (e *Engine) finish(ev event) error {
 		return nil
 	case evRequeue:
 		e.requeueEvent(int(ev.job), ev.attempt)
+		return nil
+	case evWake:
+		if ev.at == e.wakeQueued {
+			e.wakeQueued = 0
+		}
+		if e.wakeDue() {
+			e.pendingChange = true
+		}
 		return nil
 	}
 	i := int(ev.job)

@@ -466,6 +466,12 @@ func (e *Engine) attemptLength(i int) hwmodel.Time {
 		r.afterFailure = false
 		e.out[i].LostTime += r.restart
 	}
+	if r.afterPreempt {
+		r.restart += e.cfg.PreemptRestart
+		r.afterPreempt = false
+		e.out[i].LostTime += e.cfg.PreemptRestart
+		e.out[i].PreemptLost += e.cfg.PreemptRestart
+	}
 	// The start-up delay, like the restart, comes before any progress;
 	// so does reading the data the placement lacks.
 	r.restart += e.cfg.StartupDelay
@@ -494,7 +500,14 @@ func (e *Engine) startup(i int) hwmodel.Time {
 // endAttempt books job i's interrupted attempt (before stopRunning): the
 // checkpoints completed by cut (progress stops at cut, the fault's time,
 // or now) are kept, the rest of the attempt's wall time until now is lost.
-func (e *Engine) endAttempt(i int, cut hwmodel.Time) {
+func (e *Engine) endAttempt(i int, cut hwmodel.Time) hwmodel.Time {
+	return e.endAttemptSaving(i, cut, false)
+}
+
+// endAttemptSaving is endAttempt; with saveAll the attempt also keeps the
+// progress it made after its last checkpoint (a job that saves as it is
+// preempted). It returns the wall time it booked as lost.
+func (e *Engine) endAttemptSaving(i int, cut hwmodel.Time, saveAll bool) hwmodel.Time {
 	r := &e.runs[i]
 	s := r.start
 	ck := r.ck
@@ -503,6 +516,30 @@ func (e *Engine) endAttempt(i int, cut hwmodel.Time) {
 	// the last completed checkpoint.
 	var kept hwmodel.Time
 	switch {
+	case saveAll && !(e.shr.on && e.shr.gpu[i] >= 0):
+		u := cut - s - e.startup(i)
+		if u <= 0 {
+			break
+		}
+		if ck.Every > 0 {
+			k = e.checkpointsBy(i, u)
+		}
+		// The progress of u wall time less its completed checkpoints'
+		// pauses, at the attempt's rate: the inverse of ScaleDuration,
+		// capped below the job's end (an attempt that reached it has
+		// finished, not been preempted) and, mid-checkpoint, at the
+		// progress that checkpoint saves.
+		done := hwmodel.Time(float64(u-hwmodel.Time(k)*ck.Cost) * r.rate)
+		if ck.Every > 0 {
+			done = min(done, hwmodel.Time(k+1)*ck.Every)
+		}
+		done = max(0, min(done, r.duration-r.saved-1))
+		r.saved += done
+		o := &e.out[i]
+		o.CheckpointTime += hwmodel.Time(k) * ck.Cost
+		lost := (e.now - s) - (r.restart - e.cfg.StartupDelay) - u
+		o.LostTime += lost
+		return lost
 	case ck.Every > 0 && e.shr.on && e.shr.gpu[i] >= 0:
 		// Under processor sharing progress is not wall time: the sharing
 		// books say how far the job got (frozen since a fault) and when its
@@ -523,7 +560,9 @@ func (e *Engine) endAttempt(i int, cut hwmodel.Time) {
 	o.CheckpointTime += hwmodel.Time(k) * ck.Cost
 	// r.restart's failure part is booked as lost already; its start-up
 	// part is lost here, with the rest of the interrupted attempt.
-	o.LostTime += (e.now - s) - (r.restart - e.cfg.StartupDelay) - kept
+	lost := (e.now - s) - (r.restart - e.cfg.StartupDelay) - kept
+	o.LostTime += lost
+	return lost
 }
 
 // retryOrFail sends job i, whose attempt just failed (it is Pending after

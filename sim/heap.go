@@ -11,6 +11,7 @@ const (
 	evDetect                       // a fault is detected: job is its FaultRecord, attempt its index in Config.Faults
 	evRepair                       // failed hardware is repaired: job is the node, attempt the GPU (-1: the node)
 	evRequeue                      // a back-off ends: job re-enters the queue if still at this attempt
+	evWake                         // the policy asked to be called (policies.WakeView); stale unless still asked for
 )
 
 // event is a value type so the heap never allocates per event.

@@ -21,7 +21,36 @@ func (e *Engine) schedule() error {
 	// freed at the next instant even if nothing else happens then; the
 	// answers to its own Starts and Reconfigures wait for other news.
 	e.pendingChange = e.host.HasNews()
+	if t, ok := e.host.NextWake(); ok && t != e.wakeQueued {
+		e.heap.push(event{at: t, kind: evWake})
+		e.wakeQueued = t
+	}
 	return nil
+}
+
+// wakeDue reports whether the policy's wake-up is due now.
+func (e *Engine) wakeDue() bool {
+	t, ok := e.host.NextWake()
+	return ok && t <= e.now
+}
+
+// dropStaleWakes pops wake-ups the policy no longer asks for from the top
+// of the heap, so that they make no instant of their own (a run would
+// otherwise end at a stale wake-up after its last job).
+func (e *Engine) dropStaleWakes() {
+	for e.heap.Len() > 0 {
+		top := e.heap.peek()
+		if top.kind != evWake {
+			return
+		}
+		if t, ok := e.host.NextWake(); ok && t == top.at {
+			return
+		}
+		ev := e.heap.pop()
+		if ev.at == e.wakeQueued {
+			e.wakeQueued = 0
+		}
+	}
 }
 
 // apply carries out one decision, or returns why it cannot.
@@ -50,17 +79,30 @@ func (e *Engine) apply(d policies.Decision) string {
 		if r.state != Running {
 			return fmt.Sprintf("job %s is %s, not running", e.jobs[i].Name, r.state)
 		}
-		cut := e.now
-		if e.flt.on {
-			cut = min(cut, e.hitTime(i))
-		}
-		e.endAttempt(i, cut)
-		e.stopRunning(i, AttemptPreempted)
-		e.enqueue(i)
+		e.preempt(i)
+		e.preemptedInCall = true
 	default:
 		return fmt.Sprintf("unknown decision kind %v", d.Kind)
 	}
 	return ""
+}
+
+// preempt stops running job i and queues it again: what its attempt
+// saved is kept (all of it with Config.SaveOnPreempt, unless the attempt
+// ran on failed hardware, which saves nothing after the fault), the rest
+// is lost, and its next attempt pays Config.PreemptRestart.
+func (e *Engine) preempt(i int) {
+	cut := e.now
+	if e.flt.on {
+		cut = min(cut, e.hitTime(i)) // no progress on broken hardware
+	}
+	lost := e.endAttemptSaving(i, cut, e.cfg.SaveOnPreempt && cut == e.now)
+	o := &e.out[i]
+	o.Preemptions++
+	o.PreemptLost += lost
+	e.runs[i].afterPreempt = true
+	e.stopRunning(i, AttemptPreempted)
+	e.enqueue(i)
 }
 
 // checkPlacement verifies that p gives job i exactly what it asked for on

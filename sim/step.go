@@ -127,12 +127,20 @@ func (e *Engine) instant(t hwmodel.Time) error {
 	if err := e.check(); err != nil {
 		return err
 	}
-	if e.pendingChange {
+	// A call that preempted is followed by another at the same instant,
+	// so that the policy can place what it freed at once (a preemptive
+	// order swaps jobs within one instant); a few at most, so that a
+	// policy that preempts at every call cannot stop the clock.
+	for calls := 0; e.pendingChange && calls < maxCallsPerInstant; calls++ {
+		e.preemptedInCall = false
 		if err := e.schedule(); err != nil {
 			return err
 		}
 		if err := e.check(); err != nil {
 			return err
+		}
+		if !e.preemptedInCall {
+			break
 		}
 	}
 	if e.cfg.Observe != nil {
