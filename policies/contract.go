@@ -179,6 +179,17 @@ func HasSpeeds(v View) bool {
 	return ok && sv.HasSpeeds()
 }
 
+// Suspender is a Policy whose preemptions suspend jobs rather than stop
+// them: Gandiva's time slicing keeps a suspended job's state, so a driver
+// keeps all of a job's progress across its Preempt decisions, whatever
+// its checkpoints (the simulator does; a live job keeps what it saves).
+// Without it a job longer than the quantum would start over at every
+// turn and never finish.
+type Suspender interface {
+	Policy
+	Suspends() bool
+}
+
 // WakeView is a View whose driver calls the policy again at a time the
 // policy asks for, even if nothing else happens then: a preemptive order
 // whose priorities change with time (a running job crossing a service

@@ -62,6 +62,18 @@ type Options struct {
 	// DataWeight weighs d_i in the seed order's score (0 means the
 	// default, 1; negative switches the term off, as PriorityWeight).
 	DataWeight float64
+
+	// The preemptive orders (preemptorders.go). Thresholds are las' and
+	// tiresias' service thresholds, increasing, the unused ones 0 (all 0:
+	// DefaultLASThresholds, DefaultTiresiasThresholds); las counts
+	// service in wall time, tiresias in GPU-time (a Time of one GPU).
+	// Promote is their starvation knob (0: off). Quantum is gandiva's
+	// time slice (0: DefaultQuantum). Preempt makes the priority order
+	// evict lower priorities.
+	Thresholds [MaxThresholds]Time
+	Promote    float64
+	Quantum    Time
+	Preempt    bool
 }
 
 // orderEntry is one named queue order in the registry.
@@ -69,6 +81,8 @@ type orderEntry struct {
 	name string
 	desc string
 	make func(o Options, s *scheduler) queue
+	// preemptive, for a preemptive order, makes it instead (make is nil).
+	preemptive func(o Options) preemptOrder
 }
 
 func weight(w float64) float64 {
@@ -86,13 +100,13 @@ var orders = []orderEntry{
 	{"fcfs", "first come, first served: submit time, then job ID",
 		func(Options, *scheduler) queue {
 			return newTreeQueue(func(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} })
-		}},
+		}, nil},
 	{"sjf", "shortest job first: estimated (or, with the oracle, true) duration, then submit time, then job ID",
 		func(_ Options, s *scheduler) queue {
 			return newTreeQueue(func(j *Job) qitem {
 				return qitem{a: int64(s.duration(j)), b: int64(j.Submit), id: j.ID}
 			})
-		}},
+		}, nil},
 	{"priority", "highest priority·w_p + hours waited·w_wait first, then job ID (aging)",
 		func(o Options, _ *scheduler) queue {
 			wp, ww := weight(o.PriorityWeight), weight(o.WaitWeightPerHour)
@@ -101,11 +115,51 @@ var orders = []orderEntry{
 			return newTreeQueue(func(j *Job) qitem {
 				return qitem{f: -(wp*float64(j.Priority) - ww*float64(j.Queued)/float64(hwmodel.Hour)), id: j.ID}
 			})
-		}},
+		}, nil},
 	{"fair", "weighted dominant-resource fair share across tenants, FCFS within a tenant",
-		func(Options, *scheduler) queue { return newFairQueue() }},
+		func(Options, *scheduler) queue { return newFairQueue() }, nil},
 	{"seed", "the seed's score: priority·w_p + locality·w_d + hours waited·w_wait, highest first, then job ID (locality: 1 when a node holding the job's dataset has room)",
-		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }},
+		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }, nil},
+	{"las", "preemptive: least attained service (wall time run) over discretised queues (thresholds=, default 1h:2h:4h:8h:16h), FIFO within a queue; promote=K lifts a job that waited K times its run time",
+		nil, func(o Options) preemptOrder {
+			return &lasOrder{thresholds: o.thresholdsOr(DefaultLASThresholds), promote: o.Promote}
+		}},
+	{"tiresias", "preemptive: Tiresias' two-dimensional LAS, attained GPU-time (run time × GPUs) over discretised queues (thresholds=, default 16h of GPU-time: two queues), FIFO within a queue; promote=K lifts a job that waited K times its run time",
+		nil, func(o Options) preemptOrder {
+			return &lasOrder{gpuTime: true, thresholds: o.thresholdsOr(DefaultTiresiasThresholds), promote: o.Promote}
+		}},
+	{"srtf", "preemptive: shortest remaining time first on the users' estimates (estimate − time run)",
+		nil, func(Options) preemptOrder { return srtfOrder{} }},
+	{"gandiva", "preemptive: Gandiva-style time slicing, round robin with a quantum (quantum=, default 30m) among jobs of one GPU count",
+		nil, func(o Options) preemptOrder {
+			if o.Quantum <= 0 {
+				o.Quantum = DefaultQuantum
+			}
+			return gandivaOrder{quantum: o.Quantum}
+		}},
+}
+
+// thresholdsOr is o's thresholds, or def when it sets none.
+func (o Options) thresholdsOr(def []Time) []Time {
+	n := 0
+	for n < MaxThresholds && o.Thresholds[n] > 0 {
+		n++
+	}
+	if n == 0 {
+		return def
+	}
+	return append([]Time(nil), o.Thresholds[:n]...)
+}
+
+// Preemptive reports whether the order called name, with options o,
+// preempts running jobs.
+func Preemptive(name string, o Options) bool {
+	for _, e := range orders {
+		if e.name == name {
+			return e.preemptive != nil || (name == "priority" && o.Preempt)
+		}
+	}
+	return false
 }
 
 // Names lists the known policy names, sorted.
@@ -115,6 +169,19 @@ func Names() []string {
 		out[i] = o.name
 	}
 	slices.Sort(out)
+	return out
+}
+
+// NonPreemptiveNames lists, sorted, the orders that never preempt: the
+// plain scheduler's queue orders, with which backfill and the other
+// walk options combine.
+func NonPreemptiveNames() []string {
+	var out []string
+	for _, n := range Names() {
+		if !Preemptive(n, Options{}) {
+			out = append(out, n)
+		}
+	}
 	return out
 }
 
@@ -157,7 +224,39 @@ func New(name string, opt Options) (Policy, error) {
 	if opt.MIGConvertWhole && !opt.MIGReconfigure {
 		return nil, fmt.Errorf("MIGConvertWhole needs MIGReconfigure")
 	}
+	if Preemptive(name, opt) {
+		return newPreemptor(label, name, placer, opt, orders[k].preemptive)
+	}
 	s := newScheduler(label, nil, placer, opt)
 	s.q = orders[k].make(opt, s)
 	return s, nil
+}
+
+// newPreemptor builds a preemptive order's scheduler; the options that
+// only the queue walk of the plain scheduler implements are refused.
+func newPreemptor(label, name string, placer Placer, opt Options, mk func(Options) preemptOrder) (Policy, error) {
+	for _, o := range []struct {
+		on   bool
+		what string
+	}{{opt.Backfill, "EASY backfill (bf)"}, {opt.MIGReconfigure, "MIG reconfiguration (mig=)"},
+		{opt.Fastest, "the fastest option"}, {opt.Local, "the local option"}} {
+		if o.on {
+			return nil, fmt.Errorf("policy %s: %s does not combine with the preemptive order %s", label, o.what, name)
+		}
+	}
+	var order preemptOrder = priorityPreemptOrder{}
+	if mk != nil {
+		order = mk(opt)
+	}
+	if lo, ok := order.(*lasOrder); ok {
+		for k := 1; k < len(lo.thresholds); k++ {
+			if lo.thresholds[k] <= lo.thresholds[k-1] {
+				return nil, fmt.Errorf("policy %s: thresholds must increase", label)
+			}
+		}
+	}
+	if math.IsNaN(opt.Promote) || math.IsInf(opt.Promote, 0) || opt.Promote < 0 {
+		return nil, fmt.Errorf("policy %s: promote must be a finite number >= 0, got %v", label, opt.Promote)
+	}
+	return &preemptor{name: label, placer: placer, order: order, depth: opt.BackfillDepth}, nil
 }

@@ -138,6 +138,64 @@ var specOptions = []specOption{
 			}
 			return ""
 		}},
+	{"preempt", "priority order: a queued job evicts running jobs of lower priority (the lowest, most recently started first, as few as it needs)",
+		func(s *Spec, v string) error {
+			if v != "" {
+				return fmt.Errorf("takes no value, got %q", v)
+			}
+			s.Preempt = true
+			return nil
+		},
+		func(s *Spec) string {
+			if s.Preempt && s.Order == "priority" {
+				return "preempt"
+			}
+			return ""
+		}},
+	{"thresholds", "las, tiresias: the service thresholds between their queues, increasing, joined by ':' (e.g. 1h:4h; tiresias counts GPU-time, so 16h is 16 GPU-hours)",
+		setThresholds,
+		func(s *Spec) string {
+			if s.Order != "las" && s.Order != "tiresias" || s.Thresholds == ([MaxThresholds]Time{}) {
+				return ""
+			}
+			var parts []string
+			for _, t := range s.Thresholds {
+				if t > 0 {
+					parts = append(parts, durationLabel(t))
+				}
+			}
+			return "thresholds=" + strings.Join(parts, ":")
+		}},
+	{"promote", "las, tiresias: the starvation knob: a job below the top queue that waited K times the time it has run goes back to the top queue (default 0: never)",
+		func(s *Spec, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+				return fmt.Errorf("want a finite number >= 0, got %q", v)
+			}
+			s.Promote = f
+			return nil
+		},
+		func(s *Spec) string {
+			if (s.Order != "las" && s.Order != "tiresias") || s.Promote == 0 {
+				return ""
+			}
+			return "promote=" + strconv.FormatFloat(s.Promote, 'g', -1, 64)
+		}},
+	{"quantum", "gandiva: the time slice a running job keeps before a waiting job of its GPU count may take its turn (default 30m)",
+		func(s *Spec, v string) error {
+			d, err := hwmodel.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("want a duration such as 10m, got %q", v)
+			}
+			s.Quantum = d
+			return nil
+		},
+		func(s *Spec) string {
+			if s.Order != "gandiva" || s.Quantum == 0 || s.Quantum == DefaultQuantum {
+				return ""
+			}
+			return "quantum=" + durationLabel(s.Quantum)
+		}},
 	{"mig", "MIG layouts: mig=dynamic repartitions MIG GPUs for queued MIG jobs, mig=convert also turns idle whole GPUs into MIG GPUs (default static)",
 		setMIG,
 		func(s *Spec) string {
@@ -149,6 +207,31 @@ var specOptions = []specOption{
 			}
 			return ""
 		}},
+}
+
+// setThresholds reads las' and tiresias' thresholds, T1:T2:...
+func setThresholds(s *Spec, v string) error {
+	parts := strings.Split(v, ":")
+	if len(parts) > MaxThresholds {
+		return fmt.Errorf("want at most %d thresholds, got %d", MaxThresholds, len(parts))
+	}
+	s.Thresholds = [MaxThresholds]Time{}
+	for k, part := range parts {
+		d, err := hwmodel.ParseDuration(part)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want durations such as 1h:4h, got %q", part)
+		}
+		if k > 0 && d <= s.Thresholds[k-1] {
+			return fmt.Errorf("want increasing thresholds, got %s after %s", part, parts[k-1])
+		}
+		s.Thresholds[k] = d
+	}
+	return nil
+}
+
+// durationLabel writes a duration as a spec reads it back: seconds.
+func durationLabel(d Time) string {
+	return strconv.FormatFloat(d.Seconds(), 'g', -1, 64) + "s"
 }
 
 // setMIG reads a MIG mode, as sim's --mig flag names them.
@@ -308,6 +391,19 @@ func (s Spec) Canonical() Spec {
 	if c.MIGConvertWhole {
 		c.MIGReconfigure = true
 	}
+	if c.Order != "priority" {
+		c.Preempt = false
+	}
+	if c.Order != "las" && c.Order != "tiresias" {
+		c.Thresholds, c.Promote = [MaxThresholds]Time{}, 0
+	}
+	if c.Order != "gandiva" || c.Quantum == DefaultQuantum {
+		c.Quantum = 0
+	}
+	if c.Preempt {
+		// Eviction orders by priority alone (preemptorders.go).
+		c.PriorityWeight, c.WaitWeightPerHour = 1, 1
+	}
 	return c
 }
 
@@ -341,7 +437,8 @@ func (o Options) sameDecisions(p Options) bool {
 	return o.Placement == p.Placement && o.Backfill == p.Backfill && o.BackfillDepth == p.BackfillDepth &&
 		o.PriorityWeight == p.PriorityWeight && o.WaitWeightPerHour == p.WaitWeightPerHour &&
 		o.UseOracle == p.UseOracle && o.MIGReconfigure == p.MIGReconfigure && o.MIGConvertWhole == p.MIGConvertWhole &&
-		o.Fastest == p.Fastest && o.Local == p.Local && o.LocalDelay == p.LocalDelay && o.DataWeight == p.DataWeight
+		o.Fastest == p.Fastest && o.Local == p.Local && o.LocalDelay == p.LocalDelay && o.DataWeight == p.DataWeight &&
+		o.Thresholds == p.Thresholds && o.Promote == p.Promote && o.Quantum == p.Quantum && o.Preempt == p.Preempt
 }
 
 // New builds the policy the spec names; its Name() is s.String().
@@ -394,6 +491,12 @@ func ParseSpecs(texts []string) ([]Spec, error) {
 func AllSpecs() []Spec {
 	var out []Spec
 	for _, order := range Names() {
+		if Preemptive(order, Options{}) {
+			for _, placement := range PlacementNames() {
+				out = appendNew(out, Spec{Order: order, Options: Options{Placement: placement}}.Canonical())
+			}
+			continue
+		}
 		for _, placement := range PlacementNames() {
 			for _, bf := range []bool{false, true} {
 				for _, oracle := range []bool{false, true} {
@@ -410,6 +513,12 @@ func AllSpecs() []Spec {
 	for _, w := range [][2]float64{{2, 0.5}, {-1, 1}, {1, -1}} {
 		out = appendNew(out, Spec{Order: "priority", Options: Options{PriorityWeight: w[0], WaitWeightPerHour: w[1]}}.Canonical())
 	}
+	for _, placement := range []string{DefaultPlacement, "bestfit"} {
+		out = appendNew(out, Spec{Order: "priority", Options: Options{Placement: placement, Preempt: true}}.Canonical())
+	}
+	out = appendNew(out, Spec{Order: "tiresias", Options: Options{Thresholds: [MaxThresholds]Time{hwmodel.Hour, 10 * hwmodel.Hour}, Promote: 2}}.Canonical())
+	out = appendNew(out, Spec{Order: "las", Options: Options{Thresholds: [MaxThresholds]Time{30 * hwmodel.Minute}}}.Canonical())
+	out = appendNew(out, Spec{Order: "gandiva", Options: Options{Quantum: 5 * hwmodel.Minute}}.Canonical())
 	return out
 }
 

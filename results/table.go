@@ -4,19 +4,38 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 )
 
-// tableHeader is FormatTable's two header rows: groups, then columns.
-// The first row ends at its last label, so no line has trailing spaces.
-const tableHeader = "policy\tjobs\twait\t\t\tjct\n" +
-	"\tdone\tmean\tp50\tp99\tmean\tp99\tbsld\tutil\tstarved\tjain\tlittle\n"
+// tableGroups and tableColumns are FormatTable's two header rows, groups
+// then columns, before the optional groups (tableHeader).
+var (
+	tableGroups  = []string{"policy", "jobs", "wait", "", "", "jct", "", "", "", "", "", ""}
+	tableColumns = []string{"", "done", "mean", "p50", "p99", "mean", "p99", "bsld", "util", "starved", "jain", "little"}
+)
 
-// tableHeaderMIG is tableHeader with the MIG columns.
-const tableHeaderMIG = "policy\tjobs\twait\t\t\tjct\t\t\t\t\t\t\tmig\n" +
-	"\tdone\tmean\tp50\tp99\tmean\tp99\tbsld\tutil\tstarved\tjain\tlittle\tutil\tfrag\treconf\n"
+// tableHeader is the two header rows with the optional groups asked for.
+// The first row ends at its last label, so no line has trailing spaces.
+func tableHeader(mig, faults, preempt bool) string {
+	groups, cols := slices.Clone(tableGroups), slices.Clone(tableColumns)
+	if mig {
+		groups, cols = append(groups, "mig", "", ""), append(cols, "util", "frag", "reconf")
+	}
+	if faults {
+		groups, cols = append(groups, "faults", ""), append(cols, "lost", "goodput")
+	}
+	if preempt {
+		groups, cols = append(groups, "preempt", ""), append(cols, "count", "lost")
+	}
+	last := len(groups) - 1
+	for groups[last] == "" {
+		last--
+	}
+	return strings.Join(groups[:last+1], "\t") + "\n" + strings.Join(cols, "\t") + "\n"
+}
 
 // FormatTable writes the terminal comparison table: two header rows and one
 // row per run, in the order given. Columns:
@@ -40,6 +59,8 @@ const tableHeaderMIG = "policy\tjobs\twait\t\t\tjct\t\t\t\t\t\t\tmig\n" +
 //	         reconfigurations
 //	faults   only when some run injected hardware failures: lost is
 //	         LostGPUHours (GPU-h), goodput is Goodput (%)
+//	preempt  only when some run preempted a job: count is the attempts
+//	         preempted, lost the GPU-hours they cost (Preemption)
 //
 // Durations use one human unit (see HumanDuration). A row fits in 100
 // columns for policy names of up to 12 characters and fewer than 100,000
@@ -50,22 +71,12 @@ func FormatTable(w io.Writer, runs []Summary) error {
 	for i := range runs {
 		mig = mig || runs[i].MIGSliceUtilisation > 0 || runs[i].MIGReconfigurations > 0
 	}
-	faults := false
+	faults, preempt := false, false
 	for i := range runs {
 		faults = faults || runs[i].Faults.Count > 0
+		preempt = preempt || runs[i].Preemption != nil
 	}
-	switch {
-	case faults && mig:
-		io.WriteString(tw, tableHeaderMIG[:strings.IndexByte(tableHeaderMIG, '\n')]+"\t\t\tfaults\n"+
-			tableHeaderMIG[strings.IndexByte(tableHeaderMIG, '\n')+1:len(tableHeaderMIG)-1]+"\tlost\tgoodput\n")
-	case faults:
-		io.WriteString(tw, tableHeader[:strings.IndexByte(tableHeader, '\n')]+"\t\t\t\t\t\t\tfaults\n"+
-			tableHeader[strings.IndexByte(tableHeader, '\n')+1:len(tableHeader)-1]+"\tlost\tgoodput\n")
-	case mig:
-		io.WriteString(tw, tableHeaderMIG)
-	default:
-		io.WriteString(tw, tableHeader)
-	}
+	io.WriteString(tw, tableHeader(mig, faults, preempt))
 	for i := range runs {
 		s := &runs[i]
 		jain := "-"
@@ -88,6 +99,13 @@ func FormatTable(w io.Writer, runs []Summary) error {
 		}
 		if faults {
 			fmt.Fprintf(tw, "\t%s\t%.1f%%", compact(s.LostGPUHours, 2), 100*s.Goodput)
+		}
+		if preempt {
+			var p PreemptionSummary
+			if s.Preemption != nil {
+				p = *s.Preemption
+			}
+			fmt.Fprintf(tw, "\t%d\t%s", p.Count, compact(p.LostGPUHours, 2))
 		}
 		io.WriteString(tw, "\n")
 	}

@@ -230,8 +230,7 @@ type Config struct {
 	// progress as it stops (a checkpoint on the preemption signal): only
 	// its start-up and PreemptRestart are lost. Without it a preempted
 	// job keeps only what its completed checkpoints saved, as a failed
-	// one does. Under ProcessorSharing a preempted sharing job keeps its
-	// checkpoints only.
+	// one does. A policies.Suspender that suspends sets it.
 	PreemptRestart hwmodel.Time
 	SaveOnPreempt  bool
 	// StartupDelay is added to every attempt, before it makes progress:
@@ -430,6 +429,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.MIGConvertWhole && !cfg.MIGReconfigure {
 		return nil, errors.New("sim: MIGConvertWhole needs MIGReconfigure")
+	}
+	if s, ok := cfg.Policy.(policies.Suspender); ok && s.Suspends() {
+		cfg.SaveOnPreempt = true // a suspended job keeps its state
 	}
 	e := &Engine{cfg: cfg, cluster: cfg.Cluster, w: w, policy: cfg.Policy}
 	e.mig.init(cfg.Cluster)

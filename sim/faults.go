@@ -516,28 +516,42 @@ func (e *Engine) endAttemptSaving(i int, cut hwmodel.Time, saveAll bool) hwmodel
 	// the last completed checkpoint.
 	var kept hwmodel.Time
 	switch {
-	case saveAll && !(e.shr.on && e.shr.gpu[i] >= 0):
+	case saveAll:
 		u := cut - s - e.startup(i)
 		if u <= 0 {
 			break
-		}
-		if ck.Every > 0 {
-			k = e.checkpointsBy(i, u)
 		}
 		// The progress of u wall time less its completed checkpoints'
 		// pauses, at the attempt's rate: the inverse of ScaleDuration,
 		// capped below the job's end (an attempt that reached it has
 		// finished, not been preempted) and, mid-checkpoint, at the
-		// progress that checkpoint saves.
-		done := hwmodel.Time(float64(u-hwmodel.Time(k)*ck.Cost) * r.rate)
+		// progress that checkpoint saves. Under processor sharing the
+		// sharing books say how far it got, in µs at its full speed.
+		ran := float64(u)
+		sharing := e.shr.on && e.shr.gpu[i] >= 0
+		if sharing {
+			ran, _ = e.shareProgress(i)
+			if ck.Every > 0 {
+				k = min(int64(r.ckpts), int64(ran/(float64(ck.Every)/r.rate+float64(ck.Cost))))
+			}
+		} else if ck.Every > 0 {
+			k = e.checkpointsBy(i, u)
+		}
+		done := hwmodel.Time((ran - float64(hwmodel.Time(k)*ck.Cost)) * r.rate)
 		if ck.Every > 0 {
 			done = min(done, hwmodel.Time(k+1)*ck.Every)
 		}
 		done = max(0, min(done, r.duration-r.saved-1))
 		r.saved += done
+		// The wall time that bought it; the rest (start-up, an unfinished
+		// checkpoint) is lost. Under sharing, in proportion.
+		bought := hwmodel.ScaleDuration(done, r.rate)
+		if work := ran - float64(hwmodel.Time(k)*ck.Cost); sharing && work > 0 {
+			bought = hwmodel.Time(float64(u-hwmodel.Time(k)*ck.Cost) * min(1, float64(done)/(work*r.rate)))
+		}
 		o := &e.out[i]
 		o.CheckpointTime += hwmodel.Time(k) * ck.Cost
-		lost := (e.now - s) - (r.restart - e.cfg.StartupDelay) - u
+		lost := (e.now - s) - (r.restart - e.cfg.StartupDelay) - hwmodel.Time(k)*ck.Cost - bought
 		o.LostTime += lost
 		return lost
 	case ck.Every > 0 && e.shr.on && e.shr.gpu[i] >= 0:

@@ -191,7 +191,7 @@ func checkFaultOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl
 }
 
 func TestEngineInvariantsWithFaults(t *testing.T) {
-	for _, name := range policies.Names() {
+	for _, name := range policies.NonPreemptiveNames() {
 		for seed := uint64(1); seed <= 3; seed++ {
 			for _, gpus := range []int{32, 0} {
 				t.Run(fmt.Sprintf("%s/seed=%d/gpus=%d", name, seed, gpus), func(t *testing.T) {
@@ -232,7 +232,8 @@ func FuzzEngineFaults(f *testing.F) {
 		if mixed {
 			gpus = 0
 		}
-		res, tl, fs := runFaulty(t, w, names[int(policyIdx)%len(names)], policies.Options{Backfill: backfill}, gpus, seed)
+		name := names[int(policyIdx)%len(names)]
+		res, tl, fs := runFaulty(t, w, name, policies.Options{Backfill: backfill && !policies.Preemptive(name, policies.Options{})}, gpus, seed)
 		checkFaultOutcomes(t, w, res, tl, fs)
 	})
 }

@@ -92,10 +92,16 @@ func checkOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl *res
 		if o.Start < o.Submit || o.End < o.Start || o.Wait < 0 {
 			t.Fatalf("job %s: submit %d start %d end %d wait %d out of order", j.Name, o.Submit, o.Start, o.End, o.Wait)
 		}
-		if o.Run != hwmodel.Time(o.Attempts)*j.Duration {
+		if o.Preemptions > 0 {
+			// A preempted attempt ran part of the job, all of it lost
+			// (this run keeps no checkpoints).
+			if kept := o.Run - o.LostTime - o.CheckpointTime; o.State == sim.Succeeded && kept != j.Duration {
+				t.Fatalf("job %s: ran %d, %d of it lost, over %d attempts (%d preempted) of %d", j.Name, o.Run, o.LostTime, o.Attempts, o.Preemptions, j.Duration)
+			}
+		} else if o.Run != hwmodel.Time(o.Attempts)*j.Duration {
 			t.Fatalf("job %s: ran %d over %d attempts of %d", j.Name, o.Run, o.Attempts, j.Duration)
 		}
-		wantOK := int(o.Attempts) == j.FailedAttempts+1
+		wantOK := int(o.Attempts)-o.Preemptions == j.FailedAttempts+1
 		if (o.State == sim.Succeeded) != wantOK {
 			t.Fatalf("job %s: %s after %d attempts with %d failing and %d retries", j.Name, o.State, o.Attempts, j.FailedAttempts, j.MaxRetries)
 		}
@@ -123,7 +129,7 @@ func checkOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl *res
 }
 
 func TestEngineInvariantsUnderEveryPolicy(t *testing.T) {
-	for _, name := range policies.Names() {
+	for _, name := range policies.NonPreemptiveNames() {
 		for _, opt := range []policies.Options{{}, {Backfill: true, Placement: "bestfit"}} {
 			for seed := uint64(1); seed <= 3; seed++ {
 				for _, gpus := range []int{64, 0} {
@@ -161,7 +167,9 @@ func FuzzEngine(f *testing.F) {
 		if mixed {
 			gpus = 0
 		}
-		res, tl := runChecked(t, w, names[int(policyIdx)%len(names)], policies.Options{Backfill: backfill}, gpus)
+		name := names[int(policyIdx)%len(names)]
+		// The preemptive orders take no backfill.
+		res, tl := runChecked(t, w, name, policies.Options{Backfill: backfill && !policies.Preemptive(name, policies.Options{})}, gpus)
 		checkOutcomes(t, w, res, tl)
 	})
 }
@@ -209,7 +217,7 @@ func TestHeterogeneousGangsNeverStrand(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.FillEstimates()
-	for _, name := range policies.Names() {
+	for _, name := range policies.NonPreemptiveNames() {
 		c, err := spec.Build()
 		if err != nil {
 			t.Fatal(err)

@@ -106,6 +106,9 @@ func (r *reference) run() (Outcome, error) {
 				t, ok = r.ends[i], true
 			}
 		}
+		if w, wok := r.h.NextWake(); wok && (!ok || w < t) {
+			t, ok = w, true // the policy asked to be called then
+		}
 		if r.h.HasNews() {
 			t, ok = now, true
 		}

@@ -1,0 +1,505 @@
+package policies
+
+import (
+	"slices"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// preemptor is the scheduler of the preemptive orders (las, tiresias,
+// srtf, gandiva, priority+preempt; preemptorders.go). Their priorities
+// rank queued and running jobs together, so at each call it decides which
+// jobs should run and makes it so:
+//
+//  1. Walk the running jobs and the queue merged in the order's key,
+//     admitting each job whose GPU need fits what is left of a budget per
+//     GPU model: the model's idle whole GPUs plus what the running jobs
+//     on it hold. Admission is by count and never blocks the jobs behind
+//     one that does not fit (Tiresias' rule), so a small job can run
+//     beside a large one that waits.
+//  2. An admitted queued job is placed now if the placer finds room; if
+//     it does not, it is blocked, and the running jobs the walk did not
+//     admit (the victims) are preempted to free their capacity. The
+//     blocked job starts at the next call, which a driver makes at once
+//     after a preemption.
+//  3. An admitted job that cannot be placed although no victim is left
+//     (fragmentation: the budget counts GPUs, not nodes) is stuck until
+//     capacity comes back (a job ends, hardware is repaired: the
+//     cluster's allocation falls): it takes no budget meanwhile, and jobs behind it may
+//     start in the capacity it could not use. So a preemption is never
+//     repeated for a job that it cannot help.
+//
+// Victims are therefore the running jobs of the lowest keys, as many as
+// the budget needs and no more: a running job the budget still has room
+// for behind a blocked one keeps running.
+//
+// A call costs O(R log R) for the R running jobs (their keys may change
+// with time, so they are sorted at each call) plus O(log n) for each
+// queued job visited; the walk stops once every model's budget is spent,
+// or after depth queued jobs, never passing over the whole queue.
+type preemptor struct {
+	name   string
+	placer Placer
+	order  preemptOrder
+	depth  int
+
+	jobs    []pjob
+	queue   qtree
+	cur     qcursor
+	running []JobID // running or starting, unordered
+	stuck   []JobID
+	// allocAfter is the cluster's allocated milli-GPU after the previous
+	// call's decisions: less at this call means capacity came back (a
+	// job ended, hardware was repaired), which may unstick a job.
+	allocAfter int64
+	seq        int64
+
+	// per call
+	now     Time
+	budget  []int64 // per GPU model
+	present hwmodel.ModelSet
+	walk    []pentry
+	victims []JobID
+	blocked []JobID
+	// blockedModels are the models the blocked jobs accept: only a victim
+	// on one of them can help.
+	blockedModels hwmodel.ModelSet
+	ds            []Decision
+	slab          hwmodel.Placement
+}
+
+// pjob is what the preemptor keeps of one job.
+type pjob struct {
+	state pstate
+	stuck bool
+	// preempting: a Preempt of its current attempt was decided; it is
+	// not decided again (a driver may take a while to stop it).
+	preempting bool
+	level      int8  // las, tiresias: its queue
+	seq        int64 // las, tiresias: its place in its queue (FIFO)
+	key        qitem // its key in the queue while queued
+	// service is the order's measure of what the job received before its
+	// current attempt: wall time (las, srtf) or GPU-time (tiresias), in µs
+	// or GPU·µs. ran is its wall time run over all attempts before the
+	// current one; start the current attempt's start.
+	service, ran Time
+	start        Time
+	queuedAt     Time
+	milli        int64           // GPU need: GPUs × share, in milli-GPU
+	model        hwmodel.ModelID // where it runs (running)
+}
+
+type pstate uint8
+
+const (
+	pNone pstate = iota
+	pQueued
+	pStarting // Start decided, not yet answered
+	pRunning
+)
+
+// pentry is one job of a call's walk with its key now.
+type pentry struct {
+	key qitem
+	id  JobID
+}
+
+// preemptOrder is what a preemptive order decides: the keys (lowest
+// first) and how they change with time.
+type preemptOrder interface {
+	// refresh brings the order's state up to now before keys are read
+	// (las and tiresias demote running jobs that crossed a threshold and
+	// promote starved queued ones). running is sorted by the keys of
+	// the previous call.
+	refresh(p *preemptor, v View)
+	// queuedKey is a queued job's key; it may change only through
+	// p.rekey.
+	queuedKey(p *preemptor, j *Job, pj *pjob) qitem
+	// runningKey is a running job's key now.
+	runningKey(p *preemptor, j *Job, pj *pjob) qitem
+	// wake is when the order's keys next change without an event (0:
+	// never), asked of the driver after each call.
+	wake(p *preemptor, v View) Time
+	// mayPreempt reports whether victim may be preempted for the blocked
+	// jobs (gandiva: only for one of the same GPU count).
+	mayPreempt(p *preemptor, victim *Job) bool
+}
+
+var _ Suspender = (*preemptor)(nil)
+
+func (p *preemptor) Name() string { return p.name }
+
+// Suspends implements Suspender: gandiva suspends.
+func (p *preemptor) Suspends() bool {
+	_, ok := p.order.(gandivaOrder)
+	return ok
+}
+
+func (p *preemptor) grow(id JobID) {
+	if int(id) >= len(p.jobs) {
+		p.jobs = slices.Grow(p.jobs, int(id)+1-len(p.jobs))
+		p.jobs = p.jobs[:cap(p.jobs)]
+	}
+}
+
+// serviceNow is job j's attained service now by the measure of gpuTime
+// (GPU-time) or wall time.
+func (p *preemptor) serviceNow(pj *pjob, gpuTime bool) Time {
+	s := pj.service
+	if pj.state == pRunning || pj.state == pStarting {
+		d := p.now - pj.start
+		if gpuTime {
+			d = Time(int64(d) * pj.milli / hwmodel.MilliPerGPU)
+		}
+		s += d
+	}
+	return s
+}
+
+func (p *preemptor) enqueue(v View, j *Job) {
+	pj := &p.jobs[j.ID]
+	pj.state = pQueued
+	pj.queuedAt = j.Queued
+	pj.milli0(j)
+	pj.key = p.order.queuedKey(p, j, pj)
+	p.queue.insert(pj.key, qmeta{})
+	if w, ok := p.order.(queueWatcher); ok {
+		w.queued(p, j, pj)
+	}
+}
+
+// queueWatcher is an order that wants to know when a job is queued.
+type queueWatcher interface {
+	queued(p *preemptor, j *Job, pj *pjob)
+}
+
+// rekey moves a queued job to the key its order now gives it.
+func (p *preemptor) rekey(j *Job, pj *pjob) {
+	p.queue.delete(pj.key)
+	pj.key = p.order.queuedKey(p, j, pj)
+	p.queue.insert(pj.key, qmeta{})
+}
+
+// stopped books the attempt that just ended into the job's service.
+func (p *preemptor) stopped(v View, id JobID) {
+	pj := &p.jobs[id]
+	if pj.state == pRunning || pj.state == pStarting {
+		j := v.Job(id)
+		pj.service = p.serviceNow(pj, p.gpuTime())
+		if j != nil && p.now > pj.start {
+			pj.ran += p.now - pj.start
+		}
+		if k := slices.Index(p.running, id); k >= 0 {
+			p.running[k] = p.running[len(p.running)-1]
+			p.running = p.running[:len(p.running)-1]
+		}
+	}
+	pj.state, pj.preempting = pNone, false
+}
+
+func (p *preemptor) gpuTime() bool {
+	o, ok := p.order.(*lasOrder)
+	return ok && o.gpuTime
+}
+
+// absorb brings the books up to date with the call's events.
+func (p *preemptor) absorb(v View) {
+	ev := v.Events()
+	for _, rj := range ev.Rejected {
+		id := rj.Decision.Job
+		if rj.Decision.Kind != Start || id < 0 {
+			continue
+		}
+		p.grow(id)
+		if p.jobs[id].state == pStarting {
+			p.stopped(v, id)
+			if j := v.Job(id); j != nil {
+				p.enqueue(v, j)
+			}
+		}
+	}
+	for _, id := range ev.Started {
+		j := v.Job(id)
+		if id < 0 || j == nil {
+			continue
+		}
+		p.grow(id)
+		pj := &p.jobs[id]
+		switch pj.state {
+		case pQueued:
+			// Started without this policy deciding it (a driver restoring
+			// state): its model is a guess, the first it accepts.
+			p.queue.delete(pj.key)
+			pj.milli = needMilli(j.Req)
+			pj.model = firstModel(j.Req.Models, p.present)
+			p.running = append(p.running, id)
+		case pNone:
+			pj.milli = needMilli(j.Req)
+			pj.model = firstModel(j.Req.Models, p.present)
+			p.running = append(p.running, id)
+		}
+		pj.state = pRunning
+		pj.start = j.Start
+	}
+	for _, id := range ev.Ended {
+		if id < 0 {
+			continue
+		}
+		p.grow(id)
+		p.stopped(v, id)
+	}
+	if len(p.stuck) > 0 && (len(ev.Ended) > 0 || v.Cluster().AllocatedMilli() < p.allocAfter) {
+		// Capacity came back: a stuck job may fit now.
+		for _, s := range p.stuck {
+			p.jobs[s].stuck = false
+		}
+		p.stuck = p.stuck[:0]
+	}
+	for _, id := range ev.Queued {
+		j := v.Job(id)
+		if id < 0 || j == nil {
+			continue
+		}
+		p.grow(id)
+		switch p.jobs[id].state {
+		case pQueued:
+			continue
+		case pRunning, pStarting:
+			p.stopped(v, id)
+		}
+		p.enqueue(v, j)
+	}
+}
+
+// needMilli is a request's GPU need in milli-GPU.
+func needMilli(r hwmodel.Request) int64 {
+	if r.GPUs <= 0 {
+		return 0
+	}
+	return int64(r.GPUs) * int64(max(r.GPUMilli, 0))
+}
+
+// firstModel is the first model of present that s accepts (0 if none).
+func firstModel(s, present hwmodel.ModelSet) hwmodel.ModelID {
+	for m := range numModels() {
+		id := hwmodel.ModelID(m)
+		if present&hwmodel.Of(id) != 0 && s.Accepts(id) {
+			return id
+		}
+	}
+	return 0
+}
+
+// Schedule implements Policy. The returned slice is reused by the next
+// call.
+func (p *preemptor) Schedule(v View) []Decision {
+	p.now = v.Now()
+	p.absorb(v)
+	p.ds = p.ds[:0]
+	c := v.Cluster()
+	p.setBudget(c, v)
+	p.order.refresh(p, v)
+
+	// The running jobs by their keys now.
+	p.walk = p.walk[:0]
+	for _, id := range p.running {
+		p.walk = append(p.walk, pentry{key: p.order.runningKey(p, v.Job(id), &p.jobs[id]), id: id})
+	}
+	slices.SortFunc(p.walk, func(a, b pentry) int {
+		if a.key.less(b.key) {
+			return -1
+		}
+		if b.key.less(a.key) {
+			return 1
+		}
+		return 0
+	})
+	// running is kept in key order for the next refresh.
+	for k, e := range p.walk {
+		p.running[k] = e.id
+	}
+
+	p.victims, p.blocked, p.blockedModels = p.victims[:0], p.blocked[:0], 0
+	p.cur.t = &p.queue
+	p.cur.reset()
+	qi, qok := p.cur.next()
+	visited := 0
+	for k := 0; k < len(p.walk) || qok; {
+		if visited >= p.depth && k >= len(p.walk) {
+			break
+		}
+		if p.spent() && k >= len(p.walk) {
+			break
+		}
+		if k < len(p.walk) && (!qok || visited >= p.depth || p.walk[k].key.less(qi)) {
+			id := p.walk[k].id
+			k++
+			pj := &p.jobs[id]
+			if p.budget[pj.model] >= pj.milli {
+				p.budget[pj.model] -= pj.milli
+			} else {
+				p.victims = append(p.victims, id)
+			}
+			continue
+		}
+		id := qi.id
+		qi, qok = p.cur.next()
+		visited++
+		pj := &p.jobs[id]
+		if pj.stuck {
+			continue
+		}
+		j := v.Job(id)
+		m, ok := p.admit(v, c, j, pj.milli0(j))
+		if !ok {
+			continue
+		}
+		p.budget[m] -= pj.milli
+		if pj.state == pQueued {
+			p.blocked = append(p.blocked, id)
+			p.blockedModels |= hwmodel.Of(m)
+		}
+	}
+
+	// freeing: capacity the blocked jobs may use is on its way back.
+	freeing := false
+	if len(p.blocked) > 0 {
+		for _, id := range p.victims {
+			pj := &p.jobs[id]
+			if p.blockedModels&hwmodel.Of(pj.model) == 0 || !p.order.mayPreempt(p, v.Job(id)) {
+				continue
+			}
+			freeing = true
+			if !pj.preempting {
+				pj.preempting = true
+				p.ds = append(p.ds, Decision{Kind: Preempt, Job: id})
+			}
+		}
+	}
+	if !freeing && len(p.blocked) > 0 {
+		// Nothing to free for them: they wait for capacity to change, and
+		// the jobs behind them may use what is idle now.
+		for _, id := range p.blocked {
+			p.jobs[id].stuck = true
+			p.stuck = append(p.stuck, id)
+		}
+		p.fill(v, c)
+	}
+	if t := p.order.wake(p, v); t > p.now {
+		wakeAt(v, t)
+	}
+	p.allocAfter = c.AllocatedMilli()
+	return p.ds
+}
+
+// milli0 is job j's GPU need (kept once known).
+func (pj *pjob) milli0(j *Job) int64 {
+	if pj.milli == 0 {
+		pj.milli = needMilli(j.Req)
+	}
+	return pj.milli
+}
+
+// setBudget sets each model's budget: its idle whole GPUs plus what the
+// running jobs on it hold.
+func (p *preemptor) setBudget(c hwmodel.ClusterView, v View) {
+	n := numModels()
+	if len(p.budget) < n {
+		p.budget = make([]int64, n)
+	}
+	p.present = 0
+	for m := range n {
+		id := hwmodel.ModelID(m)
+		p.budget[m] = 0
+		if c.GPUsOfModel(id) > 0 {
+			p.present |= hwmodel.Of(id)
+			p.budget[m] = int64(c.FreeWholeGPUsAccepted(hwmodel.Of(id))) * hwmodel.MilliPerGPU
+		}
+	}
+	for _, id := range p.running {
+		pj := &p.jobs[id]
+		p.budget[pj.model] += pj.milli
+	}
+}
+
+// spent reports whether no model has budget left.
+func (p *preemptor) spent() bool {
+	for m := range numModels() {
+		if p.budget[m] > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// admit admits queued job j on a GPU model whose budget holds its need:
+// the first (by ID) where it can start now, which it does, else the
+// first with budget, where it is blocked. A job admitted on a model
+// runs on that model only, so that the budgets stay the capacity's. A
+// CPU-only job takes no GPU budget and starts if it fits.
+func (p *preemptor) admit(v View, c hwmodel.ClusterView, j *Job, milli int64) (hwmodel.ModelID, bool) {
+	if milli == 0 {
+		// Preempting GPU jobs cannot help it: it starts or waits.
+		p.start(v, c, j.ID, j.Req)
+		return 0, false
+	}
+	first, found := hwmodel.ModelID(0), false
+	for m := range numModels() {
+		id := hwmodel.ModelID(m)
+		if p.present&hwmodel.Of(id) == 0 || !j.Req.Models.Accepts(id) || p.budget[m] < milli {
+			continue
+		}
+		r := j.Req
+		r.Models = hwmodel.Of(id)
+		if p.start(v, c, j.ID, r) {
+			return id, true
+		}
+		if !found {
+			first, found = id, true
+		}
+	}
+	return first, found
+}
+
+// start places queued job id for request r (its own, or narrowed to one
+// model) now and decides its Start; false if it does not fit now.
+func (p *preemptor) start(v View, c hwmodel.ClusterView, id JobID, r hwmodel.Request) bool {
+	j := v.Job(id)
+	need := 1
+	if j.Req.GPUs > 1 {
+		need = min(j.Req.GPUs, max(c.NumNodes(), 1))
+	}
+	if cap(p.slab)-len(p.slab) < need {
+		p.slab = make(hwmodel.Placement, 0, max(slabShares, need))
+	}
+	pl, ok := p.placer.Place(p.slab[len(p.slab):len(p.slab)], c, r)
+	if !ok || len(pl) == 0 || v.Reserve(pl) != nil {
+		return false
+	}
+	p.slab = p.slab[:len(p.slab)+len(pl)]
+	pj := &p.jobs[id]
+	p.queue.delete(pj.key)
+	pj.state = pStarting
+	pj.start = p.now
+	pj.milli = needMilli(j.Req)
+	pj.model = c.NodeModel(pl[0].Node)
+	p.running = append(p.running, id)
+	p.ds = append(p.ds, Decision{Kind: Start, Job: id, Placement: pl})
+	return true
+}
+
+// fill starts, in key order, queued jobs that fit now (at most depth
+// visited), whatever their budget: capacity that admitted jobs cannot use
+// is not left idle.
+func (p *preemptor) fill(v View, c hwmodel.ClusterView) {
+	p.cur.reset()
+	for visited := 0; visited < p.depth; visited++ {
+		it, ok := p.cur.next()
+		if !ok {
+			return
+		}
+		if pj := &p.jobs[it.id]; pj.state == pQueued && !pj.stuck {
+			p.start(v, c, it.id, v.Job(it.id).Req)
+		}
+	}
+}
