@@ -77,7 +77,8 @@ type Workload struct {
 	// Datasets[k-1].
 	Datasets []string
 	// Skipped counts the records a reader read and left out of Jobs, by
-	// kind, for the caller to report; nil when it kept every record.
+	// kind, for the caller to report (SkipText). ReadSWF fills it; nil
+	// when every record was kept, and from the other readers.
 	Skipped []Skip
 }
 

@@ -51,8 +51,8 @@ const (
 )
 
 var swfSkipWhy = [swfSkipKinds]string{
-	swfSkipPart:          "parts of a checkpointed or swapped job (status 2, 3 or 4), which the job's own record covers whole",
-	swfSkipCancelled:     "cancelled before they ran (status 5, run time 0 or -1)",
+	swfSkipPart:          "part of a checkpointed or swapped job (status 2, 3 or 4), which the job's own record covers whole",
+	swfSkipCancelled:     "cancelled before starting (status 5, run time 0 or -1)",
 	swfSkipRunUnknown:    "run time unknown (-1)",
 	swfSkipRunZero:       "run time 0 (under half a second), which leaves nothing to replay",
 	swfSkipSubmitUnknown: "submit time unknown (-1)",

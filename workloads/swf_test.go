@@ -50,7 +50,7 @@ func TestReadSWFGood(t *testing.T) {
 	if !reflect.DeepEqual(w.Skipped, want) {
 		t.Errorf("skipped %+v,\nwant %+v", w.Skipped, want)
 	}
-	if got := SkipText(w.Skipped[:1]); got != "2 records skipped: parts of a checkpointed or swapped job (status 2, 3 or 4), which the job's own record covers whole, the first on line 15" {
+	if got := SkipText(w.Skipped[:1]); got != "2 records skipped: part of a checkpointed or swapped job (status 2, 3 or 4), which the job's own record covers whole, the first on line 15" {
 		t.Errorf("SkipText: %q", got)
 	}
 }
@@ -71,7 +71,7 @@ func TestReadSWFBad(t *testing.T) {
 		{"bad-duplicate.swf", 3, "name", []string{`"swf-1" is already used by the job at testdata/swf/bad-duplicate.swf:2`}},
 		{"bad-csv.swf", 1, "", []string{"want 18 whitespace-separated fields", "found 1"}},
 		{"bad-no-records.swf", 0, "", []string{"no jobs after the header"}},
-		{"bad-all-skipped.swf", 0, "", []string{"no jobs after the header (1 record skipped: cancelled before they ran", "the first on line 3; 1 record skipped: run time 0", "the first on line 2)"}},
+		{"bad-all-skipped.swf", 0, "", []string{"no jobs after the header (1 record skipped: cancelled before starting", "the first on line 3; 1 record skipped: run time 0", "the first on line 2)"}},
 	})
 }
 
