@@ -171,6 +171,9 @@ func Simulate(c Comparison) (*Simulation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(w.Skipped) > 0 {
+		warn("%s: %s", c.Trace, workloads.SkipText(w.Skipped))
+	}
 	if c.TenantWeights != "" {
 		weights, err := workloads.ReadTenantWeights(c.TenantWeights)
 		if err != nil {

@@ -88,7 +88,7 @@ func (c ClusterRef) String() string {
 // Batch is an experiment's batch workload: synthetic jobs or a trace,
 // scheduled by a policy as brigade sim names it.
 type Batch struct {
-	// Synthetic, or Trace and Format (philly, openb, brigade); one is set.
+	// Synthetic, or Trace and Format (philly, openb, brigade, swf); one is set.
 	Synthetic *Synthetic
 	Trace     string
 	Format    string

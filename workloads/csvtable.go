@@ -34,18 +34,15 @@ const (
 // hands out the remaining records with their line numbers and cells looked
 // up by column name.
 type table struct {
-	file   string
-	r      *csvlimit.Records
-	header []string
-	hline  int // line of the header
-	col    map[string]int
-	slots  [128]colSlot // index's memory of col
-	// sources is the block source cuts Job.Source strings from: bytes
-	// are only appended, and a full block is left to the strings cut from
-	// it, so no string's bytes ever change.
-	sources []byte
-	rec     []string // current record
-	line    int      // line of the current record
+	file    string
+	r       *csvlimit.Records
+	header  []string
+	hline   int // line of the header
+	col     map[string]int
+	slots   [128]colSlot // index's memory of col
+	sources textBlock    // where source cuts Job.Source strings from
+	rec     []string     // current record
+	line    int          // line of the current record
 }
 
 // column describes one column a reader understands.
@@ -217,19 +214,26 @@ func (t *table) noJobs(why string) *ParseError {
 	return &ParseError{File: t.file, Msg: msg}
 }
 
-// source is the current record's location for Job.Source. The strings
-// are cut from blocks written once and never again, so a block is one
-// allocation for a hundred rows or so instead of one a row.
-func (t *table) source() string {
-	need := len(t.file) + 1 + 20 // the name, ':' and any int
-	if cap(t.sources)-len(t.sources) < need {
-		t.sources = make([]byte, 0, max(4096, need))
+// source is the current record's location for Job.Source.
+func (t *table) source() string { return t.sources.join(t.file, ':', int64(t.line)) }
+
+// textBlock cuts short strings such as Job.Source ("file.csv:12") from
+// blocks of bytes, so that a block is one allocation for a hundred rows or
+// so instead of one a row. Bytes are only appended, and a full block is
+// left to the strings cut from it, so no string's bytes ever change.
+type textBlock struct{ buf []byte }
+
+// join returns prefix, sep and n written in decimal, as one string.
+func (b *textBlock) join(prefix string, sep byte, n int64) string {
+	need := len(prefix) + 1 + 20 // the prefix, sep and any int64
+	if cap(b.buf)-len(b.buf) < need {
+		b.buf = make([]byte, 0, max(4096, need))
 	}
-	start := len(t.sources)
-	t.sources = append(t.sources, t.file...)
-	t.sources = append(t.sources, ':')
-	t.sources = strconv.AppendInt(t.sources, int64(t.line), 10)
-	s := t.sources[start:]
+	start := len(b.buf)
+	b.buf = append(b.buf, prefix...)
+	b.buf = append(b.buf, sep)
+	b.buf = strconv.AppendInt(b.buf, n, 10)
+	s := b.buf[start:]
 	return unsafe.String(&s[0], len(s))
 }
 

@@ -1,6 +1,7 @@
 // Package workloads holds the jobs a run replays: plain jobs and the tasks
 // of DAG jobs, read from traces (Microsoft Philly as prepared by Pollux,
-// Alibaba's 2023 "openb" GPU pod lists, and Brigade's own CSV format, see
+// Alibaba's 2023 "openb" GPU pod lists, the Parallel Workloads Archive's
+// Standard Workload Format, and Brigade's own CSV format, see
 // docs/trace-format.md) or made by a seeded synthetic generator.
 //
 // # Invariants
@@ -34,8 +35,11 @@
 // panic; the fuzz tests hold them to that. Nor does any input exhaust
 // memory: a CSV record longer than csvlimit.MaxLineBytes or with more than
 // csvlimit.MaxFields fields is an error at its line, found before it is
-// buffered (package csvlimit). A trace with no job after its header is an
-// error too.
+// buffered (package csvlimit); an SWF line longer than
+// csvlimit.MaxLineBytes is an error at its line too. A trace with no job
+// after its header is an error too. Records a reader leaves out (openb's
+// Pending pods, SWF records with no run time) are not errors; the SWF
+// reader counts them, by kind, in Workload.Skipped.
 //
 // # Randomness
 //
@@ -45,16 +49,17 @@
 //
 // # Files
 //
-//   - job.go: Job, Checkpoint, Tenant, Workload and ParseError.
+//   - job.go: Job, Checkpoint, Tenant, Workload, Skip and ParseError.
 //   - build.go: Build, Validate, tenant weights and FillEstimates.
 //   - formats.go: the registry of trace formats and DetectFormat, the one
 //     place a format is added; readfile.go: ReadFile and tenant weight
 //     files.
-//   - csvtable.go: the CSV reader every trace reader shares (columns,
+//   - csvtable.go: the CSV reader every CSV trace reader shares (columns,
 //     csvlimit's line and field bounds, located errors); chunks.go: the
 //     readers' row collector, which hands over one exact slice.
 //   - philly.go, openb.go, brigade.go: the Philly, Alibaba openb and
-//     Brigade CSV readers; phillyfast.go: the Philly reader's fast path
+//     Brigade CSV readers; swf.go: the Standard Workload Format reader,
+//     its detection and SkipText; phillyfast.go: the Philly reader's fast path
 //     for philly.csv's plain shape, which hands anything else (and every
 //     error) to the general reader, replaying the input from its start.
 //   - default.go: the embedded default trace (data/).

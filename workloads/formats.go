@@ -12,13 +12,20 @@ import (
 )
 
 // Format is one trace format Brigade reads: its name (what --format and a
-// grid's format take), the header columns that tell it apart from the
-// others, and its reader.
+// grid's format take), what tells its files apart from the others' (the
+// header columns of a CSV format, a test of the first line for another),
+// and its reader.
 type Format struct {
 	Name string
 	// Signature are header columns that only this format's files have:
 	// a header holding all of them is this format's.
 	Signature []string
+	// Claims, for a format that is not CSV (its Signature is empty), tells
+	// from a file's first line that is neither blank nor a '#' comment
+	// whether the file is this format's; Looks says what it looks for, in
+	// words, for errors. Claims must claim no CSV format's header.
+	Claims func(line string) bool
+	Looks  string
 	// Read parses a whole file; file names it in errors and Job.Source.
 	Read func(r io.Reader, file string) (*Workload, error)
 }
@@ -28,12 +35,13 @@ type Format struct {
 const AutoFormat = "auto"
 
 // formats is the one list of trace formats: adding a format is adding its
-// entry here. Signatures must stay disjoint, so that no header is claimed
-// by two formats.
+// entry here. Signatures must stay disjoint, and no Claims may claim a CSV
+// header, so that no file is claimed by two formats.
 var formats = []Format{
 	{Name: "philly", Signature: []string{"timestamp", "num_gpus"}, Read: ReadPhilly},
 	{Name: "openb", Signature: []string{"num_gpu", "gpu_milli"}, Read: ReadOpenB},
 	{Name: "brigade", Signature: []string{"submit_s"}, Read: ReadBrigade},
+	{Name: "swf", Claims: swfClaims, Looks: "';' header lines or records of 18 numbers", Read: ReadSWF},
 }
 
 // Formats lists the names of the trace formats ReadFile reads (not
@@ -77,7 +85,8 @@ func orList(xs []string) string {
 
 // DetectFormat tells the format of the trace file at path from its header,
 // the first line that is neither blank nor a '#' comment: the format whose
-// Signature columns the header holds. A path ending in ".gz" is looked at
+// Claims claims the line (SWF), else the CSV format whose Signature
+// columns the header holds. A path ending in ".gz" is looked at
 // decompressed. A header no format claims is a *ParseError naming the file,
 // the header's line and what each format's header holds.
 func DetectFormat(path string) (string, error) {
@@ -105,6 +114,11 @@ func detect(r io.Reader, file string) (string, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
+		for _, f := range formats {
+			if f.Claims != nil && f.Claims(text) {
+				return f.Name, nil
+			}
+		}
 		cols, err := csv.NewReader(strings.NewReader(text)).Read()
 		if err != nil {
 			return "", &ParseError{File: file, Line: line, Msg: fmt.Sprintf("want a CSV header naming the trace's columns: %v", err)}
@@ -113,13 +127,17 @@ func detect(r io.Reader, file string) (string, error) {
 			cols[i] = strings.ToLower(strings.TrimSpace(cols[i]))
 		}
 		for _, f := range formats {
-			if !slices.ContainsFunc(f.Signature, func(c string) bool { return !slices.Contains(cols, c) }) {
+			if len(f.Signature) > 0 && !slices.ContainsFunc(f.Signature, func(c string) bool { return !slices.Contains(cols, c) }) {
 				return f.Name, nil
 			}
 		}
 		var want []string
 		for _, f := range formats {
-			want = append(want, fmt.Sprintf("%s has %s", f.Name, strings.Join(f.Signature, " and ")))
+			looks := f.Looks
+			if f.Claims == nil {
+				looks = strings.Join(f.Signature, " and ")
+			}
+			want = append(want, fmt.Sprintf("%s has %s", f.Name, looks))
 		}
 		return "", &ParseError{File: file, Line: line, Msg: fmt.Sprintf("cannot tell the trace format from the header %q (%s); name the format (%s)", shorten(text, 120), strings.Join(want, ", "), orList(FormatNames()))}
 	}

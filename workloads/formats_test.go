@@ -26,7 +26,15 @@ func TestDetectFormat(t *testing.T) {
 		{"brigade after comments", "# made by hand\n\n#another\nname,submit_s,duration_s,gpus\n", "brigade", false},
 		{"byte-order mark and case", "\ufeffName,Submit_S,Duration_S,GPUs\r\n", "brigade", false},
 		{"brigade missing a column", "name,submit_s,gpus\n", "brigade", false}, // the reader says which column
-		{"unknown header", "# x\nid,start,end\n", `:2: cannot tell the trace format from the header "id,start,end" (philly has timestamp and num_gpus, openb has num_gpu and gpu_milli, brigade has submit_s)`, true},
+		{"swf header", "; Version: 2.2\n; MaxProcs: 128\n    1 0 -1 10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n", "swf", false},
+		{"swf after blank lines", "\n  \n\t; Computer: x\n", "swf", false},
+		{"swf without a header", "1\t0\t-1\t10\t1\t-1\t-1\t-1\t-1\t-1\t1\t1\t1\t-1\t-1\t-1\t-1\t-1.5\r\n", "swf", false},
+		{"swf after a byte-order mark", "\ufeff; Version: 2.2\n", "swf", false},
+		// 17 numbers, or 18 fields one of which is no number: neither SWF
+		// nor a CSV header.
+		{"17 numbers", "1 0 -1 10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1\n", `:1: cannot tell the trace format from the header "1 0 -1`, true},
+		{"18 fields, one a word", "1 0 -1 10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 x\n", `:1: cannot tell the trace format`, true},
+		{"unknown header", "# x\nid,start,end\n", `:2: cannot tell the trace format from the header "id,start,end" (philly has timestamp and num_gpus, openb has num_gpu and gpu_milli, brigade has submit_s, swf has ';' header lines or records of 18 numbers)`, true},
 		{"empty", "", ":1: want a header line", true},
 		{"only comments", "# nothing\n\n", ":1: want a header line", true},
 		{"bad csv", "a,\"b\n", ":1: want a CSV header", true},
@@ -63,11 +71,16 @@ func TestDetectFormat(t *testing.T) {
 }
 
 // TestRegistryReadsItsTestdata: every registered format is detected on its
-// own good.csv, and ReadFile with AutoFormat reads it exactly as with the
-// format named.
+// own good file (good.csv, good.swf), and ReadFile with AutoFormat reads it
+// exactly as with the format named.
 func TestRegistryReadsItsTestdata(t *testing.T) {
 	for _, name := range FormatNames() {
-		path := filepath.Join("testdata", name, "good.csv")
+		paths, _ := filepath.Glob(filepath.Join("testdata", name, "good.*"))
+		if len(paths) != 1 {
+			t.Errorf("%s: want one testdata/%s/good.* file, found %v", name, name, paths)
+			continue
+		}
+		path := paths[0]
 		got, err := DetectFormat(path)
 		if err != nil || got != name {
 			t.Errorf("%s: detected %q, %v", path, got, err)
@@ -96,9 +109,42 @@ func TestCheckFormat(t *testing.T) {
 			t.Errorf("%s: %v", ok, err)
 		}
 	}
-	err := CheckFormat("swf")
-	if err == nil || err.Error() != `want philly, openb or brigade, or auto to tell by the header; got "swf"` {
-		t.Errorf("swf: %v", err)
+	err := CheckFormat("pbs")
+	if err == nil || err.Error() != `want philly, openb, brigade or swf, or auto to tell by the header; got "pbs"` {
+		t.Errorf("pbs: %v", err)
+	}
+}
+
+// TestClaimsNoCSVHeader: no format's Claims claims a CSV format's header
+// (its Signature columns, or a whole good file's first line), nor a
+// comment, so detection stays unambiguous.
+func TestClaimsNoCSVHeader(t *testing.T) {
+	var lines []string
+	for _, f := range formats {
+		if len(f.Signature) == 0 {
+			continue
+		}
+		lines = append(lines, strings.Join(f.Signature, ","), strings.Join(f.Signature, " "))
+		raw, err := os.ReadFile(filepath.Join("testdata", f.Name, "good.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(raw), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+				break
+			}
+		}
+	}
+	for _, f := range formats {
+		if (f.Claims == nil) == (len(f.Signature) == 0) || (f.Claims == nil) != (f.Looks == "") {
+			t.Errorf("%s: a format has a Signature, or Claims and Looks, not both", f.Name)
+		}
+		for _, l := range lines {
+			if f.Claims != nil && f.Claims(l) {
+				t.Errorf("%s claims the CSV header %q", f.Name, l)
+			}
+		}
 	}
 }
 

@@ -10,9 +10,12 @@ import (
 	"testing"
 )
 
-// addFixtures seeds a fuzz corpus with every file under testdata/<dir>.
+// addFixtures seeds a fuzz corpus with every trace (*.csv, *.swf) under
+// testdata/<dir>.
 func addFixtures(f *testing.F, dir string) {
 	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.csv"))
+	swf, _ := filepath.Glob(filepath.Join("testdata", dir, "*.swf"))
+	files = append(files, swf...)
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no fixtures in testdata/%s: %v", dir, err)
 	}
@@ -72,6 +75,12 @@ func FuzzReadBrigade(f *testing.F) {
 	addFixtures(f, "brigade")
 	f.Add([]byte("name,submit_s,duration_s,gpus,deps\na,0,1,1,b;c\nb,0,1,1,c\nc,0,1,1,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { checkRead(t, ReadBrigade, data, false) })
+}
+
+func FuzzReadSWF(f *testing.F) {
+	addFixtures(f, "swf")
+	f.Add([]byte("; MaxProcs: 8\n1 0 -1 1e-7 1 -1 -1 1048576 1e12 -1 5 -1 -1 -1 -1 -1 -1 -1\n2 1e12 -1 1e12 -1 0.5 0 -1 -1 -1 0 9223372036854775807 1 1 1 1 1 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { checkRead(t, ReadSWF, data, true) })
 }
 
 func FuzzReadOpenB(f *testing.F) {

@@ -76,6 +76,18 @@ type Workload struct {
 	// Datasets names the datasets jobs read: Job.Dataset k is
 	// Datasets[k-1].
 	Datasets []string
+	// Skipped counts the records a reader read and left out of Jobs, by
+	// kind, for the caller to report (SkipText). ReadSWF fills it; nil
+	// when every record was kept, and from the other readers.
+	Skipped []Skip
+}
+
+// Skip is how many of a trace's records of one kind a reader left out of
+// the workload, and why.
+type Skip struct {
+	Count int
+	Line  int    // the first such record's line
+	Why   string // what the records are and why they cannot be replayed
 }
 
 // DatasetName is job j's dataset, or "" when it reads none.

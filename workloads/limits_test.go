@@ -65,6 +65,16 @@ func TestReadGzipBomb(t *testing.T) {
 			})
 		}
 	}
+	// SWF is no CSV: a line of spaces, of digits or of one long word is
+	// over the line limit, and found by the auto format too.
+	for _, fill := range []byte{' ', '7', 'x'} {
+		for _, format := range []string{"swf", AutoFormat} {
+			t.Run("swf/"+format+"/"+string(fill), func(t *testing.T) {
+				path := gzipBomb(t, t.TempDir(), "; Version: 2.2\n", fill, size)
+				readBomb(t, path, format, "want a line of at most 1048576 bytes")
+			})
+		}
+	}
 }
 
 func readBomb(t *testing.T, path, format, msg string) {
@@ -141,6 +151,9 @@ func TestReadNoJobs(t *testing.T) {
 		{"brigade", ReadBrigade, "name,submit_s,duration_s,gpus\n", "no jobs after the header"},
 		{"brigade comments only", ReadBrigade, "name,submit_s,duration_s,gpus\n# a,0,1,1\n\n", "no jobs after the header"},
 		{"philly", ReadPhilly, "timestamp,duration,num_gpus,cluster\n", "no jobs after the header"},
+		{"swf", ReadSWF, "; Version: 2.2\n;\n\n", "no jobs after the header"},
+		{"swf run time unknown only", ReadSWF, "; Version: 2.2\n1 0 -1 -1 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n",
+			"no jobs after the header (1 record skipped: run time unknown (-1), the first on line 2)"},
 		{"openb", ReadOpenB, "name,cpu_milli,memory_mib,num_gpu,gpu_milli,qos,pod_phase,creation_time,deletion_time,scheduled_time\n", "no jobs after the header"},
 		{"openb pending only", ReadOpenB, "name,cpu_milli,memory_mib,num_gpu,gpu_milli,qos,pod_phase,creation_time,deletion_time,scheduled_time\n" +
 			"p,1000,1024,1,1000,BE,Pending,0,10,\n", "no jobs after the header (1 pod in phase Pending, skipped: they never ran)"},

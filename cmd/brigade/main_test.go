@@ -108,6 +108,8 @@ func TestSimBadTrace(t *testing.T) {
 		{"brigade/bad-cycle.csv", "brigade", `bad-cycle.csv:2: field "deps": dependency cycle`},
 		{"philly/bad-number.csv", "philly", `bad-number.csv:`},
 		{"philly/bad-missing-column.csv", "philly", `bad-missing-column.csv:1: field`},
+		{"swf/bad-number.swf", "auto", `bad-number.swf:2: field "run": want a number, found "12O" (field 4 of 18)`},
+		{"swf/bad-fields.swf", "swf", `bad-fields.swf:3: want 18 whitespace-separated fields (an SWF record), found 17`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -175,6 +177,33 @@ func TestHelp(t *testing.T) {
 	code, stdout, _ := brigade(t, "--help")
 	if code != exitOK || !strings.Contains(stdout, "sim") || !strings.Contains(stdout, "bench") {
 		t.Errorf("top-level help: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestSimSWFSkipped: an SWF trace, told by its header, runs, and the
+// records it could not replay are one warning, even with --quiet: good.swf
+// keeps 5 of its 12 records (workloads/swf_test.go says which and why).
+func TestSimSWFSkipped(t *testing.T) {
+	trace := filepath.Join("..", "..", "workloads", "testdata", "swf", "good.swf")
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := brigade(t, "sim", "--quiet", "--trace", trace, "--cluster", "dgx-a100x16", "--policy", "fcfs", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "brigade: warning: " + trace + ": 2 records skipped: part of a checkpointed or swapped job (status 2, 3 or 4), which the job's own record covers whole, the first on line 15; 1 record skipped: cancelled before starting"
+	if strings.Count(stderr, "warning") != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "; 1 record skipped: processor count unknown (req_procs and alloc_procs both -1 or 0), the first on line 13\n") {
+		t.Errorf("stderr %q, want one warning starting %q", stderr, want)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Job 2 failed (status 0) and job 9 was cancelled after it started
+	// (status 5): both end Failed.
+	for _, w := range []string{`"jobs_submitted": 5,`, `"jobs_succeeded": 3,`, `"jobs_failed": 2,`} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("summary.json lacks %s", w)
+		}
 	}
 }
 
