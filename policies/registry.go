@@ -62,6 +62,8 @@ type Options struct {
 	// DataWeight weighs d_i in the seed order's score (0 means the
 	// default, 1; negative switches the term off, as PriorityWeight).
 	DataWeight float64
+	// Multifactor configures the multifactor order (multifactor.go).
+	Multifactor Multifactor
 }
 
 // orderEntry is one named queue order in the registry.
@@ -106,6 +108,8 @@ var orders = []orderEntry{
 		func(Options, *scheduler) queue { return newFairQueue() }},
 	{"seed", "the seed's score: priority·w_p + locality·w_d + hours waited·w_wait, highest first, then job ID (locality: 1 when a node holding the job's dataset has room)",
 		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }},
+	{"multifactor", "Slurm's multifactor priority: w_age·age + w_fs·fair-share (usage decayed by a half-life) + w_size·job size + w_qos·priority, highest first, recomputed every calc period, then job ID",
+		func(o Options, _ *scheduler) queue { return newMFQueue(o) }},
 }
 
 // Names lists the known policy names, sorted.
@@ -146,6 +150,9 @@ func New(name string, opt Options) (Policy, error) {
 		if math.IsNaN(w) || math.IsInf(w, 0) {
 			return nil, fmt.Errorf("priority and wait weights must be finite, got %v", w)
 		}
+	}
+	if err := opt.Multifactor.check(); err != nil {
+		return nil, err
 	}
 	switch {
 	case opt.BackfillDepth < 0:
