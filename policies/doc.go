@@ -3,7 +3,7 @@
 // of that contract that every driver embeds (Host, host.go), the policy
 // spec grammar (ParseSpec, Spec.String: spec.go), and the policies
 // themselves: queue orders (FCFS, SJF, priority with aging, weighted fair
-// share) combined with a placement and an optional EASY backfill. Policies
+// share, the seed's locality score, Slurm's multifactor priority) combined with a placement and an optional EASY backfill. Policies
 // are built from a spec with Spec.New (or New with an order and Options);
 // placements alone by name with NewPlacer or NewPlacerWith. The
 // conformance suites for drivers and policies are in policies/policytest.
@@ -75,6 +75,19 @@
 //     start of a call and are updated locally as the call starts jobs.
 //     Each pick costs O(tenants + log n); the queued jobs are never scanned.
 //     A non-positive weight counts as 1.
+//   - multifactor: Slurm's priority/multifactor, w_age·age + w_fs·fairshare
+//     + w_size·jobsize + w_qos·qos over factors in [0, 1], highest first,
+//     then ID; fair share is the classic 2^(−U/S) over each tenant's GPU
+//     usage, integrated exactly between calls and decayed continuously by
+//     a half-life (multifactor.go has the factors and why the classic
+//     formula). Its key is static only between recomputations: as Slurm
+//     recomputes every PriorityCalcPeriod, the order is rebuilt when
+//     CalcPeriod has passed since the last rebuild, O(n log n) for n
+//     queued jobs, and otherwise a call costs O(tenants) for the usage
+//     books plus O(log n) per job entering (its priority as of the last
+//     rebuild, age 0 if it entered since) or leaving. Every key is
+//     evaluated at the same instant, so with only the age weight the
+//     order is that of queue entry, FCFS's for jobs queued once.
 //
 // # The scheduler
 //
@@ -255,6 +268,9 @@
 //   - spec.go: Spec, ParseSpec and Spec.String, the policy grammar; the
 //     options table is the one place an option is added.
 //   - registry.go: Options, New and the order names.
+//   - multifactor.go: the multifactor order (mfQueue): its factors, the
+//     usage books and their decay, the recomputation period; Multifactor,
+//     its configuration.
 //   - locality.go: data locality: the seed order (seedQueue, its score
 //     recomputed at each call), the local option's placement and its
 //     delay, fitsOn.

@@ -48,8 +48,10 @@ import (
 // when CalcPeriod has passed since the last rebuild (O(n log n): every
 // queued job's priority, a sort, then the tree refilled behind its last
 // key); in between a job entering the queue gets its priority when the
-// next call begins, from the fair-share factors of the last rebuild, and
-// is inserted in O(log n). Usage is integrated at every call in
+// call begins, from the factors as of the last rebuild (its age then,
+// 0 when it entered since, as Slurm gives a new job), and is inserted in
+// O(log n). So with only the age weight the order is FCFS: every key is
+// evaluated at the same instant. Usage is integrated at every call in
 // O(tenants).
 
 // Defaults of the multifactor order, Slurm's.
@@ -338,7 +340,10 @@ func (q *mfQueue) begin(v View, tot *clusterTotals) {
 			if j == nil || q.state[id] != mfFresh {
 				continue
 			}
-			q.key[id] = qitem{f: -q.cfg.priority(q.factors(j, now)), id: id}
+			// Its age is taken at the last rebuild, as all the others'
+			// are: 0 for a job that entered since, as Slurm gives a new
+			// job, so it never overtakes one that waited longer.
+			q.key[id] = qitem{f: -q.cfg.priority(q.factors(j, q.calcAt)), id: id}
 			q.state[id] = mfTree
 			q.t.insert(q.key[id], q.meta[id])
 		}
