@@ -54,10 +54,10 @@
 //
 // # Orders
 //
-// Every order is a static key, so insert and remove are O(log n) in a B+
-// tree (qtree.go) whose linked leaves keep their keys in a window of a
-// fixed array: taking the first job and queueing one behind the last, as
-// FCFS does, are O(1):
+// Every order but seed and multifactor is a static key, so insert and
+// remove are O(log n) in a B+ tree (qtree.go) whose linked leaves keep
+// their keys in a window of a fixed array: taking the first job and
+// queueing one behind the last, as FCFS does, are O(1):
 //
 //   - fcfs: (Submit, ID).
 //   - sjf: (duration, Submit, ID); duration is Estimate, or Oracle when
@@ -75,9 +75,9 @@
 //     start of a call and are updated locally as the call starts jobs.
 //     Each pick costs O(tenants + log n); the queued jobs are never scanned.
 //     A non-positive weight counts as 1.
-//   - multifactor: Slurm's priority/multifactor, w_age·age + w_fs·fairshare
-//     + w_size·jobsize + w_qos·qos over factors in [0, 1], highest first,
-//     then ID; fair share is the classic 2^(−U/S) over each tenant's GPU
+//   - multifactor: Slurm's priority/multifactor, w_age·age +
+//     w_fs·fairshare + w_size·jobsize + w_qos·qos over factors in [0, 1],
+//     highest first, then ID; fair share is the classic 2^(−U/S) over each tenant's GPU
 //     usage, integrated exactly between calls and decayed continuously by
 //     a half-life (multifactor.go has the factors and why the classic
 //     formula). Its key is static only between recomputations: as Slurm
