@@ -87,7 +87,12 @@
 //     books plus O(log n) per job entering (its priority as of the last
 //     rebuild, age 0 if it entered since) or leaving. Every key is
 //     evaluated at the same instant, so with only the age weight the
-//     order is that of queue entry, FCFS's for jobs queued once.
+//     order is that of queue entry, FCFS's for jobs queued once. A
+//     rebuild refills the tree with the leaves it had (qtree.reset), so
+//     it allocates only inner nodes. Measured (brigade bench, 100,000
+//     jobs on 1,000 GPUs): 5.1 µs of CPU per event at load 0.9 (fcfs
+//     1.0 µs), 240 µs at load 20 with about 90,000 jobs queued, where
+//     each rebuild re-ranks them all.
 //
 // # The scheduler
 //

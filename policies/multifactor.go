@@ -382,8 +382,7 @@ func (q *mfQueue) rebuild(v View, now Time) {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	q.t = qtree{}
-	q.cur.t = &q.t
+	q.t.reset()
 	for _, it := range q.sorted {
 		q.key[it.id], q.state[it.id] = it, mfTree
 		q.t.insert(it, q.meta[it.id]) // ascending: each goes behind the last

@@ -445,7 +445,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestNamesAndLabels(t *testing.T) {
-	if got, want := Names(), []string{"fair", "fcfs", "priority", "seed", "sjf"}; !reflect.DeepEqual(got, want) {
+	if got, want := Names(), []string{"fair", "fcfs", "multifactor", "priority", "seed", "sjf"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 	for _, n := range Names() {
@@ -476,7 +476,7 @@ func TestNamesAndLabels(t *testing.T) {
 		opt  Options
 		msg  string
 	}{
-		{"lifo", Options{}, "known: fair, fcfs, priority, seed, sjf"},
+		{"lifo", Options{}, "known: fair, fcfs, multifactor, priority, seed, sjf"},
 		{"fcfs", Options{Placement: "worstfit"}, "known: bestfit, clustering, consolidate, dotprod, fgd, firstfit, packing, random"},
 		{"fcfs", Options{BackfillDepth: -1}, "backfill depth"},
 	} {
