@@ -50,9 +50,9 @@ import (
 // key); in between a job entering the queue gets its priority when the
 // call begins, from the factors as of the last rebuild (its age then,
 // 0 when it entered since, as Slurm gives a new job), and is inserted in
-// O(log n). So with only the age weight the order is FCFS: every key is
-// evaluated at the same instant. Usage is integrated at every call in
-// O(tenants).
+// O(log n). Every key is evaluated at the same instant, so with only the
+// age weight the order is that of queue entry, FCFS's for jobs queued
+// once. Usage is integrated at every call in O(tenants).
 
 // Defaults of the multifactor order, Slurm's.
 const (
@@ -293,13 +293,13 @@ func tenantWeight(t Tenant) float64 {
 	return 1
 }
 
-// Factors are a job's four factors, each in [0, 1].
-type Factors struct{ Age, Fairshare, JobSize, QOS float64 }
+// mfFactors are a job's four factors, each in [0, 1].
+type mfFactors struct{ Age, Fairshare, JobSize, QOS float64 }
 
 // factors computes job j's factors at now from the last rebuild's
 // fair-share factors and the priority range seen.
-func (q *mfQueue) factors(j *Job, now Time) Factors {
-	var f Factors
+func (q *mfQueue) factors(j *Job, now Time) mfFactors {
+	var f mfFactors
 	if w := now - j.Queued; w > 0 {
 		f.Age = float64(min(w, q.maxAge)) / float64(q.maxAge)
 	}
@@ -320,7 +320,7 @@ func (q *mfQueue) factors(j *Job, now Time) Factors {
 }
 
 // priority is the weighted sum of f.
-func (m Multifactor) priority(f Factors) float64 {
+func (m Multifactor) priority(f mfFactors) float64 {
 	return m.Age*f.Age + m.Fairshare*f.Fairshare + m.JobSize*f.JobSize + m.QOS*f.QOS
 }
 
