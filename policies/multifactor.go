@@ -319,9 +319,15 @@ func (q *mfQueue) factors(j *Job, now Time) mfFactors {
 	return f
 }
 
-// priority is the weighted sum of f.
+// priority is the weighted sum of f. A NaN (an infinite tenant weight
+// leaves a share of 0/0) counts as 0, so that the tree's keys stay
+// ordered.
 func (m Multifactor) priority(f mfFactors) float64 {
-	return m.Age*f.Age + m.Fairshare*f.Fairshare + m.JobSize*f.JobSize + m.QOS*f.QOS
+	p := m.Age*f.Age + m.Fairshare*f.Fairshare + m.JobSize*f.JobSize + m.QOS*f.QOS
+	if math.IsNaN(p) {
+		return 0
+	}
+	return p
 }
 
 func (q *mfQueue) begin(v View, tot *clusterTotals) {
