@@ -13,7 +13,9 @@ import (
 
 // SlurmPriority is the priority configuration of a slurm.conf: Slurm's
 // priority/multifactor keys, with Slurm's defaults for those the file
-// leaves out. package policies turns it into a multifactor spec.
+// leaves out. brigade sim --slurm-conf turns it into a multifactor
+// policy spec (cmd/brigade, slurmSpec), since config imports nothing of
+// Brigade's.
 type SlurmPriority struct {
 	// WeightAge, WeightFairshare, WeightJobSize, WeightPartition and
 	// WeightQOS are the PriorityWeight* keys: whole numbers from 0 to
