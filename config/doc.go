@@ -1,6 +1,7 @@
 // Package config is the one strict decoder of the YAML (and JSON) files
 // Brigade reads: cluster specs (hwmodel), sweep grids (sweep), live job
-// files (live) and serving experiment files (serving). It reads one
+// files (live) and serving experiment files (serving), and the priority
+// keys of a slurm.conf (ReadSlurmConf). It reads one
 // document into Go types and reports every problem at once, each as
 // "file:line: field: what was expected", for example
 //
@@ -50,4 +51,7 @@
 //     ReadFile; the reflective decoder and its scalar rules.
 //   - suggest.go: Suggest and EditDistance, the did-you-mean hints.
 //   - syntax.go: the line and message of a YAML syntax error.
+//   - slurm.go: ReadSlurmConf, the priority keys of a slurm.conf
+//     (SlurmPriority), the one file Brigade reads that is not YAML: its
+//     problems are reported the same way, all at once as file:line: KEY.
 package config

@@ -3,7 +3,7 @@
 // of that contract that every driver embeds (Host, host.go), the policy
 // spec grammar (ParseSpec, Spec.String: spec.go), and the policies
 // themselves: queue orders (FCFS, SJF, priority with aging, weighted fair
-// share) combined with a placement and an optional EASY backfill. Policies
+// share, the seed's locality score, Slurm's multifactor priority) combined with a placement and an optional EASY backfill. Policies
 // are built from a spec with Spec.New (or New with an order and Options);
 // placements alone by name with NewPlacer or NewPlacerWith. The
 // conformance suites for drivers and policies are in policies/policytest.
@@ -54,10 +54,10 @@
 //
 // # Orders
 //
-// Every order is a static key, so insert and remove are O(log n) in a B+
-// tree (qtree.go) whose linked leaves keep their keys in a window of a
-// fixed array: taking the first job and queueing one behind the last, as
-// FCFS does, are O(1):
+// Every order but seed and multifactor is a static key, so insert and
+// remove are O(log n) in a B+ tree (qtree.go) whose linked leaves keep
+// their keys in a window of a fixed array: taking the first job and
+// queueing one behind the last, as FCFS does, are O(1):
 //
 //   - fcfs: (Submit, ID).
 //   - sjf: (duration, Submit, ID); duration is Estimate, or Oracle when
@@ -75,6 +75,24 @@
 //     start of a call and are updated locally as the call starts jobs.
 //     Each pick costs O(tenants + log n); the queued jobs are never scanned.
 //     A non-positive weight counts as 1.
+//   - multifactor: Slurm's priority/multifactor, w_age·age +
+//     w_fs·fairshare + w_size·jobsize + w_qos·qos over factors in [0, 1],
+//     highest first, then ID; fair share is the classic 2^(−U/S) over each tenant's GPU
+//     usage, integrated exactly between calls and decayed continuously by
+//     a half-life (multifactor.go has the factors and why the classic
+//     formula). Its key is static only between recomputations: as Slurm
+//     recomputes every PriorityCalcPeriod, the order is rebuilt when
+//     CalcPeriod has passed since the last rebuild, O(n log n) for n
+//     queued jobs, and otherwise a call costs O(tenants) for the usage
+//     books plus O(log n) per job entering (its priority as of the last
+//     rebuild, age 0 if it entered since) or leaving. Every key is
+//     evaluated at the same instant, so with only the age weight the
+//     order is that of queue entry, FCFS's for jobs queued once. A
+//     rebuild refills the tree with the leaves it had (qtree.reset), so
+//     it allocates only inner nodes. Measured (brigade bench, 100,000
+//     jobs on 1,000 GPUs): 5.1 µs of CPU per event at load 0.9 (fcfs
+//     1.0 µs), 240 µs at load 20 with about 90,000 jobs queued, where
+//     each rebuild re-ranks them all.
 //
 // # The scheduler
 //
@@ -149,7 +167,31 @@
 // GPUs. Within a call, a single-node request that needs at least as much
 // of everything as one that already failed to place (on no more GPU
 // models) is skipped without a node scan, since capacity only shrinks
-// during a call. Preemption is not used.
+// during a call. The plain scheduler never preempts.
+//
+// # Preemptive orders
+//
+// las, tiresias, srtf, gandiva and priority+preempt rank queued and
+// running jobs together and preempt (preemptive.go, preemptorders.go).
+// At each call one scheduler walks both in the order's key and admits
+// each job whose GPU need fits a budget per GPU model (idle whole GPUs
+// plus what running jobs hold there), never blocking the jobs behind one
+// that does not fit; an admitted queued job starts if the placer finds
+// room on the model it was admitted to, else it is blocked, and the
+// running jobs the budget did not admit are preempted (only those on
+// models blocked jobs need, each once). The driver calls again at the
+// same instant after a preemption, and the blocked job starts. A job
+// that cannot be placed with no victim left (fragmentation) is stuck,
+// taking no budget, until capacity comes back; meanwhile queued jobs
+// that fit start in key order. Keys that change with time ask the driver
+// for a wake-up (WakeView): las and tiresias at the next threshold
+// crossing or starvation promotion, gandiva at the next quantum's end.
+// A call costs O(R log R) for the R running jobs plus O(log n) per
+// queued job visited, and never passes over the whole queue.
+// Backfill, MIG reconfiguration, fastest and local do not combine with
+// them (New refuses). What a preemption costs is the driver's: the
+// simulator keeps what the job's checkpoints saved, or all its progress
+// for a Suspender (gandiva) or with sim.Config.SaveOnPreempt.
 //
 // # Placements
 //
@@ -255,6 +297,9 @@
 //   - spec.go: Spec, ParseSpec and Spec.String, the policy grammar; the
 //     options table is the one place an option is added.
 //   - registry.go: Options, New and the order names.
+//   - multifactor.go: the multifactor order (mfQueue): its factors, the
+//     usage books and their decay, the recomputation period; Multifactor,
+//     its configuration.
 //   - locality.go: data locality: the seed order (seedQueue, its score
 //     recomputed at each call), the local option's placement and its
 //     delay, fitsOn.
@@ -275,4 +320,7 @@
 //   - frag.go: NodeFragmentation; target.go: target workloads (typical
 //     pods) and PlacerConfig.
 //   - mig.go: MIG placement, reconfiguration planning and right-sizing.
+//   - preemptive.go: the preemptor, the preemptive orders' scheduler;
+//     preemptorders.go: their keys (lasOrder for las and tiresias,
+//     srtfOrder, priorityPreemptOrder, gandivaOrder).
 package policies

@@ -31,6 +31,9 @@ type qtree struct {
 	// it, and no walk is under way during an insert, so no cursor still
 	// stands on it.
 	spare *qleaf
+	// pool holds the leaves of a tree emptied by reset, for the inserts
+	// that refill it.
+	pool []*qleaf
 }
 
 // qcap is the most items a leaf and children an inner node hold; qroom,
@@ -141,7 +144,7 @@ func (t *qtree) descend(k qitem) *qleaf {
 // nothing, if k is already there.
 func (t *qtree) insert(k qitem, m qmeta) bool {
 	if t.root == nil {
-		l := &qleaf{}
+		l := t.newLeaf()
 		t.root = &qinner{n: 1}
 		t.root.leaves[0], t.root.keys[0] = l, k
 		t.height, t.first, t.last = 1, l, l
@@ -211,7 +214,7 @@ func (t *qtree) split(l *qleaf, pos int, k qitem, m qmeta) {
 		t.spare = nil
 		r.lo, r.n, r.sumOK, r.dead = 0, 0, false, false // its items are never read
 	} else {
-		r = &qleaf{}
+		r = t.newLeaf()
 	}
 	r.next, r.prev = l.next, l
 	if l.next != nil {
@@ -237,6 +240,30 @@ func (t *qtree) split(l *qleaf, pos int, k qitem, m qmeta) {
 		}
 	}
 	t.addChild(len(t.path)-1, r.at(0), nil, r)
+}
+
+// newLeaf is an empty leaf, from the pool when it has one.
+func (t *qtree) newLeaf() *qleaf {
+	n := len(t.pool)
+	if n == 0 {
+		return &qleaf{}
+	}
+	l := t.pool[n-1]
+	t.pool[n-1] = nil
+	t.pool = t.pool[:n-1]
+	l.lo, l.n, l.sumOK, l.dead, l.next, l.prev = 0, 0, false, false, nil, nil // its items are never read
+	return l
+}
+
+// reset empties t and keeps its leaves in the pool, so that refilling it
+// (the multifactor order's recomputation) reuses them. No cursor may be
+// walking t.
+func (t *qtree) reset() {
+	pool := t.pool
+	for l := t.first; l != nil; l = l.next {
+		pool = append(pool, l)
+	}
+	*t = qtree{ver: t.ver + 1, path: t.path[:0], pool: pool}
 }
 
 // addChild inserts a child (an inner node or a leaf) with lower bound k

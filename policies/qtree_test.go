@@ -291,3 +291,50 @@ func TestHopelessLeafMeansHopelessJobs(t *testing.T) {
 		}
 	}
 }
+
+// reset empties a tree and keeps its leaves; refilling it, in order or
+// not, reuses them and gives a sound tree, and the refill after a reset
+// allocates no leaf while the pool lasts.
+func TestQTreeResetReusesLeaves(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var tr qtree
+	var want []qitem
+	for i := range 1000 {
+		it := qitem{f: float64(r.IntN(50)), id: JobID(i)}
+		tr.insert(it, testMeta(it.id))
+		want = append(want, it)
+	}
+	slices.SortFunc(want, cmpItem)
+	tr.check(t, want)
+	leaves := map[*qleaf]bool{}
+	for l := tr.first; l != nil; l = l.next {
+		leaves[l] = true
+	}
+	for round := range 3 {
+		tr.reset()
+		tr.check(t, nil)
+		if len(tr.pool) < len(leaves) {
+			t.Fatalf("round %d: pool of %d leaves, the tree had %d", round, len(tr.pool), len(leaves))
+		}
+		n := 400 + 300*round
+		want = want[:0]
+		for i := range n {
+			it := qitem{f: float64(r.IntN(50)), id: JobID(i)}
+			want = append(want, it)
+		}
+		if round == 1 {
+			slices.SortFunc(want, cmpItem) // ascending: each behind the last
+		}
+		for _, it := range want {
+			tr.insert(it, testMeta(it.id))
+		}
+		slices.SortFunc(want, cmpItem)
+		tr.check(t, want)
+		for l := tr.first; l != nil; l = l.next {
+			if !leaves[l] && len(tr.pool) > 0 {
+				t.Fatalf("round %d: a new leaf while %d pooled ones were left", round, len(tr.pool))
+			}
+			leaves[l] = true
+		}
+	}
+}

@@ -74,6 +74,8 @@ type Options struct {
 	Promote    float64
 	Quantum    Time
 	Preempt    bool
+	// Multifactor configures the multifactor order (multifactor.go).
+	Multifactor Multifactor
 }
 
 // orderEntry is one named queue order in the registry.
@@ -120,6 +122,8 @@ var orders = []orderEntry{
 		func(Options, *scheduler) queue { return newFairQueue() }, nil},
 	{"seed", "the seed's score: priority·w_p + locality·w_d + hours waited·w_wait, highest first, then job ID (locality: 1 when a node holding the job's dataset has room)",
 		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }, nil},
+	{"multifactor", "Slurm's multifactor priority: w_age·age + w_fs·fair-share (usage decayed by a half-life) + w_size·job size + w_qos·priority, highest first, recomputed every calc period, then job ID",
+		func(o Options, _ *scheduler) queue { return newMFQueue(o) }, nil},
 	{"las", "preemptive: least attained service (wall time run) over discretised queues (thresholds=, default 1h:2h:4h:8h:16h), FIFO within a queue; promote=K lifts a job that waited K times its run time",
 		nil, func(o Options) preemptOrder {
 			return &lasOrder{thresholds: o.thresholdsOr(DefaultLASThresholds), promote: o.Promote}
@@ -213,6 +217,9 @@ func New(name string, opt Options) (Policy, error) {
 		if math.IsNaN(w) || math.IsInf(w, 0) {
 			return nil, fmt.Errorf("priority and wait weights must be finite, got %v", w)
 		}
+	}
+	if err := opt.Multifactor.check(); err != nil {
+		return nil, err
 	}
 	switch {
 	case opt.BackfillDepth < 0:

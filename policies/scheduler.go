@@ -241,6 +241,9 @@ func (s *scheduler) absorb(v View) {
 func (s *scheduler) Schedule(v View) []Decision {
 	s.out = s.out[:0]
 	s.absorb(v)
+	if c, ok := s.q.(clockedQueue); ok {
+		c.tick(v)
+	}
 	if s.q.len() == 0 {
 		return s.out
 	}

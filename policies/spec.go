@@ -21,11 +21,17 @@ import (
 // in the order below when written:
 //
 //	spec      = order { "+" option } [ "/" placement ]
-//	order     = fcfs | sjf | priority | fair            (Names)
+//	order     = fcfs | sjf | priority | fair | seed | multifactor  (Names)
 //	option    = "bf" [ "=" depth ]                      EASY backfill, examining depth queued jobs per call (default 1000)
 //	          | "oracle"                                true durations drive SJF's order and backfill's ends
 //	          | "wprio=" number                         priority order: weight of a job's priority (default 1, 0 switches it off)
 //	          | "wwait=" number                         priority order: score gained per hour waited (default 1, 0 switches it off)
+//	          | "wdata=" number                         seed order: weight of a job's data locality (default 1)
+//	          | "age=" | "fs=" | "size=" | "qos=" number  multifactor order: factor weights (default 0 each)
+//	          | "small"                                 multifactor order: the job-size factor favours small jobs
+//	          | "maxage=" | "halflife=" | "calc=" duration  multifactor order: 7d, 7d, 5m by default; halflife=0 no decay, calc=0 every call
+//	          | "local" [ "=" duration ]                locality-aware placement, with delay scheduling
+//	          | "fastest"                               each job on the GPU model it runs fastest on
 //	          | "mig=" ( "dynamic" | "convert" )        MIG reconfiguration (default static layouts)
 //	placement = firstfit | bestfit | ... | fgd          (PlacementNames; default firstfit)
 //
@@ -102,6 +108,41 @@ var specOptions = []specOption{
 			}
 			return weightLabel("wdata", s.Order, s.DataWeight)
 		}},
+	{"age", "multifactor order: weight of the age factor, Slurm's PriorityWeightAge (default 0)",
+		func(s *Spec, v string) error { return setMFWeight(&s.Multifactor.Age, v) },
+		func(s *Spec) string { return mfWeightLabel("age", s, s.Multifactor.Age) }},
+	{"fs", "multifactor order: weight of the fair-share factor, PriorityWeightFairshare (default 0)",
+		func(s *Spec, v string) error { return setMFWeight(&s.Multifactor.Fairshare, v) },
+		func(s *Spec) string { return mfWeightLabel("fs", s, s.Multifactor.Fairshare) }},
+	{"size", "multifactor order: weight of the job-size factor, PriorityWeightJobSize (default 0)",
+		func(s *Spec, v string) error { return setMFWeight(&s.Multifactor.JobSize, v) },
+		func(s *Spec) string { return mfWeightLabel("size", s, s.Multifactor.JobSize) }},
+	{"qos", "multifactor order: weight of the QOS factor (the job's priority normalised), PriorityWeightQOS (default 0)",
+		func(s *Spec, v string) error { return setMFWeight(&s.Multifactor.QOS, v) },
+		func(s *Spec) string { return mfWeightLabel("qos", s, s.Multifactor.QOS) }},
+	{"small", "multifactor order: the job-size factor favours small jobs, PriorityFavorSmall=YES",
+		func(s *Spec, v string) error {
+			if v != "" {
+				return fmt.Errorf("takes no value, got %q", v)
+			}
+			s.Multifactor.FavorSmall = true
+			return nil
+		},
+		func(s *Spec) string {
+			if s.Order == "multifactor" && s.Multifactor.FavorSmall {
+				return "small"
+			}
+			return ""
+		}},
+	{"maxage", "multifactor order: the wait at which the age factor reaches 1, PriorityMaxAge (default 7d)",
+		func(s *Spec, v string) error { return setMFDuration(&s.Multifactor.MaxAge, v, false) },
+		func(s *Spec) string { return mfDurationLabel("maxage", s, s.Multifactor.MaxAge) }},
+	{"halflife", "multifactor order: half-life of the usage decay, PriorityDecayHalfLife (default 7d; 0: no decay)",
+		func(s *Spec, v string) error { return setMFDuration(&s.Multifactor.HalfLife, v, true) },
+		func(s *Spec) string { return mfDurationLabel("halflife", s, s.Multifactor.HalfLife) }},
+	{"calc", "multifactor order: how often priorities are recomputed, PriorityCalcPeriod (default 5m; 0: at every call)",
+		func(s *Spec, v string) error { return setMFDuration(&s.Multifactor.CalcPeriod, v, true) },
+		func(s *Spec) string { return mfDurationLabel("calc", s, s.Multifactor.CalcPeriod) }},
 	{"local", "locality-aware placement: a job goes to a node holding its dataset when one has room; local=DELAY also waits up to DELAY (e.g. 10m) for one before going remote",
 		func(s *Spec, v string) error {
 			s.Local = true
@@ -229,11 +270,6 @@ func setThresholds(s *Spec, v string) error {
 	return nil
 }
 
-// durationLabel writes a duration as a spec reads it back: seconds.
-func durationLabel(d Time) string {
-	return strconv.FormatFloat(d.Seconds(), 'g', -1, 64) + "s"
-}
-
 // setMIG reads a MIG mode, as sim's --mig flag names them.
 func setMIG(s *Spec, v string) error {
 	switch v {
@@ -272,6 +308,66 @@ func weightLabel(name, order string, w float64) string {
 		return name + "=" + strconv.FormatFloat(e, 'g', -1, 64)
 	}
 	return ""
+}
+
+// setMFWeight reads a multifactor weight: finite and >= 0, 0 the default.
+func setMFWeight(w *float64, v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return fmt.Errorf("want a finite weight >= 0, got %q", v)
+	}
+	*w = f
+	return nil
+}
+
+func mfWeightLabel(name string, s *Spec, w float64) string {
+	if s.Order != "multifactor" || w == 0 {
+		return ""
+	}
+	return name + "=" + strconv.FormatFloat(w, 'g', -1, 64)
+}
+
+// setMFDuration reads a multifactor duration such as 7d or 5m; with
+// zeroOff, 0 is allowed and stored as -1 (Options keeps 0 for the
+// default).
+func setMFDuration(d *Time, v string, zeroOff bool) error {
+	t, err := hwmodel.ParseDuration(v)
+	switch {
+	case err != nil || t < 0 || (t == 0 && !zeroOff):
+		want := "> 0"
+		if zeroOff {
+			want = ">= 0"
+		}
+		return fmt.Errorf("want a duration %s such as 7d, 12h or 5m, got %q", want, v)
+	case t == 0:
+		t = -1
+	}
+	*d = t
+	return nil
+}
+
+func mfDurationLabel(name string, s *Spec, d Time) string {
+	switch {
+	case s.Order != "multifactor" || d == 0:
+		return ""
+	case d < 0:
+		return name + "=0"
+	}
+	return name + "=" + durationLabel(d)
+}
+
+// durationLabel writes d in the largest unit that divides it (d, h, m),
+// else in seconds; hwmodel.ParseDuration reads each back exactly.
+func durationLabel(d Time) string {
+	for _, u := range []struct {
+		t    Time
+		name string
+	}{{hwmodel.Day, "d"}, {hwmodel.Hour, "h"}, {hwmodel.Minute, "m"}} {
+		if d%u.t == 0 {
+			return strconv.FormatInt(int64(d/u.t), 10) + u.name
+		}
+	}
+	return strconv.FormatFloat(d.Seconds(), 'g', -1, 64) + "s"
 }
 
 // SpecOptions lists the option names of the grammar with a one-line
@@ -388,6 +484,10 @@ func (s Spec) Canonical() Spec {
 	if !c.Local {
 		c.LocalDelay = 0
 	}
+	if c.Order != "multifactor" {
+		c.Multifactor = Multifactor{}
+	}
+	c.Multifactor = c.Multifactor.canonical()
 	if c.MIGConvertWhole {
 		c.MIGReconfigure = true
 	}
@@ -438,7 +538,8 @@ func (o Options) sameDecisions(p Options) bool {
 		o.PriorityWeight == p.PriorityWeight && o.WaitWeightPerHour == p.WaitWeightPerHour &&
 		o.UseOracle == p.UseOracle && o.MIGReconfigure == p.MIGReconfigure && o.MIGConvertWhole == p.MIGConvertWhole &&
 		o.Fastest == p.Fastest && o.Local == p.Local && o.LocalDelay == p.LocalDelay && o.DataWeight == p.DataWeight &&
-		o.Thresholds == p.Thresholds && o.Promote == p.Promote && o.Quantum == p.Quantum && o.Preempt == p.Preempt
+		o.Thresholds == p.Thresholds && o.Promote == p.Promote && o.Quantum == p.Quantum && o.Preempt == p.Preempt &&
+		o.Multifactor == p.Multifactor
 }
 
 // New builds the policy the spec names; its Name() is s.String().
@@ -485,9 +586,9 @@ func ParseSpecs(texts []string) ([]Spec, error) {
 
 // AllSpecs enumerates every built-in combination the grammar names with
 // default numbers: each order, with and without backfill and the oracle,
-// under each placement and MIG mode, plus one non-default backfill depth
-// and non-default aging weights. Round-trip and conformance tests run
-// over it.
+// under each placement and MIG mode, plus one non-default backfill depth,
+// non-default aging weights and multifactor configurations. Round-trip
+// and conformance tests run over it.
 func AllSpecs() []Spec {
 	var out []Spec
 	for _, order := range Names() {
@@ -519,6 +620,14 @@ func AllSpecs() []Spec {
 	out = appendNew(out, Spec{Order: "tiresias", Options: Options{Thresholds: [MaxThresholds]Time{hwmodel.Hour, 10 * hwmodel.Hour}, Promote: 2}}.Canonical())
 	out = appendNew(out, Spec{Order: "las", Options: Options{Thresholds: [MaxThresholds]Time{30 * hwmodel.Minute}}}.Canonical())
 	out = appendNew(out, Spec{Order: "gandiva", Options: Options{Quantum: 5 * hwmodel.Minute}}.Canonical())
+	for _, m := range []Multifactor{
+		{Age: 1000, Fairshare: 10000},
+		{Age: 1000, Fairshare: 10000, JobSize: 500, QOS: 2000, FavorSmall: true, MaxAge: hwmodel.Day, HalfLife: hwmodel.Hour, CalcPeriod: -1},
+		{Fairshare: 1, HalfLife: -1, CalcPeriod: 90 * hwmodel.Second},
+	} {
+		out = appendNew(out, Spec{Order: "multifactor", Options: Options{Multifactor: m}}.Canonical())
+		out = appendNew(out, Spec{Order: "multifactor", Options: Options{Multifactor: m, Backfill: true}}.Canonical())
+	}
 	return out
 }
 

@@ -62,6 +62,14 @@ func TestParseSpec(t *testing.T) {
 		{"fcfs+mig=dynamic", "fcfs+mig=dynamic"},
 		{"sjf+mig=convert+bf/bestfit", "sjf+bf+mig=convert/bestfit"},
 		{"fcfs+mig=static", "fcfs"},
+		{"multifactor+fs=10000+age=1000", "multifactor+age=1000+fs=10000"},
+		{"multifactor+age=1000+maxage=7d+halflife=168h+calc=300", "multifactor+age=1000"}, // the defaults
+		{"multifactor+age=0+fs=0+size=0+qos=0", "multifactor"},
+		{"multifactor+small+size=2.5+qos=1e3+bf", "multifactor+bf+size=2.5+qos=1000+small"},
+		{"multifactor+halflife=0+calc=0", "multifactor+halflife=0+calc=0"},
+		{"multifactor+halflife=36h+maxage=90m+calc=1.5", "multifactor+maxage=90m+halflife=36h+calc=1.5s"},
+		{"multifactor+halflife=1440m", "multifactor+halflife=1d"},
+		{"fcfs+age=1000+fs=1+small+halflife=0", "fcfs"}, // multifactor options weigh only that order
 	} {
 		s, err := policies.ParseSpec(tc.in)
 		if err != nil {
@@ -89,6 +97,14 @@ func TestParseSpecErrors(t *testing.T) {
 		{"priority+wwait=NaN", "want a finite weight >= 0"},
 		{"priority+wwait=Inf", "want a finite weight >= 0"},
 		{"fcfs+mig=on", "want static, dynamic or convert"},
+		{"multifactor+age=-1", "option age: want a finite weight >= 0"},
+		{"multifactor+fs=Inf", "option fs: want a finite weight >= 0"},
+		{"multifactor+fs", "option fs: want a finite weight >= 0"},
+		{"multifactor+small=yes", "option small: takes no value"},
+		{"multifactor+maxage=0", "option maxage: want a duration > 0"},
+		{"multifactor+halflife=-1h", "option halflife: want a duration >= 0"},
+		{"multifactor+calc=soon", "option calc: want a duration >= 0"},
+		{"multifactr", `did you mean "multifactor"?`},
 		{"fcfs/worstfit", `unknown placement "worstfit"`},
 		{"fcfs/", `unknown placement ""`},
 	} {

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/brigadesim/brigade/config"
+	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
 )
 
@@ -21,7 +24,10 @@ type policyFlags struct {
 	waitWeight     float64
 	oracle         bool
 	mig            string
-	changed        func(name string) bool
+	// slurmConf is a slurm.conf whose priority keys configure one more
+	// policy, the multifactor order (sim's --slurm-conf).
+	slurmConf string
+	changed   func(name string) bool
 }
 
 // policyHelp lists the grammar, the orders and the placements with one
@@ -64,11 +70,25 @@ func (f *policyFlags) resolve(defaults []string) ([]policies.Spec, error) {
 	if len(texts) == 0 {
 		texts = defaults
 	}
+	set := func(name string) bool { return f.changed != nil && f.changed(name) }
+	if f.slurmConf != "" && !set("policy") {
+		texts = nil // the slurm.conf's policy alone
+	}
 	specs, err := policies.ParseSpecs(texts)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--policy: %w", err)}
 	}
-	set := func(name string) bool { return f.changed != nil && f.changed(name) }
+	if f.slurmConf != "" {
+		data, err := config.ReadFile(f.slurmConf, "slurm.conf", config.MaxSlurmConfBytes)
+		if err != nil {
+			return nil, err
+		}
+		p, err := config.ReadSlurmConf(data, f.slurmConf)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, slurmSpec(p))
+	}
 	for i := range specs {
 		s := &specs[i]
 		if set("placement") {
@@ -127,4 +147,19 @@ func joinSpecs(specs []policies.Spec) string {
 		out[i] = s.String()
 	}
 	return strings.Join(out, ",")
+}
+
+// slurmSpec is the multifactor policy of a slurm.conf's priority keys.
+// PriorityWeightPartition is read but has no effect: a Brigade cluster is
+// one partition, where the partition factor is the same for every job.
+func slurmSpec(p config.SlurmPriority) policies.Spec {
+	at := func(d time.Duration) hwmodel.Time { return hwmodel.Time(d / time.Microsecond) }
+	m := policies.Multifactor{
+		Age: p.WeightAge, Fairshare: p.WeightFairshare, JobSize: p.WeightJobSize, QOS: p.WeightQOS,
+		MaxAge: at(p.MaxAge), HalfLife: at(p.DecayHalfLife), CalcPeriod: at(p.CalcPeriod), FavorSmall: p.FavorSmall,
+	}
+	if m.HalfLife == 0 {
+		m.HalfLife = -1 // Slurm's 0: no decay
+	}
+	return policies.Spec{Order: "multifactor", Options: policies.Options{Multifactor: m}}.Canonical()
 }

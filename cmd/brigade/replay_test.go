@@ -298,7 +298,7 @@ func TestReadJobsCSVReasons(t *testing.T) {
 	if len(rows) != 1 || rows[0].Reason != "dependency_failed" || rows[0].ReasonDetail != "dependency \"a, b\" failed" || rows[0].State != "failed" {
 		t.Errorf("rows = %+v", rows)
 	}
-	n := len(results.JobsCSVHeader) - 5 // without reason, reason_detail and schema 4's columns
+	n := len(results.JobsCSVHeader) - 7 // without reason, reason_detail and schema 4 and 6 columns
 	if results.JobsCSVHeader[n] != "reason" {
 		t.Fatalf("JobsCSVHeader ends %q", results.JobsCSVHeader[n:])
 	}

@@ -137,6 +137,7 @@ func parseSim(args []string, stdout io.Writer) (simFlags, error) {
 		runner.DefaultCluster(false, 0), runner.DefaultCluster(false, 1), runner.DefaultCluster(true, 0)))
 	fs.StringVar(&f.nodes, "nodes", "", "the same as --cluster, for an openb node list `file` (openb_node_list_gpu_node.csv)")
 	addPolicyFlags(fs, &f.pol, "comma-separated policy `specs` to compare (default: "+strings.Join(defaultPolicies(), ",")+"; grammar below)", nil)
+	fs.StringVar(&f.pol.slurmConf, "slurm-conf", "", "also run the multifactor policy that this slurm.conf `file`'s priority keys (PriorityWeightAge, PriorityDecayHalfLife, ...) configure, after the --policy specs, or alone without --policy; other keys are ignored (see docs/policies.md)")
 	fs.duration(&c.MIGReconfigTime, "mig-reconfig-time", DefaultMIGReconfigTime, nonNegative, "how long a MIG reconfiguration keeps its GPU's new instances unusable (an assumption; see docs/mig.md)")
 	fs.duration(&c.StartupDelay, "startup-delay", "0", nonNegative, "time added to every attempt before it makes progress: a process and its CUDA context starting (3.2-4.8 s measured for PyTorch on an H200; see docs/replay.md)")
 	fs.duration(&c.PreemptRestart, "preempt-restart", "0", nonNegative, "time added to every attempt after a preemption before it makes progress (rescheduling, reloading), counted as lost")
