@@ -15,7 +15,8 @@ package sim_test
 //	policy SPEC [seed=N]    policies.ParseSpec's grammar, e.g. sjf+bf/bestfit
 //	config KEY=VALUE...     restart= startup= retry=trace|none|fixed|deadline retry-max=
 //	                        backoff= backoff-factor= checkpoint=(EVERY, COST)
-//	                        mig-reconfig-time= sharing=processor
+//	                        mig-reconfig-time= sharing=processor preempt-restart=
+//	                        save-on-preempt=true|false
 //	heartbeat interval=T timeout=T
 //	submit                  one job per line: NAME at=T dur=T [gpus=N] [gpu_milli=M]
 //	                        [mig=PROFILE] [mig-slices=N] [mig-mem=SIZE] [cpu=CORES] [mem=SIZE] [tenant=NAME] [prio=P]
@@ -470,6 +471,15 @@ func (h *harness) doConfig(d *datadriven.TestData) error {
 	c := &cfg
 	p.time("restart", &c.RestartTime)
 	p.time("startup", &c.StartupDelay)
+	p.time("preempt-restart", &c.PreemptRestart)
+	if v, ok := p.one("save-on-preempt"); ok {
+		switch v {
+		case "true", "false":
+			c.SaveOnPreempt = v == "true"
+		default:
+			p.fail("save-on-preempt", "want true or false, got %q", v)
+		}
+	}
 	if v, ok := p.one("retry"); ok {
 		switch v {
 		case sim.RetryTrace, sim.RetryNone, sim.RetryFixed, sim.RetryDeadline:
@@ -1018,7 +1028,7 @@ func subject(l parsedLine) string {
 
 func isTimeKey(k string) bool {
 	switch k {
-	case "start", "end", "wait", "run", "lost", "checkpoint-time", "now", "down-until":
+	case "start", "end", "wait", "run", "lost", "preempt-lost", "checkpoint-time", "now", "down-until":
 		return true
 	}
 	return false
@@ -1050,6 +1060,7 @@ func jobFacts(j *sim.JobStatus, nodes []sim.NodeStatus) map[string]string {
 		"start": fmtT(j.Start), "end": fmtT(j.End), "wait": fmtT(j.Wait), "run": fmtT(j.Run),
 		"lost": fmtT(j.LostTime), "checkpoint-time": fmtT(j.CheckpointTime), "placement": pl, "why": why, "reason": j.Reason,
 		"hw-failures": strconv.Itoa(j.HardwareFailures), "profile": j.MIGProfile,
+		"preemptions": strconv.Itoa(j.Preemptions), "preempt-lost": fmtT(j.PreemptLost),
 	}
 }
 
