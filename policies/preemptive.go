@@ -57,6 +57,7 @@ type preemptor struct {
 	// per call
 	now     Time
 	budget  []int64 // per GPU model
+	left    int64   // Σ budget
 	present hwmodel.ModelSet
 	walk    []pentry
 	victims []JobID
@@ -75,6 +76,7 @@ type pjob struct {
 	// preempting: a Preempt of its current attempt was decided; it is
 	// not decided again (a driver may take a while to stop it).
 	preempting bool
+	pos        int32 // its index in running, while running
 	level      int8  // las, tiresias: its queue
 	seq        int64 // las, tiresias: its place in its queue (FIFO)
 	key        qitem // its key in the queue while queued
@@ -189,12 +191,27 @@ func (p *preemptor) stopped(v View, id JobID) {
 		if j != nil && p.now > pj.start {
 			pj.ran += p.now - pj.start
 		}
-		if k := slices.Index(p.running, id); k >= 0 {
-			p.running[k] = p.running[len(p.running)-1]
-			p.running = p.running[:len(p.running)-1]
-		}
+		p.dropRunning(id)
 	}
 	pj.state, pj.preempting = pNone, false
+}
+
+// addRunning and dropRunning keep the running list, each job knowing its
+// position, so that a job leaves it in O(1).
+func (p *preemptor) addRunning(id JobID) {
+	p.jobs[id].pos = int32(len(p.running))
+	p.running = append(p.running, id)
+}
+
+func (p *preemptor) dropRunning(id JobID) {
+	k := int(p.jobs[id].pos)
+	if k >= len(p.running) || p.running[k] != id {
+		return
+	}
+	last := p.running[len(p.running)-1]
+	p.running[k] = last
+	p.jobs[last].pos = int32(k)
+	p.running = p.running[:len(p.running)-1]
 }
 
 func (p *preemptor) gpuTime() bool {
@@ -232,11 +249,11 @@ func (p *preemptor) absorb(v View) {
 			p.queue.delete(pj.key)
 			pj.milli = needMilli(j.Req)
 			pj.model = firstModel(j.Req.Models, p.present)
-			p.running = append(p.running, id)
+			p.addRunning(id)
 		case pNone:
 			pj.milli = needMilli(j.Req)
 			pj.model = firstModel(j.Req.Models, p.present)
-			p.running = append(p.running, id)
+			p.addRunning(id)
 		}
 		pj.state = pRunning
 		pj.start = j.Start
@@ -297,14 +314,33 @@ func (p *preemptor) Schedule(v View) []Decision {
 	p.absorb(v)
 	p.ds = p.ds[:0]
 	c := v.Cluster()
-	p.setBudget(c, v)
 	p.order.refresh(p, v)
-
-	// The running jobs by their keys now.
-	p.walk = p.walk[:0]
-	for _, id := range p.running {
-		p.walk = append(p.walk, pentry{key: p.order.runningKey(p, v.Job(id), &p.jobs[id]), id: id})
+	if p.queue.len() == 0 {
+		// Nothing waits: nothing to start or preempt.
+		p.finish(v, c)
+		return p.ds
 	}
+
+	// The running jobs by their keys now. When none ranks below the best
+	// queued job, none can be preempted: the queued jobs take what is
+	// idle, in order (the walk would admit exactly those that fit).
+	p.walk = p.walk[:0]
+	var worst qitem
+	for k, id := range p.running {
+		key := p.order.runningKey(p, v.Job(id), &p.jobs[id])
+		p.walk = append(p.walk, pentry{key: key, id: id})
+		if k == 0 || worst.less(key) {
+			worst = key
+		}
+	}
+	p.cur.t = &p.queue
+	p.cur.reset()
+	if best, _ := p.cur.next(); len(p.walk) == 0 || worst.less(best) {
+		p.fill(v, c)
+		p.finish(v, c)
+		return p.ds
+	}
+	p.setBudget(c, v)
 	slices.SortFunc(p.walk, func(a, b pentry) int {
 		if a.key.less(b.key) {
 			return -1
@@ -317,10 +353,10 @@ func (p *preemptor) Schedule(v View) []Decision {
 	// running is kept in key order for the next refresh.
 	for k, e := range p.walk {
 		p.running[k] = e.id
+		p.jobs[e.id].pos = int32(k)
 	}
 
 	p.victims, p.blocked, p.blockedModels = p.victims[:0], p.blocked[:0], 0
-	p.cur.t = &p.queue
 	p.cur.reset()
 	qi, qok := p.cur.next()
 	visited := 0
@@ -336,7 +372,7 @@ func (p *preemptor) Schedule(v View) []Decision {
 			k++
 			pj := &p.jobs[id]
 			if p.budget[pj.model] >= pj.milli {
-				p.budget[pj.model] -= pj.milli
+				p.take(pj.model, pj.milli)
 			} else {
 				p.victims = append(p.victims, id)
 			}
@@ -354,7 +390,7 @@ func (p *preemptor) Schedule(v View) []Decision {
 		if !ok {
 			continue
 		}
-		p.budget[m] -= pj.milli
+		p.take(m, pj.milli)
 		if pj.state == pQueued {
 			p.blocked = append(p.blocked, id)
 			p.blockedModels |= hwmodel.Of(m)
@@ -385,11 +421,17 @@ func (p *preemptor) Schedule(v View) []Decision {
 		}
 		p.fill(v, c)
 	}
+	p.finish(v, c)
+	return p.ds
+}
+
+// finish ends a call: the wake-up the order wants, and the allocation
+// the call leaves.
+func (p *preemptor) finish(v View, c hwmodel.ClusterView) {
 	if t := p.order.wake(p, v); t > p.now {
 		wakeAt(v, t)
 	}
 	p.allocAfter = c.AllocatedMilli()
-	return p.ds
 }
 
 // milli0 is job j's GPU need (kept once known).
@@ -420,16 +462,19 @@ func (p *preemptor) setBudget(c hwmodel.ClusterView, v View) {
 		pj := &p.jobs[id]
 		p.budget[pj.model] += pj.milli
 	}
+	p.left = 0
+	for m := range n {
+		p.left += p.budget[m]
+	}
 }
 
 // spent reports whether no model has budget left.
-func (p *preemptor) spent() bool {
-	for m := range numModels() {
-		if p.budget[m] > 0 {
-			return false
-		}
-	}
-	return true
+func (p *preemptor) spent() bool { return p.left <= 0 }
+
+// take takes milli of model m's budget.
+func (p *preemptor) take(m hwmodel.ModelID, milli int64) {
+	p.budget[m] -= milli
+	p.left -= milli
 }
 
 // admit admits queued job j on a GPU model whose budget holds its need:
@@ -483,7 +528,7 @@ func (p *preemptor) start(v View, c hwmodel.ClusterView, id JobID, r hwmodel.Req
 	pj.start = p.now
 	pj.milli = needMilli(j.Req)
 	pj.model = c.NodeModel(pl[0].Node)
-	p.running = append(p.running, id)
+	p.addRunning(id)
 	p.ds = append(p.ds, Decision{Kind: Start, Job: id, Placement: pl})
 	return true
 }
