@@ -62,6 +62,9 @@ type Options struct {
 	// DataWeight weighs d_i in the seed order's score (0 means the
 	// default, 1; negative switches the term off, as PriorityWeight).
 	DataWeight float64
+	// Kueue is the kueue order's configuration (ClusterQueues, flavors,
+	// cohorts), which that order needs and no other reads.
+	Kueue *Kueue
 }
 
 // orderEntry is one named queue order in the registry.
@@ -69,6 +72,9 @@ type orderEntry struct {
 	name string
 	desc string
 	make func(o Options, s *scheduler) queue
+	// build makes an order that is a policy of its own rather than a
+	// queue of the scheduler (kueue); nil for the others.
+	build func(label string, placer Placer, o Options) (Policy, error)
 }
 
 func weight(w float64) float64 {
@@ -86,13 +92,13 @@ var orders = []orderEntry{
 	{"fcfs", "first come, first served: submit time, then job ID",
 		func(Options, *scheduler) queue {
 			return newTreeQueue(func(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} })
-		}},
+		}, nil},
 	{"sjf", "shortest job first: estimated (or, with the oracle, true) duration, then submit time, then job ID",
 		func(_ Options, s *scheduler) queue {
 			return newTreeQueue(func(j *Job) qitem {
 				return qitem{a: int64(s.duration(j)), b: int64(j.Submit), id: j.ID}
 			})
-		}},
+		}, nil},
 	{"priority", "highest priority·w_p + hours waited·w_wait first, then job ID (aging)",
 		func(o Options, _ *scheduler) queue {
 			wp, ww := weight(o.PriorityWeight), weight(o.WaitWeightPerHour)
@@ -101,11 +107,18 @@ var orders = []orderEntry{
 			return newTreeQueue(func(j *Job) qitem {
 				return qitem{f: -(wp*float64(j.Priority) - ww*float64(j.Queued)/float64(hwmodel.Hour)), id: j.ID}
 			})
-		}},
+		}, nil},
 	{"fair", "weighted dominant-resource fair share across tenants, FCFS within a tenant",
-		func(Options, *scheduler) queue { return newFairQueue() }},
+		func(Options, *scheduler) queue { return newFairQueue() }, nil},
 	{"seed", "the seed's score: priority·w_p + locality·w_d + hours waited·w_wait, highest first, then job ID (locality: 1 when a node holding the job's dataset has room)",
-		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }},
+		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }, nil},
+	{"kueue", "Kueue's admission: ClusterQueues with quotas per flavor, cohorts, borrowing and lending limits, preemption and fair sharing, read from Kueue manifests (--kueue FILE)",
+		nil, func(label string, placer Placer, o Options) (Policy, error) {
+			if o.Backfill || o.UseOracle || o.MIGReconfigure || o.Fastest || o.Local {
+				return nil, fmt.Errorf("policy %s: the kueue order takes no option but a placement", label)
+			}
+			return newKueue(label, placer, o.Kueue)
+		}},
 }
 
 // Names lists the known policy names, sorted.
@@ -113,6 +126,19 @@ func Names() []string {
 	out := make([]string, len(orders))
 	for i, o := range orders {
 		out[i] = o.name
+	}
+	slices.Sort(out)
+	return out
+}
+
+// StandaloneNames lists, sorted, the orders a spec alone builds: all but
+// kueue, which needs its manifests in Options.Kueue.
+func StandaloneNames() []string {
+	var out []string
+	for _, o := range orders {
+		if o.build == nil {
+			out = append(out, o.name)
+		}
 	}
 	slices.Sort(out)
 	return out
@@ -156,6 +182,9 @@ func New(name string, opt Options) (Policy, error) {
 	label := Spec{Order: name, Options: opt}.String()
 	if opt.MIGConvertWhole && !opt.MIGReconfigure {
 		return nil, fmt.Errorf("MIGConvertWhole needs MIGReconfigure")
+	}
+	if b := orders[k].build; b != nil {
+		return b(label, placer, opt)
 	}
 	s := newScheduler(label, nil, placer, opt)
 	s.q = orders[k].make(opt, s)

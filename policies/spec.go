@@ -21,7 +21,8 @@ import (
 // in the order below when written:
 //
 //	spec      = order { "+" option } [ "/" placement ]
-//	order     = fcfs | sjf | priority | fair            (Names)
+//	order     = fcfs | sjf | priority | fair | seed | kueue (Names; kueue takes no option, its
+//	                                                    configuration is Options.Kueue)
 //	option    = "bf" [ "=" depth ]                      EASY backfill, examining depth queued jobs per call (default 1000)
 //	          | "oracle"                                true durations drive SJF's order and backfill's ends
 //	          | "wprio=" number                         priority order: weight of a job's priority (default 1, 0 switches it off)
@@ -341,7 +342,8 @@ func (o Options) sameDecisions(p Options) bool {
 	return o.Placement == p.Placement && o.Backfill == p.Backfill && o.BackfillDepth == p.BackfillDepth &&
 		o.PriorityWeight == p.PriorityWeight && o.WaitWeightPerHour == p.WaitWeightPerHour &&
 		o.UseOracle == p.UseOracle && o.MIGReconfigure == p.MIGReconfigure && o.MIGConvertWhole == p.MIGConvertWhole &&
-		o.Fastest == p.Fastest && o.Local == p.Local && o.LocalDelay == p.LocalDelay && o.DataWeight == p.DataWeight
+		o.Fastest == p.Fastest && o.Local == p.Local && o.LocalDelay == p.LocalDelay && o.DataWeight == p.DataWeight &&
+		o.Kueue == p.Kueue
 }
 
 // New builds the policy the spec names; its Name() is s.String().
@@ -393,7 +395,7 @@ func ParseSpecs(texts []string) ([]Spec, error) {
 // over it.
 func AllSpecs() []Spec {
 	var out []Spec
-	for _, order := range Names() {
+	for _, order := range StandaloneNames() {
 		for _, placement := range PlacementNames() {
 			for _, bf := range []bool{false, true} {
 				for _, oracle := range []bool{false, true} {

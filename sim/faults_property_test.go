@@ -191,7 +191,7 @@ func checkFaultOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl
 }
 
 func TestEngineInvariantsWithFaults(t *testing.T) {
-	for _, name := range policies.Names() {
+	for _, name := range policies.StandaloneNames() {
 		for seed := uint64(1); seed <= 3; seed++ {
 			for _, gpus := range []int{32, 0} {
 				t.Run(fmt.Sprintf("%s/seed=%d/gpus=%d", name, seed, gpus), func(t *testing.T) {
@@ -226,7 +226,7 @@ func FuzzEngineFaults(f *testing.F) {
 		f.Add(s, uint8(3), uint8(60), true, true)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, policyIdx, jobs uint8, backfill, mixed bool) {
-		names := policies.Names()
+		names := policies.StandaloneNames()
 		w := faultyWorkload(t, seed, 1+int(jobs))
 		gpus := 16
 		if mixed {

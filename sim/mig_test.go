@@ -481,7 +481,7 @@ func runMIGMode(t testing.TB, name string, opt policies.Options, seed uint64, jo
 // MIG mode, with invariants checked after every event: no rejection,
 // every job ends, outcomes consistent; dynamic modes do reconfigure.
 func TestMIGInvariantsUnderEveryPolicy(t *testing.T) {
-	for _, name := range policies.Names() {
+	for _, name := range policies.StandaloneNames() {
 		for _, mode := range migModes {
 			var reconfigs int64
 			for seed := uint64(1); seed <= 2; seed++ {
@@ -512,7 +512,7 @@ func FuzzEngineMIG(f *testing.F) {
 		f.Add(s, uint8(3), uint8(90), uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, policyIdx, jobs, mode uint8) {
-		names := policies.Names()
+		names := policies.StandaloneNames()
 		m := migModes[int(mode)%len(migModes)]
 		runMIGMode(t, names[int(policyIdx)%len(names)], m.opt, seed, 1+int(jobs))
 	})

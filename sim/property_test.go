@@ -123,7 +123,7 @@ func checkOutcomes(t testing.TB, w *workloads.Workload, res *sim.Result, tl *res
 }
 
 func TestEngineInvariantsUnderEveryPolicy(t *testing.T) {
-	for _, name := range policies.Names() {
+	for _, name := range policies.StandaloneNames() {
 		for _, opt := range []policies.Options{{}, {Backfill: true, Placement: "bestfit"}} {
 			for seed := uint64(1); seed <= 3; seed++ {
 				for _, gpus := range []int{64, 0} {
@@ -155,7 +155,7 @@ func FuzzEngine(f *testing.F) {
 		f.Add(s, uint8(3), uint8(60), true, true)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, policyIdx, jobs uint8, backfill, mixed bool) {
-		names := policies.Names()
+		names := policies.StandaloneNames()
 		w := smallWorkload(t, seed, 1+int(jobs))
 		gpus := 32
 		if mixed {
@@ -209,7 +209,7 @@ func TestHeterogeneousGangsNeverStrand(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.FillEstimates()
-	for _, name := range policies.Names() {
+	for _, name := range policies.StandaloneNames() {
 		c, err := spec.Build()
 		if err != nil {
 			t.Fatal(err)

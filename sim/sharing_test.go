@@ -105,7 +105,7 @@ func TestProcessorSharingProperty(t *testing.T) {
 				j.DemandMilli = int32(1 + r.IntN(1000))
 			}
 		}
-		for _, name := range policies.Names() {
+		for _, name := range policies.StandaloneNames() {
 			run := func() *sim.Result {
 				c, err := spec.Build()
 				if err != nil {

@@ -1,0 +1,534 @@
+package policies
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// kueueJob is what the kueue order keeps per job, by ID.
+type kueueJob struct {
+	where    uint8 // stNone, stQueued, stStarting, stRunning
+	stopping bool  // a Preempt was decided and not yet answered
+	cq       int32 // its ClusterQueue (-1: none, or not known yet)
+	slot     int32 // the admitted flavor's position in its ClusterQueue (-1: none)
+	key      qitem // its pending key while queued
+	rkey     qitem // its admitted key while admitted
+	use      [NumRes]int64
+}
+
+// kueueCQ is one ClusterQueue's state: its pending queue, and per flavor
+// slot its usage and admitted workloads.
+type kueueCQ struct {
+	cfg    *ClusterQueue
+	cohort int      // index into kueuePolicy.cohorts
+	slotOf []int    // flavor index -> slot (position in cfg.Flavors), -1
+	q      qtree    // pending: (-priority, queued time, ID)
+	cur    qcursor  // this call's walk over q
+	used   [][NumRes]int64
+	adm    []qtree // per slot: admitted, (priority, -admitted time, ID)
+	// Per call: the walk's head, whether the queue is done for this call
+	// (StrictFIFO blocked, a preemption issued, or the walk at its end),
+	// and how many inadmissible heads BestEffortFIFO stepped over.
+	head    qitem
+	hasHead bool
+	done    bool
+	skipped int
+}
+
+// kueueCohort is one cohort's pools, per flavor and resource: what its
+// ClusterQueues may lend (Σ lendingLimit, or nominal where unset) and how
+// much of that is in use (Σ max(0, usage − guaranteed)).
+type kueueCohort struct {
+	members []int
+	pool    [][NumRes]int64
+	inUse   [][NumRes]int64
+	// lendable is the pool summed over flavors, fair sharing's
+	// denominator.
+	lendable [NumRes]int64
+}
+
+// kueuePolicy is the kueue order (doc.go, "Kueue").
+type kueuePolicy struct {
+	name    string
+	cfg     *Kueue
+	placer  Placer
+	cqs     []kueueCQ
+	cohorts []kueueCohort
+	// tenantCQ maps a tenant index to its ClusterQueue (-1: none).
+	tenantCQ []int32
+	jobs     []kueueJob
+	out      []Decision
+	slab     hwmodel.Placement
+	// scratch for preemption searches
+	cands   []kueueCand
+	victims []kueueCand
+	saveCQ  [][NumRes]int64
+	saveCo  [NumRes]int64
+}
+
+// kueueCand is a candidate victim of a preemption.
+type kueueCand struct {
+	id    JobID
+	cq    int
+	other bool // from another ClusterQueue of the cohort
+	prio  int
+	adm   int64 // admitted time
+}
+
+// newKueue builds the kueue order over cfg.
+func newKueue(label string, placer Placer, cfg *Kueue) (*kueuePolicy, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("the kueue order needs Kueue manifests (brigade sim --kueue FILE, or kueue: in a scenario setup)")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &kueuePolicy{name: label, cfg: cfg, placer: placer}
+	nf := len(cfg.Flavors)
+	named := map[string]int{}
+	p.cqs = make([]kueueCQ, len(cfg.Queues))
+	for i := range cfg.Queues {
+		q := &cfg.Queues[i]
+		c := &p.cqs[i]
+		c.cfg = q
+		c.cur.t = &c.q
+		c.slotOf = slices.Repeat([]int{-1}, nf)
+		for s, fq := range q.Flavors {
+			c.slotOf[fq.Flavor] = s
+		}
+		c.used = make([][NumRes]int64, len(q.Flavors))
+		c.adm = make([]qtree, len(q.Flavors))
+		k, ok := named[q.Cohort]
+		if !ok || q.Cohort == "" {
+			// A ClusterQueue without a cohort is a cohort of its own: its
+			// pool is its own lendable quota, so what it may use is its
+			// nominal quota.
+			k = len(p.cohorts)
+			p.cohorts = append(p.cohorts, kueueCohort{pool: make([][NumRes]int64, nf), inUse: make([][NumRes]int64, nf)})
+			if q.Cohort != "" {
+				named[q.Cohort] = k
+			}
+		}
+		c.cohort = k
+		co := &p.cohorts[k]
+		co.members = append(co.members, i)
+		for _, fq := range q.Flavors {
+			for r := range NumRes {
+				l := lendable(&fq, r)
+				co.pool[fq.Flavor][r] += l
+				co.lendable[r] += l
+			}
+		}
+	}
+	p.saveCQ = make([][NumRes]int64, 0, len(cfg.Queues))
+	return p, nil
+}
+
+// lendable is what a ClusterQueue lends of resource r on one flavor: its
+// lending limit, or all its nominal quota when none is set.
+func lendable(fq *Quota, r int) int64 {
+	if fq.LendingLimit[r] != NoLimit {
+		return fq.LendingLimit[r]
+	}
+	return fq.Nominal[r]
+}
+
+// guaranteed is the part of the nominal quota a ClusterQueue never lends.
+func guaranteed(fq *Quota, r int) int64 { return fq.Nominal[r] - lendable(fq, r) }
+
+func (p *kueuePolicy) Name() string { return p.name }
+
+func (p *kueuePolicy) grow(id JobID) {
+	for int(id) >= len(p.jobs) {
+		p.jobs = append(p.jobs, kueueJob{cq: -1, slot: -1})
+	}
+}
+
+// usage is what job j counts against a quota: GPU milli, CPU milli and
+// memory MiB.
+func usage(j *Job) [NumRes]int64 {
+	return [NumRes]int64{j.Req.TotalMilli(), j.Req.CPUMilli, j.Req.MemoryMiB}
+}
+
+// cqOf is job j's ClusterQueue, by its tenant's LocalQueue (-1: none).
+func (p *kueuePolicy) cqOf(v View, j *Job) int {
+	if j.Tenant >= len(p.tenantCQ) {
+		ts := v.Tenants()
+		for t := len(p.tenantCQ); t < len(ts); t++ {
+			cq := int32(-1)
+			if lq, ok := p.cfg.QueueOf(ts[t].Name); ok {
+				cq = int32(p.cfg.Local[lq].Queue)
+			}
+			p.tenantCQ = append(p.tenantCQ, cq)
+		}
+	}
+	if j.Tenant < 0 || j.Tenant >= len(p.tenantCQ) {
+		return -1
+	}
+	return int(p.tenantCQ[j.Tenant])
+}
+
+// enqueue puts j in its ClusterQueue's pending queue, ordered by priority
+// (highest first), then the time it entered the queue (Kueue's
+// eviction timestamp after a preemption), then ID. A job of no
+// ClusterQueue is held: it is never admitted.
+func (p *kueuePolicy) enqueue(v View, j *Job) {
+	k := &p.jobs[j.ID]
+	k.where = stQueued
+	k.cq = int32(p.cqOf(v, j))
+	if k.cq < 0 {
+		return
+	}
+	k.key = qitem{f: -float64(j.Priority), a: int64(j.Queued), id: j.ID}
+	p.cqs[k.cq].q.insert(k.key, qmeta{})
+}
+
+// dequeue takes j out of its pending queue.
+func (p *kueuePolicy) dequeue(id JobID) {
+	k := &p.jobs[id]
+	if k.where == stQueued && k.cq >= 0 {
+		p.cqs[k.cq].q.delete(k.key)
+	}
+	k.where = stNone
+}
+
+// charge adds (sign +1) or removes (−1) use on slot s of ClusterQueue cq,
+// and the cohort's pool in use with it.
+func (p *kueuePolicy) charge(cq, s int, use [NumRes]int64, sign int64) {
+	c := &p.cqs[cq]
+	fq := &c.cfg.Flavors[s]
+	co := &p.cohorts[c.cohort]
+	for r := range NumRes {
+		g := guaranteed(fq, r)
+		before := max(0, c.used[s][r]-g)
+		c.used[s][r] += sign * use[r]
+		co.inUse[fq.Flavor][r] += max(0, c.used[s][r]-g) - before
+	}
+}
+
+// admit records job id as admitted on slot s of cq at time now.
+func (p *kueuePolicy) admit(id JobID, prio int, cq, s int, use [NumRes]int64, now Time) {
+	k := &p.jobs[id]
+	k.cq, k.slot, k.use = int32(cq), int32(s), use
+	k.rkey = qitem{f: float64(prio), a: -int64(now), id: id}
+	p.cqs[cq].adm[s].insert(k.rkey, qmeta{})
+	p.charge(cq, s, use, +1)
+}
+
+// release undoes admit.
+func (p *kueuePolicy) release(id JobID) {
+	k := &p.jobs[id]
+	if k.slot >= 0 {
+		p.cqs[k.cq].adm[k.slot].delete(k.rkey)
+		p.charge(int(k.cq), int(k.slot), k.use, -1)
+	}
+	k.slot, k.stopping = -1, false
+}
+
+// absorb brings the queues and usage up to date with the events.
+func (p *kueuePolicy) absorb(v View) {
+	ev := v.Events()
+	for _, rj := range ev.Rejected {
+		id := rj.Decision.Job
+		if id < 0 || v.Job(id) == nil {
+			continue
+		}
+		p.grow(id)
+		k := &p.jobs[id]
+		switch rj.Decision.Kind {
+		case Start:
+			if k.where == stStarting {
+				p.release(id)
+				p.enqueue(v, v.Job(id))
+			}
+		case Preempt:
+			k.stopping = false
+		}
+	}
+	for _, id := range ev.Started {
+		if id < 0 || v.Job(id) == nil {
+			continue
+		}
+		p.grow(id)
+		if p.jobs[id].where == stQueued {
+			// Started without this policy deciding it: its flavor is
+			// unknown, so it counts against no quota.
+			p.dequeue(id)
+		}
+		p.jobs[id].where = stRunning
+	}
+	for _, id := range ev.Ended {
+		if id < 0 {
+			continue
+		}
+		p.grow(id)
+		if w := p.jobs[id].where; w == stRunning || w == stStarting {
+			p.release(id)
+			p.jobs[id].where = stNone
+		}
+	}
+	for _, id := range ev.Queued {
+		j := v.Job(id)
+		if id < 0 || j == nil {
+			continue
+		}
+		p.grow(id)
+		switch p.jobs[id].where {
+		case stQueued:
+			continue
+		case stRunning, stStarting:
+			p.release(id)
+		}
+		p.enqueue(v, j)
+	}
+}
+
+// Schedule implements Policy: Kueue's scheduling cycle, repeated until no
+// ClusterQueue has a head left to try in this call.
+func (p *kueuePolicy) Schedule(v View) []Decision {
+	p.out = p.out[:0]
+	p.absorb(v)
+	for i := range p.cqs {
+		c := &p.cqs[i]
+		c.cur.reset()
+		c.done, c.skipped = false, 0
+		c.head, c.hasHead = c.cur.next()
+	}
+	for {
+		best, bestFlavor := -1, -1
+		var bestKey kueueOrder
+		for i := range p.cqs {
+			c := &p.cqs[i]
+			if c.done || !c.hasHead {
+				continue
+			}
+			j := v.Job(c.head.id)
+			s, borrows := p.firstFit(i, j)
+			key := kueueOrder{borrows: borrows && s >= 0, prio: j.Priority, queued: j.Queued, cq: i}
+			if p.cfg.FairSharing && s >= 0 {
+				key.share = p.share(i, s, usage(j))
+			}
+			if best < 0 || key.less(bestKey) {
+				best, bestFlavor, bestKey = i, s, key
+			}
+		}
+		if best < 0 {
+			return p.out
+		}
+		p.try(v, best, bestFlavor)
+	}
+}
+
+// kueueOrder orders the heads of the ClusterQueues within one cycle:
+// those that fit without borrowing first, then (with fair sharing) the
+// lower share after admission, then the higher priority, the earlier
+// queued, the ClusterQueue listed first.
+type kueueOrder struct {
+	borrows bool
+	share   float64
+	prio    int
+	queued  Time
+	cq      int
+}
+
+func (a kueueOrder) less(b kueueOrder) bool {
+	switch {
+	case a.borrows != b.borrows:
+		return !a.borrows
+	case a.share != b.share:
+		return a.share < b.share
+	case a.prio != b.prio:
+		return a.prio > b.prio
+	case a.queued != b.queued:
+		return a.queued < b.queued
+	}
+	return a.cq < b.cq
+}
+
+// try admits the head of ClusterQueue i (whose first fitting flavor slot
+// is s, −1 for none), preempts for it, or passes it over, and moves the
+// queue's walk on.
+func (p *kueuePolicy) try(v View, i, s int) {
+	c := &p.cqs[i]
+	j := v.Job(c.head.id)
+	use := usage(j)
+	if s >= 0 {
+		// The flavors in order from the first that fits in quota: the
+		// first where the job also has room on the nodes.
+		for ; s < len(c.cfg.Flavors); s++ {
+			if !p.accepts(j, i, s) || !p.fits(i, s, use, true) {
+				continue
+			}
+			if pl, ok := p.place(v, j, p.cfg.Flavors[c.cfg.Flavors[s].Flavor].Model); ok {
+				p.out = append(p.out, Decision{Kind: Start, Job: j.ID, Placement: pl})
+				c.q.delete(c.head)
+				p.jobs[j.ID].where = stStarting
+				p.admit(j.ID, j.Priority, i, s, use, v.Now())
+				c.head, c.hasHead = c.cur.next()
+				return
+			}
+		}
+		p.passOver(c)
+		return
+	}
+	for s := range c.cfg.Flavors {
+		if !p.accepts(j, i, s) {
+			continue
+		}
+		if victims := p.preemptFor(v, j, i, s, use); len(victims) > 0 {
+			for _, vc := range victims {
+				p.jobs[vc.id].stopping = true
+				p.out = append(p.out, Decision{Kind: Preempt, Job: vc.id})
+			}
+			c.done = true // the head waits for its victims to stop
+			return
+		}
+	}
+	p.passOver(c)
+}
+
+// passOver handles a head that cannot be admitted now: StrictFIFO blocks
+// the queue for this call; BestEffortFIFO steps to the next job, at most
+// DefaultBackfillDepth times a call.
+func (p *kueuePolicy) passOver(c *kueueCQ) {
+	if c.cfg.Strategy == StrictFIFO || c.skipped >= DefaultBackfillDepth {
+		c.done = true
+		return
+	}
+	c.skipped++
+	c.head, c.hasHead = c.cur.next()
+}
+
+// accepts reports whether job j may run on slot s's flavor: its request
+// accepts the flavor's GPU model.
+func (p *kueuePolicy) accepts(j *Job, cq, s int) bool {
+	return j.Req.Models.Accepts(p.cfg.Flavors[p.cqs[cq].cfg.Flavors[s].Flavor].Model)
+}
+
+// firstFit is the first flavor slot of ClusterQueue cq where j fits in
+// quota, borrowing if it must, and whether it borrows there; −1 if none.
+func (p *kueuePolicy) firstFit(cq int, j *Job) (int, bool) {
+	use := usage(j)
+	for s := range p.cqs[cq].cfg.Flavors {
+		if p.accepts(j, cq, s) && p.fits(cq, s, use, true) {
+			return s, !p.underNominal(cq, s, use)
+		}
+	}
+	return -1, false
+}
+
+// fits reports whether use fits on slot s of ClusterQueue cq: for each
+// resource the queue covers, within what it may use: its unused
+// guaranteed quota plus what its cohort's pool has left, capped by
+// nominal + borrowingLimit, and without borrow also within its nominal
+// quota.
+func (p *kueuePolicy) fits(cq, s int, use [NumRes]int64, borrow bool) bool {
+	c := &p.cqs[cq]
+	fq := &c.cfg.Flavors[s]
+	co := &p.cohorts[c.cohort]
+	for r := range NumRes {
+		if !fq.Covered[r] || use[r] == 0 {
+			continue
+		}
+		u := c.used[s][r]
+		if !borrow && u+use[r] > fq.Nominal[r] {
+			return false
+		}
+		avail := max(0, guaranteed(fq, r)-u) + co.pool[fq.Flavor][r] - co.inUse[fq.Flavor][r]
+		if fq.BorrowingLimit[r] != NoLimit {
+			avail = min(avail, fq.Nominal[r]+fq.BorrowingLimit[r]-u)
+		}
+		if use[r] > avail {
+			return false
+		}
+	}
+	return true
+}
+
+// underNominal reports whether use added to ClusterQueue cq's usage on
+// slot s stays within its nominal quota of every resource it covers.
+func (p *kueuePolicy) underNominal(cq, s int, use [NumRes]int64) bool {
+	c := &p.cqs[cq]
+	fq := &c.cfg.Flavors[s]
+	for r := range NumRes {
+		if fq.Covered[r] && use[r] > 0 && c.used[s][r]+use[r] > fq.Nominal[r] {
+			return false
+		}
+	}
+	return true
+}
+
+// borrowing reports whether ClusterQueue cq uses more than its nominal
+// quota of some resource on slot s.
+func (p *kueuePolicy) borrowing(cq, s int) bool {
+	c := &p.cqs[cq]
+	fq := &c.cfg.Flavors[s]
+	for r := range NumRes {
+		if fq.Covered[r] && c.used[s][r] > fq.Nominal[r] {
+			return true
+		}
+	}
+	return false
+}
+
+// share is ClusterQueue cq's weighted share once use is added on slot s:
+// the largest, over resources, of what it borrows (usage above nominal,
+// summed over its flavors) over its cohort's lendable total, divided by
+// its weight.
+func (p *kueuePolicy) share(cq, s int, use [NumRes]int64) float64 {
+	c := &p.cqs[cq]
+	co := &p.cohorts[c.cohort]
+	w := c.cfg.Weight
+	best := 0.0
+	for r := range NumRes {
+		if co.lendable[r] == 0 {
+			continue
+		}
+		var borrowed int64
+		for t, fq := range c.cfg.Flavors {
+			if !fq.Covered[r] {
+				continue
+			}
+			u := c.used[t][r]
+			if t == s {
+				u += use[r]
+			}
+			borrowed += max(0, u-fq.Nominal[r])
+		}
+		best = max(best, float64(borrowed)/float64(co.lendable[r]))
+	}
+	switch {
+	case best == 0:
+		return 0
+	case w == 0:
+		return math.Inf(1)
+	}
+	return best / w
+}
+
+// place finds room for j on nodes of model m, cut from the slab, and
+// reserves it.
+func (p *kueuePolicy) place(v View, j *Job, m hwmodel.ModelID) (hwmodel.Placement, bool) {
+	c := v.Cluster()
+	r := j.Req
+	r.Models = hwmodel.Of(m)
+	need := 1
+	if r.GPUs > 1 {
+		need = min(r.GPUs, max(c.NumNodes(), 1))
+	}
+	if cap(p.slab)-len(p.slab) < need {
+		p.slab = make(hwmodel.Placement, 0, max(slabShares, need))
+	}
+	pl, ok := p.placer.Place(p.slab[len(p.slab):len(p.slab)], c, r)
+	if !ok || len(pl) == 0 || v.Reserve(pl) != nil {
+		return nil, false
+	}
+	n := len(pl)
+	if spare := p.slab[len(p.slab):cap(p.slab)]; len(spare) >= n && &spare[0] == &pl[0] {
+		p.slab = p.slab[:len(p.slab)+n]
+	}
+	return pl[:n:n], true
+}
