@@ -69,7 +69,7 @@ func (o *overloaded) step() {
 //
 //	go test -run '^$' -bench ScheduleOverloaded -benchmem ./policies
 func BenchmarkScheduleOverloaded(b *testing.B) {
-	for _, name := range Names() {
+	for _, name := range StandaloneNames() {
 		for _, bf := range []bool{false, true} {
 			for _, n := range []int{10_000, 100_000} {
 				opt := Options{Backfill: bf}

@@ -23,19 +23,44 @@ type kueueJob struct {
 // slot its usage and admitted workloads.
 type kueueCQ struct {
 	cfg    *ClusterQueue
-	cohort int      // index into kueuePolicy.cohorts
-	slotOf []int    // flavor index -> slot (position in cfg.Flavors), -1
-	q      qtree    // pending: (-priority, queued time, ID)
-	cur    qcursor  // this call's walk over q
+	cohort int     // index into kueuePolicy.cohorts
+	slotOf []int   // flavor index -> slot (position in cfg.Flavors), -1
+	q      qtree   // pending: (-priority, queued time, ID)
+	cur    qcursor // this call's walk over q
 	used   [][NumRes]int64
 	adm    []qtree // per slot: admitted, (priority, -admitted time, ID)
-	// Per call: the walk's head, whether the queue is done for this call
-	// (StrictFIFO blocked, a preemption issued, or the walk at its end),
-	// and how many inadmissible heads BestEffortFIFO stepped over.
+	// nom is the job that last preempted for room in this queue, until
+	// it is admitted (-1: none): each call tries it first (pre), so the
+	// room its victims free goes to it.
+	nom JobID
+	// Per call: the nominated job still to try, the walk's head, whether
+	// the queue is done for this call (StrictFIFO blocked, a preemption
+	// issued), and how many inadmissible heads BestEffortFIFO stepped
+	// over.
+	pre     qitem
+	hasPre  bool
 	head    qitem
 	hasHead bool
 	done    bool
 	skipped int
+}
+
+// front is the job the queue offers next: the nominated one, else the
+// walk's head.
+func (c *kueueCQ) front() (qitem, bool) {
+	if c.hasPre {
+		return c.pre, true
+	}
+	return c.head, c.hasHead
+}
+
+// advance moves past the front.
+func (c *kueueCQ) advance() {
+	if c.hasPre {
+		c.hasPre = false
+		return
+	}
+	c.head, c.hasHead = c.cur.next()
 }
 
 // kueueCohort is one cohort's pools, per flavor and resource: what its
@@ -95,6 +120,7 @@ func newKueue(label string, placer Placer, cfg *Kueue) (*kueuePolicy, error) {
 		c := &p.cqs[i]
 		c.cfg = q
 		c.cur.t = &c.q
+		c.nom = -1
 		c.slotOf = slices.Repeat([]int{-1}, nf)
 		for s, fq := range q.Flavors {
 			c.slotOf[fq.Flavor] = s
@@ -296,18 +322,30 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 		c.cur.reset()
 		c.done, c.skipped = false, 0
 		c.head, c.hasHead = c.cur.next()
+		c.hasPre = false
+		if c.nom >= 0 {
+			if k := &p.jobs[c.nom]; k.where == stQueued && int(k.cq) == i {
+				c.pre, c.hasPre = k.key, true
+			} else {
+				c.nom = -1
+			}
+		}
 	}
 	for {
 		best, bestFlavor := -1, -1
 		var bestKey kueueOrder
 		for i := range p.cqs {
 			c := &p.cqs[i]
-			if c.done || !c.hasHead {
+			for c.hasHead && p.jobs[c.head.id].where != stQueued {
+				c.head, c.hasHead = c.cur.next() // the nominated job, admitted
+			}
+			it, ok := c.front()
+			if c.done || !ok {
 				continue
 			}
-			j := v.Job(c.head.id)
+			j := v.Job(it.id)
 			s, borrows := p.firstFit(i, j)
-			key := kueueOrder{borrows: borrows && s >= 0, prio: j.Priority, queued: j.Queued, cq: i}
+			key := kueueOrder{nominated: c.hasPre, borrows: borrows && s >= 0, prio: j.Priority, queued: j.Queued, cq: i}
 			if p.cfg.FairSharing && s >= 0 {
 				key.share = p.share(i, s, usage(j))
 			}
@@ -322,20 +360,25 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 	}
 }
 
-// kueueOrder orders the heads of the ClusterQueues within one cycle:
-// those that fit without borrowing first, then (with fair sharing) the
+// kueueOrder orders the heads of the ClusterQueues within one cycle: a
+// head that preempted at an earlier call first (the room its victims
+// freed is its), then those that fit without borrowing, then (with fair
+// sharing) the
 // lower share after admission, then the higher priority, the earlier
 // queued, the ClusterQueue listed first.
 type kueueOrder struct {
-	borrows bool
-	share   float64
-	prio    int
-	queued  Time
-	cq      int
+	nominated bool
+	borrows   bool
+	share     float64
+	prio      int
+	queued    Time
+	cq        int
 }
 
 func (a kueueOrder) less(b kueueOrder) bool {
 	switch {
+	case a.nominated != b.nominated:
+		return a.nominated
 	case a.borrows != b.borrows:
 		return !a.borrows
 	case a.share != b.share:
@@ -353,7 +396,8 @@ func (a kueueOrder) less(b kueueOrder) bool {
 // queue's walk on.
 func (p *kueuePolicy) try(v View, i, s int) {
 	c := &p.cqs[i]
-	j := v.Job(c.head.id)
+	it, _ := c.front()
+	j := v.Job(it.id)
 	use := usage(j)
 	if s >= 0 {
 		// The flavors in order from the first that fits in quota: the
@@ -364,10 +408,13 @@ func (p *kueuePolicy) try(v View, i, s int) {
 			}
 			if pl, ok := p.place(v, j, p.cfg.Flavors[c.cfg.Flavors[s].Flavor].Model); ok {
 				p.out = append(p.out, Decision{Kind: Start, Job: j.ID, Placement: pl})
-				c.q.delete(c.head)
+				c.q.delete(it)
 				p.jobs[j.ID].where = stStarting
 				p.admit(j.ID, j.Priority, i, s, use, v.Now())
-				c.head, c.hasHead = c.cur.next()
+				if c.nom == j.ID {
+					c.nom = -1
+				}
+				c.advance()
 				return
 			}
 		}
@@ -383,6 +430,7 @@ func (p *kueuePolicy) try(v View, i, s int) {
 				p.jobs[vc.id].stopping = true
 				p.out = append(p.out, Decision{Kind: Preempt, Job: vc.id})
 			}
+			c.nom = j.ID
 			c.done = true // the head waits for its victims to stop
 			return
 		}
@@ -394,12 +442,16 @@ func (p *kueuePolicy) try(v View, i, s int) {
 // the queue for this call; BestEffortFIFO steps to the next job, at most
 // DefaultBackfillDepth times a call.
 func (p *kueuePolicy) passOver(c *kueueCQ) {
+	if c.hasPre {
+		c.hasPre = false // the walk will come to it again
+		return
+	}
 	if c.cfg.Strategy == StrictFIFO || c.skipped >= DefaultBackfillDepth {
 		c.done = true
 		return
 	}
 	c.skipped++
-	c.head, c.hasHead = c.cur.next()
+	c.advance()
 }
 
 // accepts reports whether job j may run on slot s's flavor: its request

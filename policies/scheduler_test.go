@@ -158,7 +158,7 @@ func TestFairShareAlternatesOverCalls(t *testing.T) {
 }
 
 func TestStrictBlocksBehindHead(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range StandaloneNames() {
 		t.Run(name, func(t *testing.T) {
 			v := newFakeView(t, newCluster(t, node(0, 4, 64000, 1<<20)))
 			p := mustNew(t, name, Options{})
@@ -287,7 +287,7 @@ func TestBackfillDepth(t *testing.T) {
 }
 
 func TestRejectedStartIsRequeued(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range StandaloneNames() {
 		t.Run(name, func(t *testing.T) {
 			c := newCluster(t, node(0, 2, 64000, 1<<20))
 			v := newFakeView(t, c)
@@ -427,7 +427,7 @@ func randomRun(t *testing.T, name string, opt Options, seed uint64) uint64 {
 }
 
 func TestDeterminism(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range StandaloneNames() {
 		for _, opt := range []Options{{}, {Backfill: true}, {Placement: "bestfit"}, {Backfill: true, Placement: "bestfit", UseOracle: true}} {
 			p := mustNew(t, name, opt)
 			t.Run(p.Name(), func(t *testing.T) {
@@ -445,7 +445,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestNamesAndLabels(t *testing.T) {
-	if got, want := Names(), []string{"fair", "fcfs", "priority", "seed", "sjf"}; !reflect.DeepEqual(got, want) {
+	if got, want := Names(), []string{"fair", "fcfs", "kueue", "priority", "seed", "sjf"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 	for _, n := range Names() {
@@ -476,7 +476,7 @@ func TestNamesAndLabels(t *testing.T) {
 		opt  Options
 		msg  string
 	}{
-		{"lifo", Options{}, "known: fair, fcfs, priority, seed, sjf"},
+		{"lifo", Options{}, "known: fair, fcfs, kueue, priority, seed, sjf"},
 		{"fcfs", Options{Placement: "worstfit"}, "known: bestfit, clustering, consolidate, dotprod, fgd, firstfit, packing, random"},
 		{"fcfs", Options{BackfillDepth: -1}, "backfill depth"},
 	} {
@@ -488,7 +488,7 @@ func TestNamesAndLabels(t *testing.T) {
 
 // In steady state a call allocates nothing but (rarely) a placement slab.
 func TestScheduleSteadyStateAllocations(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range StandaloneNames() {
 		for _, bf := range []bool{false, true} {
 			b := newOverloaded(t, name, Options{Backfill: bf}, 2000)
 			if got := testing.AllocsPerRun(2000, b.step); got != 0 {
@@ -501,7 +501,7 @@ func TestScheduleSteadyStateAllocations(t *testing.T) {
 // A driver that reports things out of the usual order must not corrupt the
 // policy's indexes.
 func TestAbsorbSurprises(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range StandaloneNames() {
 		t.Run(name, func(t *testing.T) {
 			v := newFakeView(t, newCluster(t, node(0, 4, 64000, 1<<20)))
 			p := mustNew(t, name, Options{Backfill: true})

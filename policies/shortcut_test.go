@@ -15,7 +15,7 @@ import (
 // long, rejected starts), a policy with them and one that visits every
 // job decide the same, call after call.
 func TestBackfillShortcutsDecideTheSame(t *testing.T) {
-	for _, order := range Names() {
+	for _, order := range StandaloneNames() {
 		for _, opt := range []Options{
 			{Backfill: true},
 			{Backfill: true, BackfillDepth: 7},
