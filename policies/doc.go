@@ -3,7 +3,8 @@
 // of that contract that every driver embeds (Host, host.go), the policy
 // spec grammar (ParseSpec, Spec.String: spec.go), and the policies
 // themselves: queue orders (FCFS, SJF, priority with aging, weighted fair
-// share) combined with a placement and an optional EASY backfill. Policies
+// share) combined with a placement and an optional EASY backfill, and
+// the kueue order, Kueue's quotas and admission (see Kueue). Policies
 // are built from a spec with Spec.New (or New with an order and Options);
 // placements alone by name with NewPlacer or NewPlacerWith. The
 // conformance suites for drivers and policies are in policies/policytest.
@@ -240,6 +241,71 @@
 // (Options.MIGReconfigure, MIGConvertWhole), right-sizing and how MIG jobs
 // interact with backfill are documented in mig.go.
 //
+// # Kueue
+//
+// The kueue order (kueuepolicy.go, kueuepreempt.go) admits jobs as Kueue
+// (kueue.x-k8s.io) admits workloads, over a Kueue configuration
+// (kueue.go, Options.Kueue; package kueue reads it from manifests). A
+// job belongs to the LocalQueue its tenant names (Kueue.QueueOf) and so
+// to that LocalQueue's ClusterQueue; a job of no LocalQueue is held and
+// never admitted (drivers check tenants first). Its priority is
+// Job.Priority, which plays the part of a WorkloadPriorityClass's value
+// (traces and job files carry a number, not a class name); the classes
+// are read, checked and kept in Kueue.Priorities.
+//
+//   - Queues: each ClusterQueue keeps its pending jobs in a B+ tree by
+//     (priority, highest first; the time the job entered the queue,
+//     which after a preemption is Kueue's eviction time; ID).
+//     StrictFIFO: an inadmissible head blocks its queue for the call.
+//     BestEffortFIFO: it is passed over, at most DefaultBackfillDepth
+//     times per queue and call.
+//   - Quota: usage is counted per ClusterQueue, flavor and resource
+//     (GPU milli, CPU milli, memory MiB; a resource the ClusterQueue does
+//     not cover is not limited) from the job's Start decision to its end.
+//     A cohort's pool per flavor and resource is Σ lendable (the lending
+//     limit, or the nominal quota where none is set), and in use is Σ
+//     max(0, usage − guaranteed), guaranteed being nominal − lendable. A
+//     ClusterQueue may use max(0, guaranteed − usage) + (pool − in use)
+//     more, at most nominal + borrowingLimit − usage; a ClusterQueue
+//     without a cohort is a cohort of its own, so it may use its nominal
+//     quota. It borrows when that takes it above nominal.
+//   - Admission, one cycle per admission: the heads of the ClusterQueues
+//     (each tried at its first flavor, in the resource group's order,
+//     where it fits, borrowing if it must) are ordered by: a job that
+//     preempted at an earlier call first (so the room its victims free
+//     goes to it), those that fit without borrowing, then with fair
+//     sharing the lower share, then priority, entry time and the
+//     ClusterQueue's index. The first is admitted on the first flavor
+//     from there where it fits in quota and the placer finds it room on
+//     nodes of the flavor's GPU model (quota alone is not enough: if the
+//     quotas promise more than the nodes hold, a job waits for room).
+//   - Preemption, for a head that fits on no flavor: on the first flavor
+//     where preempting makes room, victims are chosen as Kueue chooses
+//     them (preemptFor's comment): candidates of other ClusterQueues of
+//     the cohort that borrow first (reclaimWithinCohort), then lower
+//     priority, then the most recently admitted; taken in order until the
+//     head fits, then those not needed are given back; borrowWithinCohort
+//     with maxPriorityThreshold as Kueue's. The Preempt decisions go out
+//     and the head waits: it is admitted at a later call, once the
+//     victims have stopped (the driver's next scheduling point).
+//   - Fair sharing (Kueue's Configuration fairSharing.enable): a
+//     ClusterQueue's share is the largest, over resources, of what it
+//     borrows (usage above nominal, summed over its flavors) over its
+//     cohort's lendable total, divided by its weight (fairSharing.weight,
+//     default 1; weight 0 borrows last); heads are ordered by the share
+//     they would have once admitted. Fair sharing's preemption
+//     strategies are not modelled: preemption follows each
+//     ClusterQueue's preemption rules.
+//
+// Cost: absorbing an event is O(log n) (the job's pending or admitted
+// tree). Each admission costs O(Q·F) to order the heads of Q
+// ClusterQueues over F flavors, plus the placement, plus O(log n) for the
+// trees; each head passed over costs the same without the placement. A
+// preemption search walks the admitted jobs of the head's ClusterQueue
+// below its priority and of its cohort's borrowing ClusterQueues on one
+// flavor, and sorts them: O(r log r), r those candidates. No call scans
+// the queued jobs.
+//
 // # Allocation
 //
 // In steady state a call allocates nothing beyond its decisions: slices
@@ -275,4 +341,8 @@
 //   - frag.go: NodeFragmentation; target.go: target workloads (typical
 //     pods) and PlacerConfig.
 //   - mig.go: MIG placement, reconfiguration planning and right-sizing.
+//   - kueue.go: Kueue, the kueue order's configuration (flavors,
+//     ClusterQueues and their quotas, LocalQueues, priority classes) as
+//     plain data; kueuepolicy.go: the kueue order, its queues, quota books
+//     and admission cycle; kueuepreempt.go: choosing preemption victims.
 package policies
