@@ -265,10 +265,54 @@ func CheckTenants(k *policies.Kueue, tenants []string, what string) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	var names []string
+	names := []string{}
 	for _, lq := range k.Local {
 		names = append(names, lq.Namespace+"/"+lq.Name)
 	}
+	if len(names) == 0 {
+		names = append(names, "none")
+	}
 	return fmt.Errorf("%s: tenant %s names no LocalQueue of %s (a job goes to the LocalQueue its tenant names, NAME or NAMESPACE/NAME; known: %s)",
 		what, strings.Join(bad, ", "), k.Source, strings.Join(names, ", "))
+}
+
+// Present is the set of GPU models cluster c has.
+func Present(c hwmodel.ClusterView) hwmodel.ModelSet {
+	var s hwmodel.ModelSet
+	for m := range hwmodel.NumModels() {
+		if c.GPUsOfModel(hwmodel.ModelID(m)) > 0 {
+			s |= hwmodel.Of(hwmodel.ModelID(m))
+		}
+	}
+	return s
+}
+
+// Attach reads the manifest file path (none: "") for cluster c and the
+// workload's tenants, and gives it to every spec of the kueue order. It
+// refuses a kueue spec without a file, a file without a kueue spec, and
+// a tenant that names no LocalQueue. flag names the setting in messages
+// (--kueue, kueue:).
+func Attach(specs []policies.Spec, path, flag string, c hwmodel.ClusterView, tenants []string, what string) error {
+	uses := slices.ContainsFunc(specs, func(s policies.Spec) bool { return s.Order == "kueue" })
+	switch {
+	case path == "" && !uses:
+		return nil
+	case path == "":
+		return fmt.Errorf("the kueue order needs Kueue manifests: give %s FILE", flag)
+	case !uses:
+		return fmt.Errorf("%s %s: no policy of the kueue order reads it", flag, path)
+	}
+	k, err := Load(path, Present(c))
+	if err != nil {
+		return err
+	}
+	if err := CheckTenants(k, tenants, what); err != nil {
+		return err
+	}
+	for i := range specs {
+		if specs[i].Order == "kueue" {
+			specs[i].Kueue = k
+		}
+	}
+	return nil
 }

@@ -363,12 +363,15 @@ func (s Spec) MustNew() Policy {
 // (PlacerConfig.Target) to be built.
 func (s Spec) NeedsTarget() bool { return s.Placement == "fgd" }
 
-// Check reports whether the spec builds, ignoring placer configuration a
-// caller supplies later (fgd's target workload).
+// Check reports whether the spec builds, ignoring configuration a caller
+// supplies later (fgd's target workload, the kueue order's manifests).
 func (s Spec) Check() error {
 	c := s
 	if c.NeedsTarget() {
 		c.Placement = ""
+	}
+	if c.Order == "kueue" && c.Kueue == nil {
+		c.Kueue = &Kueue{Queues: []ClusterQueue{{Name: "check"}}}
 	}
 	_, err := c.New()
 	return err
