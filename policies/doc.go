@@ -261,7 +261,7 @@
 //     times per queue and call.
 //   - Quota: usage is counted per ClusterQueue, flavor and resource
 //     (GPU milli, CPU milli, memory MiB; a resource the ClusterQueue does
-//     not cover is not limited) from the job's Start decision to its end.
+//     not cover is not limited) from the job's admission to its end.
 //     A cohort's pool per flavor and resource is Σ lendable (the lending
 //     limit, or the nominal quota where none is set), and in use is Σ
 //     max(0, usage − guaranteed), guaranteed being nominal − lendable. A
@@ -275,19 +275,24 @@
 //     preempted at an earlier call first (so the room its victims free
 //     goes to it), those that fit without borrowing, then with fair
 //     sharing the lower share, then priority, entry time and the
-//     ClusterQueue's index. The first is admitted on the first flavor
-//     from there where it fits in quota and the placer finds it room on
-//     nodes of the flavor's GPU model (quota alone is not enough: if the
-//     quotas promise more than the nodes hold, a job waits for room).
+//     ClusterQueue's index. The first is admitted on that flavor: its
+//     quota counts from then on, as Kueue's admission reserves quota.
+//     It starts when the placer finds it room on nodes of the flavor's
+//     GPU model; until then it waits, admitted, holding its quota (as a
+//     workload whose pods are pending), and every call first tries the
+//     waiting jobs, each ClusterQueue's in queue order. Quota alone is
+//     not room: a whole-node job may wait for a node that other teams'
+//     small jobs keep fragmented.
 //   - Preemption, for a head that fits on no flavor: on the first flavor
 //     where preempting makes room, victims are chosen as Kueue chooses
 //     them (preemptFor's comment): candidates of other ClusterQueues of
 //     the cohort that borrow first (reclaimWithinCohort), then lower
 //     priority, then the most recently admitted; taken in order until the
 //     head fits, then those not needed are given back; borrowWithinCohort
-//     with maxPriorityThreshold as Kueue's. The Preempt decisions go out
-//     and the head waits: it is admitted at a later call, once the
-//     victims have stopped (the driver's next scheduling point).
+//     with maxPriorityThreshold as Kueue's. A victim still waiting for
+//     room goes back to its queue at once; the others get Preempt
+//     decisions, and the head waits: it is admitted at a later call, once
+//     they have stopped (the driver's next scheduling point).
 //   - Fair sharing (Kueue's Configuration fairSharing.enable): a
 //     ClusterQueue's share is the largest, over resources, of what it
 //     borrows (usage above nominal, summed over its flavors) over its
@@ -298,7 +303,9 @@
 //     ClusterQueue's preemption rules.
 //
 // Cost: absorbing an event is O(log n) (the job's pending or admitted
-// tree). Each admission costs O(Q·F) to order the heads of Q
+// tree). Each call tries the W admitted jobs waiting for room: W
+// placements (W is bounded by the quotas over the smallest request, not
+// by the queue). Each admission costs O(Q·F) to order the heads of Q
 // ClusterQueues over F flavors, plus the placement, plus O(log n) for the
 // trees; each head passed over costs the same without the placement. A
 // preemption search walks the admitted jobs of the head's ClusterQueue

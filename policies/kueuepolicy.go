@@ -10,7 +10,7 @@ import (
 
 // kueueJob is what the kueue order keeps per job, by ID.
 type kueueJob struct {
-	where    uint8 // stNone, stQueued, stStarting, stRunning
+	where    uint8 // stNone, stQueued, stWaiting, stStarting, stRunning
 	stopping bool  // a Preempt was decided and not yet answered
 	cq       int32 // its ClusterQueue (-1: none, or not known yet)
 	slot     int32 // the admitted flavor's position in its ClusterQueue (-1: none)
@@ -19,6 +19,11 @@ type kueueJob struct {
 	use      [NumRes]int64
 }
 
+// stWaiting: admitted (its quota counted) and waiting for room on the
+// nodes of its flavor's model, as a Kueue workload whose pods are
+// pending.
+const stWaiting = stRunning + 1
+
 // kueueCQ is one ClusterQueue's state: its pending queue, and per flavor
 // slot its usage and admitted workloads.
 type kueueCQ struct {
@@ -26,6 +31,7 @@ type kueueCQ struct {
 	cohort int     // index into kueuePolicy.cohorts
 	slotOf []int   // flavor index -> slot (position in cfg.Flavors), -1
 	q      qtree   // pending: (-priority, queued time, ID)
+	wait   qtree   // admitted, waiting for room: the same keys
 	cur    qcursor // this call's walk over q
 	used   [][NumRes]int64
 	adm    []qtree // per slot: admitted, (priority, -admitted time, ID)
@@ -87,6 +93,10 @@ type kueuePolicy struct {
 	jobs     []kueueJob
 	out      []Decision
 	slab     hwmodel.Placement
+	// requeue are victims taken back from waiting for room in this call,
+	// queued again when it ends (a walk's queue takes no insertion).
+	requeue []JobID
+	ids     []JobID
 	// scratch for preemption searches
 	cands   []kueueCand
 	victims []kueueCand
@@ -279,10 +289,13 @@ func (p *kueuePolicy) absorb(v View) {
 			continue
 		}
 		p.grow(id)
-		if p.jobs[id].where == stQueued {
+		switch k := &p.jobs[id]; k.where {
+		case stQueued:
 			// Started without this policy deciding it: its flavor is
 			// unknown, so it counts against no quota.
 			p.dequeue(id)
+		case stWaiting:
+			p.cqs[k.cq].wait.delete(k.key)
 		}
 		p.jobs[id].where = stRunning
 	}
@@ -302,9 +315,12 @@ func (p *kueuePolicy) absorb(v View) {
 			continue
 		}
 		p.grow(id)
-		switch p.jobs[id].where {
+		switch k := &p.jobs[id]; k.where {
 		case stQueued:
 			continue
+		case stWaiting:
+			p.cqs[k.cq].wait.delete(k.key)
+			p.release(id)
 		case stRunning, stStarting:
 			p.release(id)
 		}
@@ -317,6 +333,7 @@ func (p *kueuePolicy) absorb(v View) {
 func (p *kueuePolicy) Schedule(v View) []Decision {
 	p.out = p.out[:0]
 	p.absorb(v)
+	p.placeWaiting(v)
 	for i := range p.cqs {
 		c := &p.cqs[i]
 		c.cur.reset()
@@ -354,6 +371,10 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 			}
 		}
 		if best < 0 {
+			for _, id := range p.requeue {
+				p.enqueue(v, v.Job(id))
+			}
+			p.requeue = p.requeue[:0]
 			return p.out
 		}
 		p.try(v, best, bestFlavor)
@@ -400,25 +421,18 @@ func (p *kueuePolicy) try(v View, i, s int) {
 	j := v.Job(it.id)
 	use := usage(j)
 	if s >= 0 {
-		// The flavors in order from the first that fits in quota: the
-		// first where the job also has room on the nodes.
-		for ; s < len(c.cfg.Flavors); s++ {
-			if !p.accepts(j, i, s) || !p.fits(i, s, use, true) {
-				continue
-			}
-			if pl, ok := p.place(v, j, p.cfg.Flavors[c.cfg.Flavors[s].Flavor].Model); ok {
-				p.out = append(p.out, Decision{Kind: Start, Job: j.ID, Placement: pl})
-				c.q.delete(it)
-				p.jobs[j.ID].where = stStarting
-				p.admit(j.ID, j.Priority, i, s, use, v.Now())
-				if c.nom == j.ID {
-					c.nom = -1
-				}
-				c.advance()
-				return
-			}
+		// Admitted on flavor slot s: its quota is counted from now on,
+		// and it starts at once if the flavor's nodes have room.
+		c.q.delete(it)
+		p.admit(j.ID, j.Priority, i, s, use, v.Now())
+		if c.nom == j.ID {
+			c.nom = -1
 		}
-		p.passOver(c)
+		c.advance()
+		if !p.start(v, j) {
+			p.jobs[j.ID].where = stWaiting
+			c.wait.insert(p.jobs[j.ID].key, qmeta{})
+		}
 		return
 	}
 	for s := range c.cfg.Flavors {
@@ -427,7 +441,17 @@ func (p *kueuePolicy) try(v View, i, s int) {
 		}
 		if victims := p.preemptFor(v, j, i, s, use); len(victims) > 0 {
 			for _, vc := range victims {
-				p.jobs[vc.id].stopping = true
+				k := &p.jobs[vc.id]
+				if k.where == stWaiting {
+					// Admitted but not running: it goes back to its
+					// queue without the driver.
+					p.cqs[k.cq].wait.delete(k.key)
+					p.release(vc.id)
+					k.where = stNone
+					p.requeue = append(p.requeue, vc.id)
+					continue
+				}
+				k.stopping = true
 				p.out = append(p.out, Decision{Kind: Preempt, Job: vc.id})
 			}
 			c.nom = j.ID
@@ -436,6 +460,41 @@ func (p *kueuePolicy) try(v View, i, s int) {
 		}
 	}
 	p.passOver(c)
+}
+
+// start places admitted job j on the nodes of its flavor's model and
+// decides its Start; false when they have no room now.
+func (p *kueuePolicy) start(v View, j *Job) bool {
+	k := &p.jobs[j.ID]
+	cq := &p.cqs[k.cq]
+	pl, ok := p.place(v, j, p.cfg.Flavors[cq.cfg.Flavors[k.slot].Flavor].Model)
+	if !ok {
+		return false
+	}
+	p.out = append(p.out, Decision{Kind: Start, Job: j.ID, Placement: pl})
+	k.where = stStarting
+	return true
+}
+
+// placeWaiting starts the admitted jobs that now have room, each
+// ClusterQueue's in its queue order.
+func (p *kueuePolicy) placeWaiting(v View) {
+	for i := range p.cqs {
+		c := &p.cqs[i]
+		if c.wait.len() == 0 {
+			continue
+		}
+		p.ids = p.ids[:0]
+		c.wait.ascend(func(it qitem) bool {
+			if p.start(v, v.Job(it.id)) {
+				p.ids = append(p.ids, it.id)
+			}
+			return true
+		})
+		for _, id := range p.ids {
+			c.wait.delete(p.jobs[id].key)
+		}
+	}
 }
 
 // passOver handles a head that cannot be admitted now: StrictFIFO blocks

@@ -294,7 +294,7 @@ func (f *File) Check(e *config.Errors) {
 				se.Add("policy", "%v", err)
 			}
 		}
-		if s.Kueue != "" && !strings.HasPrefix(orDefault(s.Policy, f.Policy), "kueue") {
+		if s.Kueue != "" && !isKueue(orDefault(s.Policy, f.Policy)) {
 			se.Add("kueue", "Kueue manifests are for a policy of the kueue order; this setup's is %q", orDefault(s.Policy, f.Policy))
 		}
 		if s.NoFaults && f.Faults == nil {

@@ -71,12 +71,19 @@ func (f *File) setups() []Setup {
 		if s.Policy == "" {
 			s.Policy = f.Policy
 		}
-		if s.Kueue == "" {
+		if s.Kueue == "" && isKueue(s.Policy) {
 			s.Kueue = f.Kueue
 		}
 		out[i] = s
 	}
 	return out
+}
+
+// isKueue reports whether a policy spec is of the kueue order, which
+// reads the Kueue manifests.
+func isKueue(spec string) bool {
+	p, err := policies.ParseSpec(spec)
+	return err == nil && p.Order == "kueue"
 }
 
 // Run runs every setup of f, in order. The same file and options give the
