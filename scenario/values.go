@@ -16,13 +16,15 @@ import (
 //	KEY                   a summary.json field by its dotted path (wait_s.p99, faults.count)
 //	setup.FIELD           the setup's name, what, cluster or policy
 //	job.NAME.FIELD        an explicit job's state, jct_s, wait_s, attempts or hardware_failures
-//	generated.FIELD       over the generated jobs: jobs, succeeded, wait_s_mean (of those that ran)
+//	generated.FIELD       over the jobs not listed explicitly (generated, or a trace's): jobs, succeeded,
+//	                      wait_s_mean (of those that ran), restarts (attempts beyond each job's first:
+//	                      preemptions, failures, retries)
 //	tenant.NAME.FIELD     over one tenant's jobs: jobs, wait_s_mean and wait_s_p95 (of those that ran), gpu_hours
 //	A / B                 two numbers shown as A/B (format "of")
 var (
 	setupFields     = []string{"name", "what", "cluster", "policy"}
 	jobFields       = []string{"state", "jct_s", "wait_s", "attempts", "hardware_failures"}
-	generatedFields = []string{"jobs", "succeeded", "wait_s_mean"}
+	generatedFields = []string{"jobs", "succeeded", "wait_s_mean", "restarts"}
 	tenantFields    = []string{"jobs", "wait_s_mean", "wait_s_p95", "gpu_hours"}
 	formats         = []string{"", "text", "int", "float0", "float2", "percent", "percent2", "duration", "days", "of"}
 	seriesNames     = []string{"gpu_utilisation", "down_gpus", "queue_length"}
@@ -128,7 +130,7 @@ func (o *Outcome) value(v string) (any, error) {
 	case "tenant":
 		return o.tenantValue(parts[1], parts[2]), nil
 	case "generated":
-		var done, ran int
+		var done, ran, restarts int
 		var wait float64
 		isExplicit := make([]bool, len(o.Run.Jobs))
 		for _, k := range o.explicitAt {
@@ -144,6 +146,7 @@ func (o *Outcome) value(v string) (any, error) {
 			if j.Attempts > 0 {
 				ran++
 				wait += j.Wait.Seconds()
+				restarts += j.Attempts - 1
 			}
 		}
 		switch parts[1] {
@@ -151,6 +154,8 @@ func (o *Outcome) value(v string) (any, error) {
 			return float64(len(o.Run.Jobs) - len(o.explicitAt)), nil
 		case "succeeded":
 			return float64(done), nil
+		case "restarts":
+			return float64(restarts), nil
 		case "wait_s_mean":
 			if ran == 0 {
 				return 0.0, nil
