@@ -50,7 +50,7 @@ type Comparison struct {
 	// Kueue is the Kueue manifest file the kueue order reads ("" for
 	// none; package kueue).
 	Kueue string
-	Seed          uint64
+	Seed  uint64
 	// StarvationThreshold: Spec.StarvationThreshold.
 	StarvationThreshold hwmodel.Time
 	// Parallel: Spec.Parallel.
