@@ -43,8 +43,20 @@ type kueueCQ struct {
 	// the queue is done for this call (StrictFIFO blocked, a preemption
 	// issued), and how many inadmissible heads BestEffortFIFO stepped
 	// over.
-	pre     qitem
-	hasPre  bool
+	pre    qitem
+	hasPre bool
+	// failed remembers heads passed over in this call that fit no flavor
+	// and found no victims, while no job was admitted since (gen).
+	failed []kueueFail
+	gen    uint64
+	// The head's place in the admission order (key, and its first
+	// fitting flavor slot), for head keyID after keyGen admissions.
+	key     kueueOrder
+	keySlot int
+	keyID   JobID
+	keyGen  uint64
+	keyPre  bool
+	keyOK   bool
 	head    qitem
 	hasHead bool
 	done    bool
@@ -69,6 +81,15 @@ func (c *kueueCQ) advance() {
 	c.head, c.hasHead = c.cur.next()
 }
 
+// kueueFail is a head that could not be admitted nor preempt for: a job
+// asking for at least as much of everything, on no more models, of no
+// higher priority, cannot either while nothing else changes.
+type kueueFail struct {
+	use    [NumRes]int64
+	models hwmodel.ModelSet
+	prio   int
+}
+
 // kueueCohort is one cohort's pools, per flavor and resource: what its
 // ClusterQueues may lend (Σ lendingLimit, or nominal where unset) and how
 // much of that is in use (Σ max(0, usage − guaranteed)).
@@ -91,6 +112,9 @@ type kueuePolicy struct {
 	// tenantCQ maps a tenant index to its ClusterQueue (-1: none).
 	tenantCQ []int32
 	jobs     []kueueJob
+	// admitted counts admissions, so that a memo of failures can tell it
+	// is still current.
+	admitted uint64
 	out      []Decision
 	slab     hwmodel.Placement
 	// requeue are victims taken back from waiting for room in this call,
@@ -252,6 +276,7 @@ func (p *kueuePolicy) admit(id JobID, prio int, cq, s int, use [NumRes]int64, no
 	k.rkey = qitem{f: float64(prio), a: -int64(now), id: id}
 	p.cqs[cq].adm[s].insert(k.rkey, qmeta{})
 	p.charge(cq, s, use, +1)
+	p.admitted++
 }
 
 // release undoes admit.
@@ -338,6 +363,8 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 		c := &p.cqs[i]
 		c.cur.reset()
 		c.done, c.skipped = false, 0
+		c.failed = c.failed[:0]
+		c.keyOK = false
 		c.head, c.hasHead = c.cur.next()
 		c.hasPre = false
 		if c.nom >= 0 {
@@ -360,14 +387,19 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 			if c.done || !ok {
 				continue
 			}
-			j := v.Job(it.id)
-			s, borrows := p.firstFit(i, j)
-			key := kueueOrder{nominated: c.hasPre, borrows: borrows && s >= 0, prio: j.Priority, queued: j.Queued, cq: i}
-			if p.cfg.FairSharing && s >= 0 {
-				key.share = p.share(i, s, usage(j))
+			if !c.keyOK || c.keyID != it.id || c.keyGen != p.admitted || c.keyPre != c.hasPre {
+				// The head's place in the order changes only with the head
+				// or an admission (usage), so it is computed again then.
+				j := v.Job(it.id)
+				s, borrows := p.firstFit(i, j)
+				c.key = kueueOrder{nominated: c.hasPre, borrows: borrows && s >= 0, prio: j.Priority, queued: j.Queued, cq: i}
+				if p.cfg.FairSharing && s >= 0 {
+					c.key.share = p.share(i, s, usage(j))
+				}
+				c.keySlot, c.keyID, c.keyGen, c.keyPre, c.keyOK = s, it.id, p.admitted, c.hasPre, true
 			}
-			if best < 0 || key.less(bestKey) {
-				best, bestFlavor, bestKey = i, s, key
+			if best < 0 || c.key.less(bestKey) {
+				best, bestFlavor, bestKey = i, c.keySlot, c.key
 			}
 		}
 		if best < 0 {
@@ -435,6 +467,10 @@ func (p *kueuePolicy) try(v View, i, s int) {
 		}
 		return
 	}
+	if c.doomed(j, use, p.admitted) {
+		p.passOver(c)
+		return
+	}
 	for s := range c.cfg.Flavors {
 		if !p.accepts(j, i, s) {
 			continue
@@ -459,7 +495,36 @@ func (p *kueuePolicy) try(v View, i, s int) {
 			return
 		}
 	}
+	c.noteFailed(j, use, p.admitted)
 	p.passOver(c)
+}
+
+// doomed reports whether a head like j already failed in this call with
+// no admission since: then it fits nowhere and finds no victims either
+// (usage only grew; its candidates are a subset), and is passed over
+// without the search.
+func (c *kueueCQ) doomed(j *Job, use [NumRes]int64, gen uint64) bool {
+	if gen != c.gen {
+		c.failed, c.gen = c.failed[:0], gen
+		return false
+	}
+	for _, f := range c.failed {
+		if j.Priority <= f.prio && within(j.Req.Models, f.models) &&
+			use[0] >= f.use[0] && use[1] >= f.use[1] && use[2] >= f.use[2] {
+			return true
+		}
+	}
+	return false
+}
+
+// noteFailed remembers a failed head (a few per call).
+func (c *kueueCQ) noteFailed(j *Job, use [NumRes]int64, gen uint64) {
+	if gen != c.gen {
+		c.failed, c.gen = c.failed[:0], gen
+	}
+	if len(c.failed) < 8 {
+		c.failed = append(c.failed, kueueFail{use: use, models: j.Req.Models, prio: j.Priority})
+	}
 }
 
 // start places admitted job j on the nodes of its flavor's model and
