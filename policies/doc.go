@@ -307,9 +307,9 @@
 // placements (W is bounded by the quotas over the smallest request, not
 // by the queue). Each admission costs O(Q·F) to order the heads of Q
 // ClusterQueues over F flavors (a head's place is kept until its queue's
-// head changes or a job is admitted), plus the placement, plus O(log n)
+// head or the usage changes), plus the placement, plus O(log n)
 // for the trees. A head passed over costs O(log n) and, unless a like
-// head already failed since the last admission (a memo of a few per
+// head already failed since usage last changed (a memo of a few per
 // queue), a preemption search: it walks the admitted jobs of the head's
 // ClusterQueue below its priority and of its cohort's borrowing
 // ClusterQueues on one flavor, and sorts them, O(r log r) for r

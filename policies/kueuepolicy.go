@@ -112,11 +112,12 @@ type kueuePolicy struct {
 	// tenantCQ maps a tenant index to its ClusterQueue (-1: none).
 	tenantCQ []int32
 	jobs     []kueueJob
-	// admitted counts admissions, so that a memo of failures can tell it
-	// is still current.
-	admitted uint64
-	out      []Decision
-	slab     hwmodel.Placement
+	// changes counts changes of usage (admissions, releases), so that
+	// the memo of failures and the heads' places can tell they are
+	// current.
+	changes uint64
+	out     []Decision
+	slab    hwmodel.Placement
 	// requeue are victims taken back from waiting for room in this call,
 	// queued again when it ends (a walk's queue takes no insertion).
 	requeue []JobID
@@ -276,7 +277,7 @@ func (p *kueuePolicy) admit(id JobID, prio int, cq, s int, use [NumRes]int64, no
 	k.rkey = qitem{f: float64(prio), a: -int64(now), id: id}
 	p.cqs[cq].adm[s].insert(k.rkey, qmeta{})
 	p.charge(cq, s, use, +1)
-	p.admitted++
+	p.changes++
 }
 
 // release undoes admit.
@@ -285,6 +286,7 @@ func (p *kueuePolicy) release(id JobID) {
 	if k.slot >= 0 {
 		p.cqs[k.cq].adm[k.slot].delete(k.rkey)
 		p.charge(int(k.cq), int(k.slot), k.use, -1)
+		p.changes++
 	}
 	k.slot, k.stopping = -1, false
 }
@@ -387,7 +389,7 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 			if c.done || !ok {
 				continue
 			}
-			if !c.keyOK || c.keyID != it.id || c.keyGen != p.admitted || c.keyPre != c.hasPre {
+			if !c.keyOK || c.keyID != it.id || c.keyGen != p.changes || c.keyPre != c.hasPre {
 				// The head's place in the order changes only with the head
 				// or an admission (usage), so it is computed again then.
 				j := v.Job(it.id)
@@ -396,7 +398,7 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 				if p.cfg.FairSharing && s >= 0 {
 					c.key.share = p.share(i, s, usage(j))
 				}
-				c.keySlot, c.keyID, c.keyGen, c.keyPre, c.keyOK = s, it.id, p.admitted, c.hasPre, true
+				c.keySlot, c.keyID, c.keyGen, c.keyPre, c.keyOK = s, it.id, p.changes, c.hasPre, true
 			}
 			if best < 0 || c.key.less(bestKey) {
 				best, bestFlavor, bestKey = i, c.keySlot, c.key
@@ -467,7 +469,7 @@ func (p *kueuePolicy) try(v View, i, s int) {
 		}
 		return
 	}
-	if c.doomed(j, use, p.admitted) {
+	if c.doomed(j, use, p.changes) {
 		p.passOver(c)
 		return
 	}
@@ -495,12 +497,12 @@ func (p *kueuePolicy) try(v View, i, s int) {
 			return
 		}
 	}
-	c.noteFailed(j, use, p.admitted)
+	c.noteFailed(j, use, p.changes)
 	p.passOver(c)
 }
 
 // doomed reports whether a head like j already failed in this call with
-// no admission since: then it fits nowhere and finds no victims either
+// no change of usage since: then it fits nowhere and finds no victims either
 // (usage only grew; its candidates are a subset), and is passed over
 // without the search.
 func (c *kueueCQ) doomed(j *Job, use [NumRes]int64, gen uint64) bool {
