@@ -271,28 +271,33 @@
 //     quota. It borrows when that takes it above nominal.
 //   - Admission, one cycle per admission: the heads of the ClusterQueues
 //     (each tried at its first flavor, in the resource group's order,
-//     where it fits, borrowing if it must) are ordered by: a job that
-//     preempted at an earlier call first (so the room its victims free
-//     goes to it), those that fit without borrowing, then with fair
-//     sharing the lower share, then priority, entry time and the
-//     ClusterQueue's index. The first is admitted on that flavor: its
-//     quota counts from then on, as Kueue's admission reserves quota.
-//     It starts when the placer finds it room on nodes of the flavor's
-//     GPU model; until then it waits, admitted, holding its quota (as a
-//     workload whose pods are pending), and every call first tries the
-//     waiting jobs, each ClusterQueue's in queue order. Quota alone is
-//     not room: a whole-node job may wait for a node that other teams'
+//     where it fits, borrowing if it must) are ordered by: those that fit
+//     without borrowing first, then with fair sharing the lower share,
+//     then priority, entry time and the ClusterQueue's index. The first
+//     is admitted on that flavor: its quota counts from then on, as
+//     Kueue's admission reserves quota. It starts when the placer finds
+//     it room on nodes of the flavor's GPU model; until then it waits,
+//     admitted, holding its quota (as a workload whose pods are pending).
+//     Quota alone is not room: a whole-node job may wait for a node that
 //     small jobs keep fragmented.
+//   - A call goes: the jobs that preempted at an earlier call first (so
+//     the room their victims freed is theirs), then the admitted jobs
+//     waiting for room, in one order over all ClusterQueues (priority,
+//     entry time, ID), then the cycle above.
 //   - Preemption, for a head that fits on no flavor: on the first flavor
 //     where preempting makes room, victims are chosen as Kueue chooses
 //     them (preemptFor's comment): candidates of other ClusterQueues of
 //     the cohort that borrow first (reclaimWithinCohort), then lower
 //     priority, then the most recently admitted; taken in order until the
 //     head fits, then those not needed are given back; borrowWithinCohort
-//     with maxPriorityThreshold as Kueue's. A victim still waiting for
-//     room goes back to its queue at once; the others get Preempt
-//     decisions, and the head waits: it is admitted at a later call, once
-//     they have stopped (the driver's next scheduling point).
+//     with maxPriorityThreshold as Kueue's. The victims are preempted only
+//     if the nodes would then have room for the head (roomAfter): victims
+//     whose quota lets it in but whose GPUs do not would be preempted for
+//     nothing. A victim still waiting for room goes back to its queue at
+//     once; the others get Preempt decisions. The head's quota is held
+//     for the rest of the call, as Kueue's cycle holds it, so no other
+//     head borrows what its victims free; it is admitted at a later call,
+//     once they have stopped (the driver's next scheduling point).
 //   - Fair sharing (Kueue's Configuration fairSharing.enable): a
 //     ClusterQueue's share is the largest, over resources, of what it
 //     borrows (usage above nominal, summed over its flavors) over its

@@ -17,6 +17,7 @@ type kueueJob struct {
 	key      qitem // its pending key while queued
 	rkey     qitem // its admitted key while admitted
 	use      [NumRes]int64
+	pl       hwmodel.Placement // where it runs, from its Start decision
 }
 
 // stWaiting: admitted (its quota counted) and waiting for room on the
@@ -90,6 +91,12 @@ type kueueFail struct {
 	prio   int
 }
 
+// kueueHeld is quota held for a head that preempted.
+type kueueHeld struct {
+	cq, slot int
+	use      [NumRes]int64
+}
+
 // kueueCohort is one cohort's pools, per flavor and resource: what its
 // ClusterQueues may lend (Σ lendingLimit, or nominal where unset) and how
 // much of that is in use (Σ max(0, usage − guaranteed)).
@@ -112,16 +119,22 @@ type kueuePolicy struct {
 	// tenantCQ maps a tenant index to its ClusterQueue (-1: none).
 	tenantCQ []int32
 	jobs     []kueueJob
-	// changes counts changes of usage (admissions, releases), so that
+	// changes counts changes of usage (charge), so that
 	// the memo of failures and the heads' places can tell they are
 	// current.
 	changes uint64
-	out     []Decision
-	slab    hwmodel.Placement
+	// plain drops the memo of failures and the heads' cached places
+	// (tests compare the two: they decide the same).
+	plain bool
+	out   []Decision
+	slab  hwmodel.Placement
 	// requeue are victims taken back from waiting for room in this call,
 	// queued again when it ends (a walk's queue takes no insertion).
 	requeue []JobID
-	ids     []JobID
+	waiting []qitem
+	// held is the quota of the heads that preempted in this call, charged
+	// until the call ends.
+	held []kueueHeld
 	// scratch for preemption searches
 	cands   []kueueCand
 	victims []kueueCand
@@ -259,6 +272,7 @@ func (p *kueuePolicy) dequeue(id JobID) {
 // charge adds (sign +1) or removes (−1) use on slot s of ClusterQueue cq,
 // and the cohort's pool in use with it.
 func (p *kueuePolicy) charge(cq, s int, use [NumRes]int64, sign int64) {
+	p.changes++
 	c := &p.cqs[cq]
 	fq := &c.cfg.Flavors[s]
 	co := &p.cohorts[c.cohort]
@@ -277,7 +291,6 @@ func (p *kueuePolicy) admit(id JobID, prio int, cq, s int, use [NumRes]int64, no
 	k.rkey = qitem{f: float64(prio), a: -int64(now), id: id}
 	p.cqs[cq].adm[s].insert(k.rkey, qmeta{})
 	p.charge(cq, s, use, +1)
-	p.changes++
 }
 
 // release undoes admit.
@@ -286,7 +299,6 @@ func (p *kueuePolicy) release(id JobID) {
 	if k.slot >= 0 {
 		p.cqs[k.cq].adm[k.slot].delete(k.rkey)
 		p.charge(int(k.cq), int(k.slot), k.use, -1)
-		p.changes++
 	}
 	k.slot, k.stopping = -1, false
 }
@@ -360,7 +372,6 @@ func (p *kueuePolicy) absorb(v View) {
 func (p *kueuePolicy) Schedule(v View) []Decision {
 	p.out = p.out[:0]
 	p.absorb(v)
-	p.placeWaiting(v)
 	for i := range p.cqs {
 		c := &p.cqs[i]
 		c.cur.reset()
@@ -377,6 +388,27 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 			}
 		}
 	}
+	// The jobs that preempted go first, so the room their victims freed
+	// is theirs; then the admitted jobs waiting for room; then the
+	// cycle.
+	p.cycle(v, true)
+	p.placeWaiting(v)
+	p.cycle(v, false)
+	for _, h := range p.held {
+		p.charge(h.cq, h.slot, h.use, -1)
+	}
+	p.held = p.held[:0]
+	for _, id := range p.requeue {
+		p.enqueue(v, v.Job(id))
+	}
+	p.requeue = p.requeue[:0]
+	return p.out
+}
+
+// cycle admits, preempts for or passes over the heads of the
+// ClusterQueues in Kueue's order until none is left to try in this call;
+// with nominated, only the jobs that preempted at an earlier call.
+func (p *kueuePolicy) cycle(v View, nominated bool) {
 	for {
 		best, bestFlavor := -1, -1
 		var bestKey kueueOrder
@@ -386,12 +418,12 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 				c.head, c.hasHead = c.cur.next() // the nominated job, admitted
 			}
 			it, ok := c.front()
-			if c.done || !ok {
+			if c.done || !ok || nominated && !c.hasPre {
 				continue
 			}
-			if !c.keyOK || c.keyID != it.id || c.keyGen != p.changes || c.keyPre != c.hasPre {
+			if p.plain || !c.keyOK || c.keyID != it.id || c.keyGen != p.changes || c.keyPre != c.hasPre {
 				// The head's place in the order changes only with the head
-				// or an admission (usage), so it is computed again then.
+				// or the usage, so it is computed again then.
 				j := v.Job(it.id)
 				s, borrows := p.firstFit(i, j)
 				c.key = kueueOrder{nominated: c.hasPre, borrows: borrows && s >= 0, prio: j.Priority, queued: j.Queued, cq: i}
@@ -405,11 +437,7 @@ func (p *kueuePolicy) Schedule(v View) []Decision {
 			}
 		}
 		if best < 0 {
-			for _, id := range p.requeue {
-				p.enqueue(v, v.Job(id))
-			}
-			p.requeue = p.requeue[:0]
-			return p.out
+			return
 		}
 		p.try(v, best, bestFlavor)
 	}
@@ -469,15 +497,20 @@ func (p *kueuePolicy) try(v View, i, s int) {
 		}
 		return
 	}
-	if c.doomed(j, use, p.changes) {
+	if !p.plain && c.doomed(j, use, p.changes) {
 		p.passOver(c)
 		return
 	}
+	found := false // victims for quota, if not room
 	for s := range c.cfg.Flavors {
 		if !p.accepts(j, i, s) {
 			continue
 		}
-		if victims := p.preemptFor(v, j, i, s, use); len(victims) > 0 {
+		victims := p.preemptFor(v, j, i, s, use)
+		if len(victims) > 0 {
+			found = true
+		}
+		if len(victims) > 0 && p.roomAfter(v.Cluster(), j, i, s, victims) {
 			for _, vc := range victims {
 				k := &p.jobs[vc.id]
 				if k.where == stWaiting {
@@ -492,12 +525,20 @@ func (p *kueuePolicy) try(v View, i, s int) {
 				k.stopping = true
 				p.out = append(p.out, Decision{Kind: Preempt, Job: vc.id})
 			}
+			// Its quota is held for the rest of the call, as Kueue's cycle
+			// does, so that no other head borrows what its victims free.
+			p.charge(i, s, use, +1)
+			p.held = append(p.held, kueueHeld{i, s, use})
 			c.nom = j.ID
 			c.done = true // the head waits for its victims to stop
 			return
 		}
 	}
-	c.noteFailed(j, use, p.changes)
+	if !found {
+		// Only a failure of quota is remembered: room is not monotone in
+		// the request.
+		c.noteFailed(j, use, p.changes)
+	}
 	p.passOver(c)
 }
 
@@ -539,27 +580,30 @@ func (p *kueuePolicy) start(v View, j *Job) bool {
 		return false
 	}
 	p.out = append(p.out, Decision{Kind: Start, Job: j.ID, Placement: pl})
-	k.where = stStarting
+	k.where, k.pl = stStarting, pl
 	return true
 }
 
-// placeWaiting starts the admitted jobs that now have room, each
-// ClusterQueue's in its queue order.
+// placeWaiting starts the admitted jobs that now have room, in one
+// order over every ClusterQueue: priority, then the time they entered
+// the queue, then ID.
 func (p *kueuePolicy) placeWaiting(v View) {
+	p.waiting = p.waiting[:0]
 	for i := range p.cqs {
-		c := &p.cqs[i]
-		if c.wait.len() == 0 {
-			continue
-		}
-		p.ids = p.ids[:0]
-		c.wait.ascend(func(it qitem) bool {
-			if p.start(v, v.Job(it.id)) {
-				p.ids = append(p.ids, it.id)
-			}
+		p.cqs[i].wait.ascend(func(it qitem) bool {
+			p.waiting = append(p.waiting, it)
 			return true
 		})
-		for _, id := range p.ids {
-			c.wait.delete(p.jobs[id].key)
+	}
+	slices.SortFunc(p.waiting, func(a, b qitem) int {
+		if a.less(b) {
+			return -1
+		}
+		return 1
+	})
+	for _, it := range p.waiting {
+		if p.start(v, v.Job(it.id)) {
+			p.cqs[p.jobs[it.id].cq].wait.delete(it)
 		}
 	}
 }

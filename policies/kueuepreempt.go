@@ -3,6 +3,8 @@ package policies
 import (
 	"cmp"
 	"slices"
+
+	"github.com/brigadesim/brigade/hwmodel"
 )
 
 // preemptFor returns the admitted workloads whose preemption lets job j
@@ -153,4 +155,58 @@ func (p *kueuePolicy) minimal(j *Job, cq, s int, use [NumRes]int64, cands []kueu
 		return nil
 	}
 	return p.victims
+}
+
+// roomAfter reports whether job j would find room on the nodes of slot
+// s's GPU model once the victims that run there have stopped: a
+// preemption is made only then, since victims whose quota lets the head
+// in but whose GPUs do not (a whole-node job and victims spread over
+// several nodes) would be preempted for nothing, and the room they free
+// taken by others. It counts, per node of the model, free CPU and memory
+// and each GPU's free milli, plus what the victims hold there: one node
+// with j.GPUs GPUs of j's share, or for a gang enough whole GPUs over
+// the model's nodes. O(nodes of the model + victims).
+func (p *kueuePolicy) roomAfter(c hwmodel.ClusterView, j *Job, cq, s int, victims []kueueCand) bool {
+	m := p.cfg.Flavors[p.cqs[cq].cfg.Flavors[s].Flavor].Model
+	r := j.Req
+	if r.WantsMIG() {
+		return true // MIG instances are not counted here: as before
+	}
+	gang := r.GPUs > c.MaxNodeGPUs(hwmodel.Of(m))
+	wholeGPUs := 0
+	for n := range c.NumNodes() {
+		if c.NodeModel(n) != m {
+			continue
+		}
+		cpu, mem := c.FreeCPU(n), c.FreeMemory(n)
+		var extra [hwmodel.MaxGPUsPerNode]int32
+		for _, vc := range victims {
+			for _, sh := range p.jobs[vc.id].pl {
+				if sh.Node != n {
+					continue
+				}
+				cpu += sh.CPUMilli
+				mem += sh.MemoryMiB
+				for g := range c.NodeGPUs(n) {
+					if sh.GPUs&(1<<g) != 0 {
+						extra[g] += sh.Milli
+					}
+				}
+			}
+		}
+		fit := 0
+		for g := range c.NodeGPUs(n) {
+			free := c.FreeMilli(n, g) + extra[g]
+			if r.GPUs > 0 && free >= r.GPUMilli {
+				fit++
+			}
+			if free >= hwmodel.MilliPerGPU {
+				wholeGPUs++
+			}
+		}
+		if !gang && cpu >= r.CPUMilli && mem >= r.MemoryMiB && fit >= r.GPUs {
+			return true
+		}
+	}
+	return gang && wholeGPUs >= r.GPUs
 }
