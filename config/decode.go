@@ -144,6 +144,43 @@ func Parse(data []byte, e *Errors) (root Value, ok bool) {
 	return Value{d: d, n: n, path: e.path, top: true}, true
 }
 
+// ParseDocuments reads data as a stream of YAML documents separated by
+// "---" lines (a Kubernetes manifest file) for e's file, and returns them
+// as one list value whose entries are the documents' roots, in order,
+// with field paths "[0]", "[1]", ...; empty documents are left out, so
+// an entry's index counts the documents that have content. Lines are
+// the file's. It reports, and returns ok = false for, a file over
+// MaxFileBytes and a YAML syntax error.
+func ParseDocuments(data []byte, e *Errors) (root Value, ok bool) {
+	r := e.r
+	if len(data) > MaxFileBytes {
+		r.fail(0, "", fmt.Sprintf("file is larger than %d MiB; is it a config file?", MaxFileBytes>>20))
+		return Value{}, false
+	}
+	list := &yaml.Node{Kind: yaml.SequenceNode, Line: 1}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			line, msg := syntaxError(data, err)
+			r.fail(line, "", msg)
+			return Value{}, false
+		}
+		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && !isNull(doc.Content[0]) {
+			list.Content = append(list.Content, doc.Content[0])
+		}
+	}
+	if r.root == nil {
+		r.root = list
+	}
+	d := &decoder{r: r, limit: 1_000_000 + 10*countNodes(list)}
+	return Value{d: d, n: list, path: e.path}, true
+}
+
 // countNodes counts the nodes of the tree without following aliases.
 func countNodes(n *yaml.Node) int {
 	if n == nil {
@@ -247,6 +284,22 @@ func (v Value) Items() []Value {
 		out = append(out, Value{d: v.d, n: c, path: v.path + "[" + strconv.Itoa(i) + "]"})
 	}
 	return out
+}
+
+// Field returns the value of key name in a mapping (merged keys
+// included), and false when the value is not a mapping or has no such
+// key. A type that reads itself (Unmarshaler) looks at one field, such as
+// a kind, before it decodes the whole.
+func (v Value) Field(name string) (Value, bool) {
+	if !v.IsMapping() {
+		return Value{}, false
+	}
+	budget := maxFind
+	k, c := findKey(v.n, name, &budget)
+	if k == nil {
+		return Value{}, false
+	}
+	return Value{d: v.d, n: resolve(c), path: Join(v.path, name)}, true
 }
 
 // Fail reports that the value cannot be read, with what was expected; as

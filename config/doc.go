@@ -18,7 +18,10 @@
 // should be quoted. A bool takes true and false and those words. An
 // integer takes whole numbers (8, 8.0, 1e3, 0x10, 1_000) within its type's
 // range; a float any finite number. A null value leaves the field as it
-// was, as if it were absent. A type that is written in more than one shape
+// was, as if it were absent. ParseDocuments reads a stream of documents
+// (a Kubernetes manifest file) as one list of their roots, and
+// Value.Field lets a type look at one key (a kind) before it decodes the
+// rest. A type that is written in more than one shape
 // (a string or a list, a duration) implements Unmarshaler and reads its
 // Value itself. Anchors, aliases and merge keys ("<<") work; a merged key
 // that is also written out is a key given twice.

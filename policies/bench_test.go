@@ -47,7 +47,7 @@ func newOverloaded(tb testing.TB, name string, opt Options, n int) *overloaded {
 
 func (o *overloaded) record(ds []Decision) {
 	for _, d := range ds {
-		if o.v.running[d.Job] {
+		if d.Kind == Start && o.v.running[d.Job] {
 			o.ring[(o.head+o.size)%len(o.ring)] = d.Job
 			o.size++
 		}
@@ -87,6 +87,43 @@ func BenchmarkScheduleOverloaded(b *testing.B) {
 					b.ReportMetric(float64(started)/float64(b.N), "starts/call")
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkKueueOverloaded is BenchmarkScheduleOverloaded for the kueue
+// order: the 15 tenants' LocalQueues on three ClusterQueues of one
+// cohort, whose nominal quotas (160, 160, 192) add up to the 512 GPUs,
+// reclaiming from each other. The cost per call should not grow with
+// the queue (StrictFIFO stops at a blocked head, BestEffortFIFO passes
+// over at most DefaultBackfillDepth per queue).
+//
+//	go test -run '^$' -bench KueueOverloaded -benchmem ./policies
+func BenchmarkKueueOverloaded(b *testing.B) {
+	v100 := model(b, "V100-32GB")
+	for _, strategy := range []string{StrictFIFO, BestEffortFIFO} {
+		cfg := &Kueue{Flavors: []KueueFlavor{{"v100", v100}}}
+		for i, gpus := range []int64{160, 160, 192} {
+			q := gpuQuota(0, gpus, -1, -1)
+			cfg.Queues = append(cfg.Queues, ClusterQueue{Name: fmt.Sprint("q", i), Cohort: "all", Strategy: strategy, Weight: 1,
+				Flavors: []Quota{q}, Preemption: Preemption{ReclaimWithinCohort: PreemptAny}})
+		}
+		for t := range 15 {
+			cfg.Local = append(cfg.Local, LocalQueue{Name: fmt.Sprint("t", t), Queue: t % 3})
+		}
+		for _, n := range []int{10_000, 100_000} {
+			b.Run(fmt.Sprintf("%s/queued=%d", strategy, n), func(b *testing.B) {
+				o := newOverloaded(b, "kueue", Options{Kueue: cfg}, n)
+				started := 0
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					before := o.size
+					o.step()
+					started += o.size - before + 1
+				}
+				b.ReportMetric(float64(started)/float64(b.N), "starts/call")
+			})
 		}
 	}
 }

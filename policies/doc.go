@@ -3,7 +3,8 @@
 // of that contract that every driver embeds (Host, host.go), the policy
 // spec grammar (ParseSpec, Spec.String: spec.go), and the policies
 // themselves: queue orders (FCFS, SJF, priority with aging, weighted fair
-// share, the seed's locality score, Slurm's multifactor priority) combined with a placement and an optional EASY backfill. Policies
+// share, the seed's locality score, Slurm's multifactor priority) combined with a placement and an optional EASY backfill, the
+// preemptive orders, and the kueue order, Kueue's quotas and admission (see Kueue). Policies
 // are built from a spec with Spec.New (or New with an order and Options);
 // placements alone by name with NewPlacer or NewPlacerWith. The
 // conformance suites for drivers and policies are in policies/policytest.
@@ -282,6 +283,88 @@
 // (Options.MIGReconfigure, MIGConvertWhole), right-sizing and how MIG jobs
 // interact with backfill are documented in mig.go.
 //
+// # Kueue
+//
+// The kueue order (kueuepolicy.go, kueuepreempt.go) admits jobs as Kueue
+// (kueue.x-k8s.io) admits workloads, over a Kueue configuration
+// (kueue.go, Options.Kueue; package kueue reads it from manifests). A
+// job belongs to the LocalQueue its tenant names (Kueue.QueueOf) and so
+// to that LocalQueue's ClusterQueue; a job of no LocalQueue is held and
+// never admitted (drivers check tenants first). Its priority is
+// Job.Priority, which plays the part of a WorkloadPriorityClass's value
+// (traces and job files carry a number, not a class name); the classes
+// are read, checked and kept in Kueue.Priorities.
+//
+//   - Queues: each ClusterQueue keeps its pending jobs in a B+ tree by
+//     (priority, highest first; the time the job entered the queue,
+//     which after a preemption is Kueue's eviction time; ID).
+//     StrictFIFO: an inadmissible head blocks its queue for the call.
+//     BestEffortFIFO: it is passed over, at most DefaultBackfillDepth
+//     times per queue and call.
+//   - Quota: usage is counted per ClusterQueue, flavor and resource
+//     (GPU milli, CPU milli, memory MiB; a resource the ClusterQueue does
+//     not cover is not limited) from the job's admission to its end.
+//     A cohort's pool per flavor and resource is Σ lendable (the lending
+//     limit, or the nominal quota where none is set), and in use is Σ
+//     max(0, usage − guaranteed), guaranteed being nominal − lendable. A
+//     ClusterQueue may use max(0, guaranteed − usage) + (pool − in use)
+//     more, at most nominal + borrowingLimit − usage; a ClusterQueue
+//     without a cohort is a cohort of its own, so it may use its nominal
+//     quota. It borrows when that takes it above nominal.
+//   - Admission, one cycle per admission: the heads of the ClusterQueues
+//     (each tried at its first flavor, in the resource group's order,
+//     where it fits, borrowing if it must) are ordered by: those that fit
+//     without borrowing first, then with fair sharing the lower share,
+//     then priority, entry time and the ClusterQueue's index. The first
+//     is admitted on that flavor: its quota counts from then on, as
+//     Kueue's admission reserves quota. It starts when the placer finds
+//     it room on nodes of the flavor's GPU model; until then it waits,
+//     admitted, holding its quota (as a workload whose pods are pending).
+//     Quota alone is not room: a whole-node job may wait for a node that
+//     small jobs keep fragmented.
+//   - A call goes: the jobs that preempted at an earlier call first (so
+//     the room their victims freed is theirs), then the admitted jobs
+//     waiting for room, in one order over all ClusterQueues (priority,
+//     entry time, ID), then the cycle above.
+//   - Preemption, for a head that fits on no flavor: on the first flavor
+//     where preempting makes room, victims are chosen as Kueue chooses
+//     them (preemptFor's comment): candidates of other ClusterQueues of
+//     the cohort that borrow first (reclaimWithinCohort), then lower
+//     priority, then the most recently admitted; taken in order until the
+//     head fits, then those not needed are given back; borrowWithinCohort
+//     with maxPriorityThreshold as Kueue's. The victims are preempted only
+//     if the nodes would then have room for the head (roomAfter): victims
+//     whose quota lets it in but whose GPUs do not would be preempted for
+//     nothing. A victim still waiting for room goes back to its queue at
+//     once; the others get Preempt decisions. The head's quota is held
+//     for the rest of the call, as Kueue's cycle holds it, so no other
+//     head borrows what its victims free; it is admitted at a later call,
+//     once they have stopped (the driver's next scheduling point).
+//   - Fair sharing (Kueue's Configuration fairSharing.enable): a
+//     ClusterQueue's share is the largest, over resources, of what it
+//     borrows (usage above nominal, summed over its flavors) over its
+//     cohort's lendable total, divided by its weight (fairSharing.weight,
+//     default 1; weight 0 borrows last); heads are ordered by the share
+//     they would have once admitted. Fair sharing's preemption
+//     strategies are not modelled: preemption follows each
+//     ClusterQueue's preemption rules.
+//
+// Cost: absorbing an event is O(log n) (the job's pending or admitted
+// tree). Each call tries the W admitted jobs waiting for room: W
+// placements (W is bounded by the quotas over the smallest request, not
+// by the queue). Each admission costs O(Q·F) to order the heads of Q
+// ClusterQueues over F flavors (a head's place is kept until its queue's
+// head or the usage changes), plus the placement, plus O(log n)
+// for the trees. A head passed over costs O(log n) and, unless a like
+// head already failed since usage last changed (a memo of a few per
+// queue), a preemption search: it walks the admitted jobs of the head's
+// ClusterQueue below its priority and of its cohort's borrowing
+// ClusterQueues on one flavor, and sorts them, O(r log r) for r
+// candidates. BestEffortFIFO passes over at most DefaultBackfillDepth
+// heads per ClusterQueue and call. No call scans the queued jobs:
+// BenchmarkKueueOverloaded shows the cost of a call flat from 10,000 to
+// 100,000 queued jobs.
+//
 // # Allocation
 //
 // In steady state a call allocates nothing beyond its decisions: slices
@@ -323,4 +406,8 @@
 //   - preemptive.go: the preemptor, the preemptive orders' scheduler;
 //     preemptorders.go: their keys (lasOrder for las and tiresias,
 //     srtfOrder, priorityPreemptOrder, gandivaOrder).
+//   - kueue.go: Kueue, the kueue order's configuration (flavors,
+//     ClusterQueues and their quotas, LocalQueues, priority classes) as
+//     plain data; kueuepolicy.go: the kueue order, its queues, quota books
+//     and admission cycle; kueuepreempt.go: choosing preemption victims.
 package policies

@@ -76,6 +76,9 @@ type Options struct {
 	Preempt    bool
 	// Multifactor configures the multifactor order (multifactor.go).
 	Multifactor Multifactor
+	// Kueue is the kueue order's configuration (ClusterQueues, flavors,
+	// cohorts), which that order needs and no other reads.
+	Kueue *Kueue
 }
 
 // orderEntry is one named queue order in the registry.
@@ -85,6 +88,9 @@ type orderEntry struct {
 	make func(o Options, s *scheduler) queue
 	// preemptive, for a preemptive order, makes it instead (make is nil).
 	preemptive func(o Options) preemptOrder
+	// build makes an order that is a policy of its own rather than a
+	// queue of the scheduler (kueue); nil for the others.
+	build func(label string, placer Placer, o Options) (Policy, error)
 }
 
 func weight(w float64) float64 {
@@ -102,13 +108,13 @@ var orders = []orderEntry{
 	{"fcfs", "first come, first served: submit time, then job ID",
 		func(Options, *scheduler) queue {
 			return newTreeQueue(func(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} })
-		}, nil},
+		}, nil, nil},
 	{"sjf", "shortest job first: estimated (or, with the oracle, true) duration, then submit time, then job ID",
 		func(_ Options, s *scheduler) queue {
 			return newTreeQueue(func(j *Job) qitem {
 				return qitem{a: int64(s.duration(j)), b: int64(j.Submit), id: j.ID}
 			})
-		}, nil},
+		}, nil, nil},
 	{"priority", "highest priority·w_p + hours waited·w_wait first, then job ID (aging)",
 		func(o Options, _ *scheduler) queue {
 			wp, ww := weight(o.PriorityWeight), weight(o.WaitWeightPerHour)
@@ -117,29 +123,36 @@ var orders = []orderEntry{
 			return newTreeQueue(func(j *Job) qitem {
 				return qitem{f: -(wp*float64(j.Priority) - ww*float64(j.Queued)/float64(hwmodel.Hour)), id: j.ID}
 			})
-		}, nil},
+		}, nil, nil},
 	{"fair", "weighted dominant-resource fair share across tenants, FCFS within a tenant",
-		func(Options, *scheduler) queue { return newFairQueue() }, nil},
+		func(Options, *scheduler) queue { return newFairQueue() }, nil, nil},
 	{"seed", "the seed's score: priority·w_p + locality·w_d + hours waited·w_wait, highest first, then job ID (locality: 1 when a node holding the job's dataset has room)",
-		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }, nil},
+		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }, nil, nil},
 	{"multifactor", "Slurm's multifactor priority: w_age·age + w_fs·fair-share (usage decayed by a half-life) + w_size·job size + w_qos·priority, highest first, recomputed every calc period, then job ID",
-		func(o Options, _ *scheduler) queue { return newMFQueue(o) }, nil},
+		func(o Options, _ *scheduler) queue { return newMFQueue(o) }, nil, nil},
 	{"las", "preemptive: least attained service (wall time run) over discretised queues (thresholds=, default 1h:2h:4h:8h:16h), FIFO within a queue; promote=K lifts a job that waited K times its run time",
 		nil, func(o Options) preemptOrder {
 			return &lasOrder{thresholds: o.thresholdsOr(DefaultLASThresholds), promote: o.Promote}
-		}},
+		}, nil},
 	{"tiresias", "preemptive: Tiresias' two-dimensional LAS, attained GPU-time (run time × GPUs) over discretised queues (thresholds=, default 16h of GPU-time: two queues), FIFO within a queue; promote=K lifts a job that waited K times its run time",
 		nil, func(o Options) preemptOrder {
 			return &lasOrder{gpuTime: true, thresholds: o.thresholdsOr(DefaultTiresiasThresholds), promote: o.Promote}
-		}},
+		}, nil},
 	{"srtf", "preemptive: shortest remaining time first on the users' estimates (estimate − time run)",
-		nil, func(Options) preemptOrder { return srtfOrder{} }},
+		nil, func(Options) preemptOrder { return srtfOrder{} }, nil},
 	{"gandiva", "preemptive: Gandiva-style time slicing, round robin with a quantum (quantum=, default 30m) among jobs of one GPU count",
 		nil, func(o Options) preemptOrder {
 			if o.Quantum <= 0 {
 				o.Quantum = DefaultQuantum
 			}
 			return gandivaOrder{quantum: o.Quantum}
+		}, nil},
+	{"kueue", "Kueue's admission: ClusterQueues with quotas per flavor, cohorts, borrowing and lending limits, preemption and fair sharing, read from Kueue manifests (--kueue FILE)",
+		nil, nil, func(label string, placer Placer, o Options) (Policy, error) {
+			if o.Backfill || o.UseOracle || o.MIGReconfigure || o.Fastest || o.Local {
+				return nil, fmt.Errorf("policy %s: the kueue order takes no option but a placement", label)
+			}
+			return newKueue(label, placer, o.Kueue)
 		}},
 }
 
@@ -176,16 +189,29 @@ func Names() []string {
 	return out
 }
 
-// NonPreemptiveNames lists, sorted, the orders that never preempt: the
-// plain scheduler's queue orders, with which backfill and the other
-// walk options combine.
+// NonPreemptiveNames lists, sorted, the orders a spec alone builds that
+// never preempt: the plain scheduler's queue orders, with which backfill
+// and the other walk options combine.
 func NonPreemptiveNames() []string {
 	var out []string
-	for _, n := range Names() {
+	for _, n := range StandaloneNames() {
 		if !Preemptive(n, Options{}) {
 			out = append(out, n)
 		}
 	}
+	return out
+}
+
+// StandaloneNames lists, sorted, the orders a spec alone builds: all but
+// kueue, which needs its manifests in Options.Kueue.
+func StandaloneNames() []string {
+	var out []string
+	for _, o := range orders {
+		if o.build == nil {
+			out = append(out, o.name)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -230,6 +256,9 @@ func New(name string, opt Options) (Policy, error) {
 	label := Spec{Order: name, Options: opt}.String()
 	if opt.MIGConvertWhole && !opt.MIGReconfigure {
 		return nil, fmt.Errorf("MIGConvertWhole needs MIGReconfigure")
+	}
+	if b := orders[k].build; b != nil {
+		return b(label, placer, opt)
 	}
 	if Preemptive(name, opt) {
 		return newPreemptor(label, name, placer, opt, orders[k].preemptive)

@@ -21,7 +21,8 @@ import (
 // in the order below when written:
 //
 //	spec      = order { "+" option } [ "/" placement ]
-//	order     = fcfs | sjf | priority | fair | seed | multifactor  (Names)
+//	order     = fcfs | sjf | priority | fair | seed | multifactor | las | tiresias | srtf | gandiva
+//	          | kueue                                   (Names; kueue takes no option, its configuration is Options.Kueue)
 //	option    = "bf" [ "=" depth ]                      EASY backfill, examining depth queued jobs per call (default 1000)
 //	          | "oracle"                                true durations drive SJF's order and backfill's ends
 //	          | "wprio=" number                         priority order: weight of a job's priority (default 1, 0 switches it off)
@@ -539,7 +540,8 @@ func (o Options) sameDecisions(p Options) bool {
 		o.UseOracle == p.UseOracle && o.MIGReconfigure == p.MIGReconfigure && o.MIGConvertWhole == p.MIGConvertWhole &&
 		o.Fastest == p.Fastest && o.Local == p.Local && o.LocalDelay == p.LocalDelay && o.DataWeight == p.DataWeight &&
 		o.Thresholds == p.Thresholds && o.Promote == p.Promote && o.Quantum == p.Quantum && o.Preempt == p.Preempt &&
-		o.Multifactor == p.Multifactor
+		o.Multifactor == p.Multifactor &&
+		o.Kueue == p.Kueue
 }
 
 // New builds the policy the spec names; its Name() is s.String().
@@ -559,12 +561,15 @@ func (s Spec) MustNew() Policy {
 // (PlacerConfig.Target) to be built.
 func (s Spec) NeedsTarget() bool { return s.Placement == "fgd" }
 
-// Check reports whether the spec builds, ignoring placer configuration a
-// caller supplies later (fgd's target workload).
+// Check reports whether the spec builds, ignoring configuration a caller
+// supplies later (fgd's target workload, the kueue order's manifests).
 func (s Spec) Check() error {
 	c := s
 	if c.NeedsTarget() {
 		c.Placement = ""
+	}
+	if c.Order == "kueue" && c.Kueue == nil {
+		c.Kueue = &Kueue{Queues: []ClusterQueue{{Name: "check"}}}
 	}
 	_, err := c.New()
 	return err
@@ -591,7 +596,7 @@ func ParseSpecs(texts []string) ([]Spec, error) {
 // and conformance tests run over it.
 func AllSpecs() []Spec {
 	var out []Spec
-	for _, order := range Names() {
+	for _, order := range StandaloneNames() {
 		if Preemptive(order, Options{}) {
 			for _, placement := range PlacementNames() {
 				out = appendNew(out, Spec{Order: order, Options: Options{Placement: placement}}.Canonical())

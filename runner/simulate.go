@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/kueue"
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
 	"github.com/brigadesim/brigade/workloads"
@@ -46,7 +47,10 @@ type Comparison struct {
 	// tenant 1.
 	TenantWeights string
 	Policies      []policies.Spec
-	Seed          uint64
+	// Kueue is the Kueue manifest file the kueue order reads ("" for
+	// none; package kueue).
+	Kueue string
+	Seed  uint64
 	// StarvationThreshold: Spec.StarvationThreshold.
 	StarvationThreshold hwmodel.Time
 	// Parallel: Spec.Parallel.
@@ -155,7 +159,7 @@ func Simulate(c Comparison) (*Simulation, error) {
 	if fi, err := os.Stat(c.Cluster); err == nil && !fi.IsDir() {
 		clusterFile = c.Cluster
 	}
-	if err := results.CheckOut(c.Out, c.Trace, clusterFile, c.TenantWeights, c.FailTrace, c.speedsFile()); err != nil {
+	if err := results.CheckOut(c.Out, c.Trace, clusterFile, c.TenantWeights, c.FailTrace, c.speedsFile(), c.Kueue); err != nil {
 		return nil, err
 	}
 	spec, err := hwmodel.ResolveCluster(c.Cluster)
@@ -192,6 +196,15 @@ func Simulate(c Comparison) (*Simulation, error) {
 	if err := CheckFits(w, probe, spec.Name); err != nil {
 		return nil, err
 	}
+	c.Policies = slices.Clone(c.Policies)
+	tenants := make([]string, len(w.Tenants))
+	for i, t := range w.Tenants {
+		tenants[i] = t.Name
+	}
+	if err := kueue.Attach(c.Policies, c.Kueue, "--kueue", probe.View(), tenants, s.WorkloadName); err != nil {
+		return nil, err
+	}
+	s.Policies = c.Policies
 	opt := c.Options
 	if len(c.Fail) > 0 || c.FailTrace != "" {
 		f := Faults{}
@@ -397,7 +410,7 @@ func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
 	} else {
 		in = append(in, results.InputFile{Role: "cluster", Path: c.Cluster, Embedded: true})
 	}
-	for _, x := range []struct{ role, path string }{{"tenant-weights", c.TenantWeights}, {"fail-trace", c.FailTrace}, {"speeds", c.speedsFile()}} {
+	for _, x := range []struct{ role, path string }{{"tenant-weights", c.TenantWeights}, {"fail-trace", c.FailTrace}, {"speeds", c.speedsFile()}, {"kueue", c.Kueue}} {
 		if x.path != "" {
 			if err := in.AddFile(x.role, x.path); err != nil {
 				return nil, err

@@ -23,9 +23,12 @@ type File struct {
 	Page string `json:"page"`
 	Plot string `json:"plot"`
 
-	Seed     uint64   `json:"seed"`
-	Cluster  string   `json:"cluster"` // a preset or a cluster spec file; none in a plan
-	Policy   string   `json:"policy"`  // a policy spec (policies.ParseSpec)
+	Seed    uint64 `json:"seed"`
+	Cluster string `json:"cluster"` // a preset or a cluster spec file; none in a plan
+	Policy  string `json:"policy"`  // a policy spec (policies.ParseSpec)
+	// Kueue is the Kueue manifest file (relative to this one) that a
+	// policy of the kueue order admits by.
+	Kueue    string   `json:"kueue"`
 	Workload Workload `json:"workload"`
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU.
 	MIGReconfigTime string  `json:"mig_reconfig_time"`
@@ -157,6 +160,8 @@ type Setup struct {
 	What    string `json:"what"`
 	Cluster string `json:"cluster"`
 	Policy  string `json:"policy"`
+	// Kueue replaces the file's Kueue manifests for this setup.
+	Kueue string `json:"kueue"`
 	// NoFaults runs the setup without failures (retries still apply).
 	NoFaults bool `json:"no_faults"`
 	// NoCheckpoints drops the explicit jobs' checkpoints.
@@ -289,6 +294,9 @@ func (f *File) Check(e *config.Errors) {
 				se.Add("policy", "%v", err)
 			}
 		}
+		if s.Kueue != "" && !isKueue(orDefault(s.Policy, f.Policy)) {
+			se.Add("kueue", "Kueue manifests are for a policy of the kueue order; this setup's is %q", orDefault(s.Policy, f.Policy))
+		}
 		if s.NoFaults && f.Faults == nil {
 			se.Add("no_faults", "the file has no faults section to leave out")
 		}
@@ -335,6 +343,14 @@ func (f *File) Check(e *config.Errors) {
 	if len(f.Charts) > 0 && f.Plot == "" {
 		e.Add("charts", "charts need a plot file to draw into (plot: NAME.png)")
 	}
+}
+
+// orDefault is v, or def when v is "".
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // Check reports what is wrong with the faults section.

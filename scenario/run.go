@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/kueue"
 	"github.com/brigadesim/brigade/plan"
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/results"
@@ -70,9 +71,19 @@ func (f *File) setups() []Setup {
 		if s.Policy == "" {
 			s.Policy = f.Policy
 		}
+		if s.Kueue == "" && isKueue(s.Policy) {
+			s.Kueue = f.Kueue
+		}
 		out[i] = s
 	}
 	return out
+}
+
+// isKueue reports whether a policy spec is of the kueue order, which
+// reads the Kueue manifests.
+func isKueue(spec string) bool {
+	p, err := policies.ParseSpec(spec)
+	return err == nil && p.Order == "kueue"
 }
 
 // Run runs every setup of f, in order. The same file and options give the
@@ -149,6 +160,14 @@ func Run(f *File, opt Options) (*Result, error) {
 		if err := runner.CheckFits(wl, probe, s.Cluster); err != nil {
 			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
 		}
+		specs := []policies.Spec{pol}
+		tenants := make([]string, len(wl.Tenants))
+		for k, t := range wl.Tenants {
+			tenants[k] = t.Name
+		}
+		if err := kueue.Attach(specs, f.resolve(s.Kueue), "kueue:", probe.View(), tenants, desc); err != nil {
+			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
+		}
 		reqs := make([]hwmodel.Request, len(wl.Jobs))
 		for k := range wl.Jobs {
 			reqs[k] = wl.Jobs[k].Req
@@ -156,7 +175,7 @@ func Run(f *File, opt Options) (*Result, error) {
 		target := policies.TargetFromRequests(reqs)
 		runs, err := runner.Run(runner.Spec{
 			Workload: wl, WorkloadName: desc, NewCluster: spec.Build, ClusterName: s.Cluster,
-			Policies: []policies.Spec{pol}, Placer: policies.PlacerConfig{Seed: f.Seed, Target: target}, Seed: f.Seed,
+			Policies: specs, Placer: policies.PlacerConfig{Seed: f.Seed, Target: target}, Seed: f.Seed,
 			Options: runner.Options{MIGReconfigTime: reconfig, CheckInvariants: opt.CheckInvariants, Faults: f.faults(s), FragTarget: &target,
 				Speeds: speeds, SpeedReference: f.speedReference()},
 		})

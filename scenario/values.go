@@ -16,12 +16,16 @@ import (
 //	KEY                   a summary.json field by its dotted path (wait_s.p99, faults.count)
 //	setup.FIELD           the setup's name, what, cluster or policy
 //	job.NAME.FIELD        an explicit job's state, jct_s, wait_s, attempts or hardware_failures
-//	generated.FIELD       over the generated jobs: jobs, succeeded, wait_s_mean (of those that ran)
+//	generated.FIELD       over the jobs not listed explicitly (generated, or a trace's): jobs, succeeded,
+//	                      wait_s_mean (of those that ran), restarts (attempts beyond each job's first:
+//	                      preemptions, failures, retries)
+//	tenant.NAME.FIELD     over one tenant's jobs: jobs, wait_s_mean and wait_s_p95 (of those that ran), gpu_hours
 //	A / B                 two numbers shown as A/B (format "of")
 var (
 	setupFields     = []string{"name", "what", "cluster", "policy"}
 	jobFields       = []string{"state", "jct_s", "wait_s", "attempts", "hardware_failures"}
-	generatedFields = []string{"jobs", "succeeded", "wait_s_mean"}
+	generatedFields = []string{"jobs", "succeeded", "wait_s_mean", "restarts"}
+	tenantFields    = []string{"jobs", "wait_s_mean", "wait_s_p95", "gpu_hours"}
 	formats         = []string{"", "text", "int", "float0", "float2", "percent", "percent2", "duration", "days", "of"}
 	seriesNames     = []string{"gpu_utilisation", "down_gpus", "queue_length"}
 )
@@ -53,6 +57,10 @@ func checkValue(v string) error {
 	case parts[0] == "job":
 		if len(parts) != 3 || !slices.Contains(jobFields, parts[2]) {
 			return fmt.Errorf("%q: want job.NAME.FIELD, FIELD one of %s", v, strings.Join(jobFields, ", "))
+		}
+	case parts[0] == "tenant":
+		if len(parts) != 3 || parts[1] == "" || !slices.Contains(tenantFields, parts[2]) {
+			return fmt.Errorf("%q: want tenant.NAME.FIELD, FIELD one of %s", v, strings.Join(tenantFields, ", "))
 		}
 	case parts[0] == "generated":
 		if len(parts) != 2 || !slices.Contains(generatedFields, parts[1]) {
@@ -119,8 +127,10 @@ func (o *Outcome) value(v string) (any, error) {
 			}
 		}
 		return nil, fmt.Errorf("%q: no explicit job %q", v, parts[1])
+	case "tenant":
+		return o.tenantValue(parts[1], parts[2]), nil
 	case "generated":
-		var done, ran int
+		var done, ran, restarts int
 		var wait float64
 		isExplicit := make([]bool, len(o.Run.Jobs))
 		for _, k := range o.explicitAt {
@@ -136,6 +146,7 @@ func (o *Outcome) value(v string) (any, error) {
 			if j.Attempts > 0 {
 				ran++
 				wait += j.Wait.Seconds()
+				restarts += j.Attempts - 1
 			}
 		}
 		switch parts[1] {
@@ -143,6 +154,8 @@ func (o *Outcome) value(v string) (any, error) {
 			return float64(len(o.Run.Jobs) - len(o.explicitAt)), nil
 		case "succeeded":
 			return float64(done), nil
+		case "restarts":
+			return float64(restarts), nil
 		case "wait_s_mean":
 			if ran == 0 {
 				return 0.0, nil
@@ -158,6 +171,43 @@ func (o *Outcome) value(v string) (any, error) {
 		return nil, fmt.Errorf("%q is not a summary.json field", v)
 	}
 	return x, nil
+}
+
+// tenantValue is one figure over tenant's jobs (0 for a tenant without
+// jobs): their count, the mean and 95th percentile of the waits of those
+// that ran (the empirical quantile, results' estimator: the smallest wait
+// at or above 95% of them), their GPU-hours.
+func (o *Outcome) tenantValue(tenant, field string) float64 {
+	var waits []float64
+	n, gpuHours := 0, 0.0
+	for _, j := range o.Run.Jobs {
+		if j.Tenant != tenant {
+			continue
+		}
+		n++
+		gpuHours += float64(j.GPUs) * float64(j.GPUMilli) / 1000 * j.Run.Seconds() / 3600
+		if j.Attempts > 0 {
+			waits = append(waits, j.Wait.Seconds())
+		}
+	}
+	switch field {
+	case "jobs":
+		return float64(n)
+	case "gpu_hours":
+		return gpuHours
+	}
+	if len(waits) == 0 {
+		return 0
+	}
+	if field == "wait_s_mean" {
+		sum := 0.0
+		for _, w := range waits {
+			sum += w
+		}
+		return sum / float64(len(waits))
+	}
+	slices.Sort(waits)
+	return waits[max(0, int(math.Ceil(0.95*float64(len(waits))))-1)]
 }
 
 func (o *Outcome) number(v string) (float64, error) {

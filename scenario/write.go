@@ -43,7 +43,7 @@ func (r *Result) WriteResults(dir string, command []string) error {
 }
 
 // inputs are the files the run read, for run.json: the scenario file, its
-// trace and the cluster spec files its setups name.
+// trace, and the cluster spec files and Kueue manifests its setups name.
 func (r *Result) inputs() ([]results.InputFile, error) {
 	f := r.File
 	var in results.Inputs
@@ -68,6 +68,12 @@ func (r *Result) inputs() ([]results.InputFile, error) {
 	for _, s := range f.setups() {
 		if f.Plan != nil {
 			break // a plan builds its own clusters
+		}
+		if s.Kueue != "" && !seen["kueue:"+s.Kueue] {
+			seen["kueue:"+s.Kueue] = true
+			if err := in.AddFile("kueue", f.resolve(s.Kueue)); err != nil {
+				return nil, err
+			}
 		}
 		if seen[s.Cluster] {
 			continue

@@ -13,6 +13,7 @@ package sim_test
 //	                        (mig=(3g.71gb, 4g.71gb) or a named layout; migG= empty: whole)
 //	tenants                 one per line: NAME weight=W
 //	policy SPEC [seed=N]    policies.ParseSpec's grammar, e.g. sjf+bf/bestfit
+//	kueue                   Kueue manifests (package kueue) for policy kueue, as input
 //	config KEY=VALUE...     restart= startup= retry=trace|none|fixed|deadline retry-max=
 //	                        backoff= backoff-factor= checkpoint=(EVERY, COST)
 //	                        mig-reconfig-time= sharing=processor preempt-restart=
@@ -55,6 +56,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/kueue"
 	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/sim"
 	"github.com/brigadesim/brigade/workloads"
@@ -81,6 +83,8 @@ type harness struct {
 	hasCluster bool
 	spec       policies.Spec
 	hasPolicy  bool
+	kueue      []byte // Kueue manifests, and where they were given
+	kueuePos   string
 	tenants    []workloads.Tenant
 	jobs       []workloads.Job
 	deps       [][]string
@@ -120,7 +124,7 @@ func fieldError(pos, field, format string, a ...any) error {
 
 func (h *harness) do(t *testing.T, d *datadriven.TestData) (string, error) {
 	switch d.Cmd {
-	case "cluster", "tenants", "policy", "config", "heartbeat", "submit", "fail":
+	case "cluster", "tenants", "policy", "kueue", "config", "heartbeat", "submit", "fail":
 		if h.eng != nil {
 			return "", fmt.Errorf("%s: %s must come before the first run, print or assert", d.Pos, d.Cmd)
 		}
@@ -132,6 +136,9 @@ func (h *harness) do(t *testing.T, d *datadriven.TestData) (string, error) {
 		return "", h.doTenants(d)
 	case "policy":
 		return h.doPolicy(d)
+	case "kueue":
+		h.kueue, h.kueuePos = []byte(d.Input), d.Pos
+		return "", nil
 	case "config":
 		return "", h.doConfig(d)
 	case "heartbeat":
@@ -154,7 +161,7 @@ func (h *harness) do(t *testing.T, d *datadriven.TestData) (string, error) {
 		}
 		return out, err
 	}
-	return "", fmt.Errorf("%s: unknown command %q (want cluster, tenants, policy, config, heartbeat, submit, fail, run, print, assert or reset)", d.Pos, d.Cmd)
+	return "", fmt.Errorf("%s: unknown command %q (want cluster, tenants, policy, kueue, config, heartbeat, submit, fail, run, print, assert or reset)", d.Pos, d.Cmd)
 }
 
 // lines parses d's input lines, each as a name followed by arguments.
@@ -634,6 +641,11 @@ func (h *harness) start(d *datadriven.TestData) error {
 			reqs[i] = w.Jobs[i].Req
 		}
 		spec.Placer.Target = policies.TargetFromRequests(reqs)
+	}
+	if spec.Order == "kueue" {
+		if spec.Kueue, err = kueue.Parse(h.kueue, h.kueuePos, kueue.Present(c.View())); err != nil {
+			return fmt.Errorf("%s: %v", d.Pos, err)
+		}
 	}
 	policy, err := spec.New()
 	if err != nil {

@@ -226,7 +226,7 @@ func FuzzEngineFaults(f *testing.F) {
 		f.Add(s, uint8(3), uint8(60), true, true)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, policyIdx, jobs uint8, backfill, mixed bool) {
-		names := policies.Names()
+		names := policies.StandaloneNames()
 		w := faultyWorkload(t, seed, 1+int(jobs))
 		gpus := 16
 		if mixed {

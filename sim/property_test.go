@@ -161,7 +161,7 @@ func FuzzEngine(f *testing.F) {
 		f.Add(s, uint8(3), uint8(60), true, true)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, policyIdx, jobs uint8, backfill, mixed bool) {
-		names := policies.Names()
+		names := policies.StandaloneNames()
 		w := smallWorkload(t, seed, 1+int(jobs))
 		gpus := 32
 		if mixed {

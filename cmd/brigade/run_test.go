@@ -12,11 +12,11 @@ import (
 // are what brigade run renders from examples/*.yaml now.
 func TestExamplePagesCurrent(t *testing.T) {
 	t.Chdir("../..")
-	code, stdout, stderr := brigade(t, "run", "--check", "examples/mig.yaml", "examples/failures.yaml", "examples/capacity-planning.yaml", "examples/serving.yaml", "examples/serving-faults.yaml")
+	code, stdout, stderr := brigade(t, "run", "--check", "examples/mig.yaml", "examples/failures.yaml", "examples/capacity-planning.yaml", "examples/serving.yaml", "examples/serving-faults.yaml", "examples/quotas.yaml")
 	if code != exitOK {
-		t.Fatalf("exit %d: %s\n(refresh them with: go run ./cmd/brigade run --page examples/mig.yaml examples/failures.yaml examples/capacity-planning.yaml examples/serving.yaml examples/serving-faults.yaml)", code, stderr)
+		t.Fatalf("exit %d: %s\n(refresh them with: go run ./cmd/brigade run --page examples/mig.yaml examples/failures.yaml examples/capacity-planning.yaml examples/serving.yaml examples/serving-faults.yaml examples/quotas.yaml)", code, stderr)
 	}
-	for _, want := range []string{"mig-dynamic", "no-checkpoints", "cheapest cluster meeting every target", "autoscale+eject", "faults+eject+autoscale"} {
+	for _, want := range []string{"mig-dynamic", "no-checkpoints", "cheapest cluster meeting every target", "autoscale+eject", "faults+eject+autoscale", "moved-no-borrowing"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("tables lack %q:\n%s", want, stdout)
 		}

@@ -148,6 +148,7 @@ func parseSim(args []string, stdout io.Writer) (simFlags, error) {
 	addFaultFlags(fs, &f.faults, &f.repairDist, &f.repairSigma)
 	fs.StringArrayVar(&c.Fail, "fail", nil, "inject one failure, `NODE@TIME+REPAIR` or NODE/gpuN@TIME+REPAIR, e.g. node-12@3h+30m (repeatable)")
 	fs.StringVar(&c.FailTrace, "fail-trace", "", "inject the failures of a CSV `file` time_s,node,gpu,duration_s (gpu empty: the whole node)")
+	fs.StringVar(&c.Kueue, "kueue", "", "Kueue manifest `file` (ResourceFlavor, ClusterQueue, LocalQueue, WorkloadPriorityClass; docs/kueue.md) that --policy kueue admits by; each job goes to the LocalQueue its tenant names")
 	fs.StringVar(&c.TenantWeights, "tenant-weights", "", "CSV `file` of tenant,weight for fair share (default: every tenant weighs 1)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "root seed of the run, recorded in summary.json; seeded parts (synthetic workloads, randomised policies) derive their streams from it")
 	fs.StringVar(&c.Out, "out", "brigade-out", "results `directory`, written whole: a new one, an empty one or an earlier Brigade results folder, replaced only once the run has succeeded")

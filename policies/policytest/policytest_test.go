@@ -1,6 +1,7 @@
 package policytest_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -141,4 +142,40 @@ func (unreserved) Schedule(v policies.View) []policies.Decision {
 		}
 	}
 	return ds
+}
+
+// The kueue order keeps the contract over ClusterQueues that borrow,
+// lend and preempt, with quotas that add up to the scenario's GPUs (16
+// H100s, 4 A100s): x, y and z share a cohort (so a 12-GPU gang can
+// borrow), x and y reclaim, z preempts lower or newer equal priorities
+// in its own queue.
+func TestKueuePolicy(t *testing.T) {
+	h100, _ := hwmodel.LookupModel("H100-80GB")
+	a100, _ := hwmodel.LookupModel("A100-80GB")
+	quota := func(f int, gpus int64) policies.Quota {
+		q := policies.Quota{Flavor: f}
+		for r := range policies.NumRes {
+			q.BorrowingLimit[r], q.LendingLimit[r] = policies.NoLimit, policies.NoLimit
+		}
+		q.Covered[policies.ResGPU] = true
+		q.Nominal[policies.ResGPU] = gpus * hwmodel.MilliPerGPU
+		return q
+	}
+	pre := policies.Preemption{WithinClusterQueue: policies.PreemptLowerPriority, ReclaimWithinCohort: policies.PreemptAny}
+	for _, fair := range []bool{false, true} {
+		cfg := &policies.Kueue{
+			Flavors: []policies.KueueFlavor{{Name: "h100", Model: h100.ID}, {Name: "a100", Model: a100.ID}},
+			Queues: []policies.ClusterQueue{
+				{Name: "x", Cohort: "org", Strategy: policies.BestEffortFIFO, Preemption: pre, Weight: 1, Flavors: []policies.Quota{quota(0, 6), quota(1, 1)}},
+				{Name: "y", Cohort: "org", Strategy: policies.StrictFIFO, Preemption: pre, Weight: 2, Flavors: []policies.Quota{quota(0, 6), quota(1, 1)}},
+				{Name: "z", Cohort: "org", Strategy: policies.StrictFIFO, Preemption: policies.Preemption{WithinClusterQueue: policies.PreemptLowerOrNewerEqualPriority}, Weight: 1, Flavors: []policies.Quota{quota(1, 2), quota(0, 4)}},
+			},
+			Local:       []policies.LocalQueue{{Name: "x", Queue: 0}, {Name: "y", Queue: 1}, {Name: "z", Queue: 2}},
+			FairSharing: fair,
+		}
+		for _, placement := range []string{"firstfit", "bestfit"} {
+			spec := policies.Spec{Order: "kueue", Options: policies.Options{Placement: placement, Kueue: cfg}}
+			t.Run(fmt.Sprintf("%s/fair=%v", spec, fair), func(t *testing.T) { policytest.TestPolicy(t, spec, 5) })
+		}
+	}
 }
