@@ -98,3 +98,55 @@ func TestPreemptionCheckpointsAndResumes(t *testing.T) {
 		t.Fatalf("saved %s, resumed at %s:\n%s", saved, resumed, text)
 	}
 }
+
+// A preemptive order runs live as in the simulator: under
+// priority+preempt on one GPU, a priority-5 job submitted while a
+// priority-0 job runs evicts it (SIGTERM; the job saves its step), runs,
+// and the evicted job then resumes from its checkpoint and finishes.
+func TestPreemptiveOrderLive(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(Config{GPUs: FakeGPUs(1), Policy: "priority+preempt", State: filepath.Join(dir, "state.db"),
+		LogDir: filepath.Join(dir, "logs"), Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Submit([]JobSpec{{Name: "low", Command: checkpointingJob, Shell: true, GPUs: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	low := d.recs[0]
+	submitted := false
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs not done after 30 s: low %s", low.State)
+		}
+		if !submitted && low.State == Running && time.Since(time.UnixMicro(d.epoch+low.Start)) > 300*time.Millisecond {
+			if _, err := d.Submit([]JobSpec{{Name: "high", Command: "sleep 0.2", Shell: true, GPUs: 1, Priority: 5}}); err != nil {
+				t.Fatal(err)
+			}
+			submitted = true
+		}
+		if err := d.round(); err != nil {
+			t.Fatal(err)
+		}
+		if submitted && low.State == Succeeded && d.recs[1].State == Succeeded {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	high := d.recs[1]
+	if len(low.Attempts) != 2 || !low.Attempts[0].Preempted || low.Preemptions != 1 {
+		t.Fatalf("low: attempts %+v, %d preemptions; want one preempted, then one finished", low.Attempts, low.Preemptions)
+	}
+	if len(high.Attempts) != 1 || high.Attempts[0].Start < low.Attempts[0].End || low.Attempts[1].Start < high.Attempts[0].End {
+		t.Fatalf("high ran %+v between low's attempts %+v: want low, high, low", high.Attempts, low.Attempts)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "logs", "low.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := string(log); !strings.Contains(text, "saved ") || strings.Contains(text, "attempt 2 resumes at 0") || !strings.Contains(text, "finished at 20") {
+		t.Fatalf("low's log shows no resumption from its checkpoint:\n%s", text)
+	}
+}
