@@ -335,25 +335,30 @@ func (p *preemptor) Schedule(v View) []Decision {
 	}
 	p.cur.t = &p.queue
 	p.cur.reset()
-	if best, _ := p.cur.next(); len(p.walk) == 0 || worst.less(best) {
-		p.fill(v, c)
-		p.finish(v, c)
-		return p.ds
-	}
 	p.setBudget(c, v)
-	slices.SortFunc(p.walk, func(a, b pentry) int {
-		if a.key.less(b.key) {
-			return -1
+	if best, _ := p.cur.next(); len(p.walk) == 0 || worst.less(best) {
+		// Every running job ranks above every queued one, so the walk
+		// admits them all first: only the queue is left to walk, with
+		// what is idle.
+		for _, e := range p.walk {
+			p.take(p.jobs[e.id].model, p.jobs[e.id].milli)
 		}
-		if b.key.less(a.key) {
-			return 1
+		p.walk = p.walk[:0]
+	} else {
+		slices.SortFunc(p.walk, func(a, b pentry) int {
+			if a.key.less(b.key) {
+				return -1
+			}
+			if b.key.less(a.key) {
+				return 1
+			}
+			return 0
+		})
+		// running is kept in key order for the next refresh.
+		for k, e := range p.walk {
+			p.running[k] = e.id
+			p.jobs[e.id].pos = int32(k)
 		}
-		return 0
-	})
-	// running is kept in key order for the next refresh.
-	for k, e := range p.walk {
-		p.running[k] = e.id
-		p.jobs[e.id].pos = int32(k)
 	}
 
 	p.victims, p.blocked, p.blockedModels = p.victims[:0], p.blocked[:0], 0
