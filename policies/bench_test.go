@@ -75,16 +75,7 @@ func BenchmarkScheduleOverloaded(b *testing.B) {
 				opt := Options{Backfill: bf}
 				label := mustNew(b, name, opt).Name()
 				b.Run(fmt.Sprintf("%s/queued=%d", label, n), func(b *testing.B) {
-					o := newOverloaded(b, name, opt, n)
-					started := 0
-					b.ReportAllocs()
-					b.ResetTimer()
-					for i := 0; i < b.N; i++ {
-						before := o.size
-						o.step()
-						started += o.size - before + 1
-					}
-					b.ReportMetric(float64(started)/float64(b.N), "starts/call")
+					benchOverloaded(b, name, opt, n)
 				})
 			}
 		}
@@ -113,17 +104,23 @@ func BenchmarkKueueOverloaded(b *testing.B) {
 		}
 		for _, n := range []int{10_000, 100_000} {
 			b.Run(fmt.Sprintf("%s/queued=%d", strategy, n), func(b *testing.B) {
-				o := newOverloaded(b, "kueue", Options{Kueue: cfg}, n)
-				started := 0
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					before := o.size
-					o.step()
-					started += o.size - before + 1
-				}
-				b.ReportMetric(float64(started)/float64(b.N), "starts/call")
+				benchOverloaded(b, "kueue", Options{Kueue: cfg}, n)
 			})
 		}
 	}
+}
+
+// benchOverloaded measures calls of policy name on a queue of n jobs
+// kept overloaded, reporting the starts a call makes.
+func benchOverloaded(b *testing.B, name string, opt Options, n int) {
+	o := newOverloaded(b, name, opt, n)
+	started := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		before := o.size
+		o.step()
+		started += o.size - before + 1
+	}
+	b.ReportMetric(float64(started)/float64(b.N), "starts/call")
 }
