@@ -74,6 +74,10 @@ type Options struct {
 	Promote    float64
 	Quantum    Time
 	Preempt    bool
+	// Objective is the gavel order's objective, GavelMaxMin ("" too) or
+	// GavelFTF; Round its round (0: DefaultRound).
+	Objective string
+	Round     Time
 	// Multifactor configures the multifactor order (multifactor.go).
 	Multifactor Multifactor
 	// Kueue is the kueue order's configuration (ClusterQueues, flavors,
@@ -91,6 +95,9 @@ type orderEntry struct {
 	// build makes an order that is a policy of its own rather than a
 	// queue of the scheduler (kueue); nil for the others.
 	build func(label string, placer Placer, o Options) (Policy, error)
+	// own makes a preemptive order that is a policy of its own and that
+	// a spec alone builds (gavel); nil for the others.
+	own func(label string, placer Placer, o Options) (Policy, error)
 }
 
 func weight(w float64) float64 {
@@ -108,13 +115,13 @@ var orders = []orderEntry{
 	{"fcfs", "first come, first served: submit time, then job ID",
 		func(Options, *scheduler) queue {
 			return newTreeQueue(func(j *Job) qitem { return qitem{a: int64(j.Submit), id: j.ID} })
-		}, nil, nil},
+		}, nil, nil, nil},
 	{"sjf", "shortest job first: estimated (or, with the oracle, true) duration, then submit time, then job ID",
 		func(_ Options, s *scheduler) queue {
 			return newTreeQueue(func(j *Job) qitem {
 				return qitem{a: int64(s.duration(j)), b: int64(j.Submit), id: j.ID}
 			})
-		}, nil, nil},
+		}, nil, nil, nil},
 	{"priority", "highest priority·w_p + hours waited·w_wait first, then job ID (aging)",
 		func(o Options, _ *scheduler) queue {
 			wp, ww := weight(o.PriorityWeight), weight(o.WaitWeightPerHour)
@@ -123,36 +130,49 @@ var orders = []orderEntry{
 			return newTreeQueue(func(j *Job) qitem {
 				return qitem{f: -(wp*float64(j.Priority) - ww*float64(j.Queued)/float64(hwmodel.Hour)), id: j.ID}
 			})
-		}, nil, nil},
+		}, nil, nil, nil},
 	{"fair", "weighted dominant-resource fair share across tenants, FCFS within a tenant",
-		func(Options, *scheduler) queue { return newFairQueue() }, nil, nil},
+		func(Options, *scheduler) queue { return newFairQueue() }, nil, nil, nil},
 	{"seed", "the seed's score: priority·w_p + locality·w_d + hours waited·w_wait, highest first, then job ID (locality: 1 when a node holding the job's dataset has room)",
-		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }, nil, nil},
+		func(o Options, _ *scheduler) queue { return newSeedQueue(o) }, nil, nil, nil},
 	{"multifactor", "Slurm's multifactor priority: w_age·age + w_fs·fair-share (usage decayed by a half-life) + w_size·job size + w_qos·priority, highest first, recomputed every calc period, then job ID",
-		func(o Options, _ *scheduler) queue { return newMFQueue(o) }, nil, nil},
+		func(o Options, _ *scheduler) queue { return newMFQueue(o) }, nil, nil, nil},
 	{"las", "preemptive: least attained service (wall time run) over discretised queues (thresholds=, default 1h:2h:4h:8h:16h), FIFO within a queue; promote=K lifts a job that waited K times its run time",
 		nil, func(o Options) preemptOrder {
 			return &lasOrder{thresholds: o.thresholdsOr(DefaultLASThresholds), promote: o.Promote}
-		}, nil},
+		}, nil, nil},
 	{"tiresias", "preemptive: Tiresias' two-dimensional LAS, attained GPU-time (run time × GPUs) over discretised queues (thresholds=, default 16h of GPU-time: two queues), FIFO within a queue; promote=K lifts a job that waited K times its run time",
 		nil, func(o Options) preemptOrder {
 			return &lasOrder{gpuTime: true, thresholds: o.thresholdsOr(DefaultTiresiasThresholds), promote: o.Promote}
-		}, nil},
+		}, nil, nil},
 	{"srtf", "preemptive: shortest remaining time first on the users' estimates (estimate − time run)",
-		nil, func(Options) preemptOrder { return srtfOrder{} }, nil},
+		nil, func(Options) preemptOrder { return srtfOrder{} }, nil, nil},
 	{"gandiva", "preemptive: Gandiva-style time slicing, round robin with a quantum (quantum=, default 30m) among jobs of one GPU count",
 		nil, func(o Options) preemptOrder {
 			if o.Quantum <= 0 {
 				o.Quantum = DefaultQuantum
 			}
 			return gandivaOrder{quantum: o.Quantum}
-		}, nil},
+		}, nil, nil},
 	{"kueue", "Kueue's admission: ClusterQueues with quotas per flavor, cohorts, borrowing and lending limits, preemption and fair sharing, read from Kueue manifests (--kueue FILE)",
 		nil, nil, func(label string, placer Placer, o Options) (Policy, error) {
 			if o.Backfill || o.UseOracle || o.MIGReconfigure || o.Fastest || o.Local {
 				return nil, fmt.Errorf("policy %s: the kueue order takes no option but a placement", label)
 			}
 			return newKueue(label, placer, o.Kueue)
+		}, nil},
+	{"gavel", "preemptive: Gavel's heterogeneity-aware allocation from an LP over the speed table, max-min fairness of normalised throughput (objective=maxmin, the default) or finish-time fairness (objective=ftf), carried out in rounds (round=, default 6m) by priority = share / share received",
+		nil, nil, nil, func(label string, placer Placer, o Options) (Policy, error) {
+			if err := refusePreemptive(label, "gavel", o); err != nil {
+				return nil, err
+			}
+			if o.Objective != "" && o.Objective != GavelMaxMin && o.Objective != GavelFTF {
+				return nil, fmt.Errorf("policy %s: objective must be %s or %s, got %q", label, GavelMaxMin, GavelFTF, o.Objective)
+			}
+			if o.Round < 0 {
+				return nil, fmt.Errorf("policy %s: round must be > 0, got %gs", label, o.Round.Seconds())
+			}
+			return newGavel(label, placer, o), nil
 		}},
 }
 
@@ -173,7 +193,7 @@ func (o Options) thresholdsOr(def []Time) []Time {
 func Preemptive(name string, o Options) bool {
 	for _, e := range orders {
 		if e.name == name {
-			return e.preemptive != nil || (name == "priority" && o.Preempt)
+			return e.preemptive != nil || e.own != nil || (name == "priority" && o.Preempt)
 		}
 	}
 	return false
@@ -260,6 +280,9 @@ func New(name string, opt Options) (Policy, error) {
 	if b := orders[k].build; b != nil {
 		return b(label, placer, opt)
 	}
+	if b := orders[k].own; b != nil {
+		return b(label, placer, opt)
+	}
 	if Preemptive(name, opt) {
 		return newPreemptor(label, name, placer, opt, orders[k].preemptive)
 	}
@@ -268,17 +291,26 @@ func New(name string, opt Options) (Policy, error) {
 	return s, nil
 }
 
-// newPreemptor builds a preemptive order's scheduler; the options that
-// only the queue walk of the plain scheduler implements are refused.
-func newPreemptor(label, name string, placer Placer, opt Options, mk func(Options) preemptOrder) (Policy, error) {
+// refusePreemptive refuses the options that only the queue walk of the
+// plain scheduler implements, for the preemptive order name.
+func refusePreemptive(label, name string, opt Options) error {
 	for _, o := range []struct {
 		on   bool
 		what string
 	}{{opt.Backfill, "EASY backfill (bf)"}, {opt.MIGReconfigure, "MIG reconfiguration (mig=)"},
 		{opt.Fastest, "the fastest option"}, {opt.Local, "the local option"}} {
 		if o.on {
-			return nil, fmt.Errorf("policy %s: %s does not combine with the preemptive order %s", label, o.what, name)
+			return fmt.Errorf("policy %s: %s does not combine with the preemptive order %s", label, o.what, name)
 		}
+	}
+	return nil
+}
+
+// newPreemptor builds a preemptive order's scheduler; the options that
+// only the queue walk of the plain scheduler implements are refused.
+func newPreemptor(label, name string, placer Placer, opt Options, mk func(Options) preemptOrder) (Policy, error) {
+	if err := refusePreemptive(label, name, opt); err != nil {
+		return nil, err
 	}
 	var order preemptOrder = priorityPreemptOrder{}
 	if mk != nil {

@@ -21,7 +21,7 @@ import (
 // in the order below when written:
 //
 //	spec      = order { "+" option } [ "/" placement ]
-//	order     = fcfs | sjf | priority | fair | seed | multifactor | las | tiresias | srtf | gandiva
+//	order     = fcfs | sjf | priority | fair | seed | multifactor | las | tiresias | srtf | gandiva | gavel
 //	          | kueue                                   (Names; kueue takes no option, its configuration is Options.Kueue)
 //	option    = "bf" [ "=" depth ]                      EASY backfill, examining depth queued jobs per call (default 1000)
 //	          | "oracle"                                true durations drive SJF's order and backfill's ends
@@ -34,6 +34,8 @@ import (
 //	          | "local" [ "=" duration ]                locality-aware placement, with delay scheduling
 //	          | "fastest"                               each job on the GPU model it runs fastest on
 //	          | "mig=" ( "dynamic" | "convert" )        MIG reconfiguration (default static layouts)
+//	          | "objective=" ( "maxmin" | "ftf" )       gavel order: max-min fairness (default) or finish-time fairness
+//	          | "round=" duration                       gavel order: its round (default 6m)
 //	placement = firstfit | bestfit | ... | fgd          (PlacementNames; default firstfit)
 //
 // A label is canonical: it names only options that change decisions
@@ -237,6 +239,35 @@ var specOptions = []specOption{
 				return ""
 			}
 			return "quantum=" + durationLabel(s.Quantum)
+		}},
+	{"objective", "gavel: the LP's objective, maxmin (max-min fairness of throughput normalised by an equal share, the default) or ftf (finish-time fairness)",
+		func(s *Spec, v string) error {
+			if v != GavelMaxMin && v != GavelFTF {
+				return fmt.Errorf("want %s or %s, got %q", GavelMaxMin, GavelFTF, v)
+			}
+			s.Objective = v
+			return nil
+		},
+		func(s *Spec) string {
+			if s.Order != "gavel" || s.Objective != GavelFTF {
+				return ""
+			}
+			return "objective=" + s.Objective
+		}},
+	{"round", "gavel: how often jobs are given GPU types again (default 6m)",
+		func(s *Spec, v string) error {
+			d, err := hwmodel.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("want a duration such as 6m, got %q", v)
+			}
+			s.Round = d
+			return nil
+		},
+		func(s *Spec) string {
+			if s.Order != "gavel" || s.Round == 0 || s.Round == DefaultRound {
+				return ""
+			}
+			return "round=" + durationLabel(s.Round)
 		}},
 	{"mig", "MIG layouts: mig=dynamic repartitions MIG GPUs for queued MIG jobs, mig=convert also turns idle whole GPUs into MIG GPUs (default static)",
 		setMIG,
@@ -501,6 +532,12 @@ func (s Spec) Canonical() Spec {
 	if c.Order != "gandiva" || c.Quantum == DefaultQuantum {
 		c.Quantum = 0
 	}
+	if c.Order != "gavel" || c.Objective == GavelMaxMin {
+		c.Objective = ""
+	}
+	if c.Order != "gavel" || c.Round == DefaultRound {
+		c.Round = 0
+	}
 	if c.Preempt {
 		// Eviction orders by priority alone (preemptorders.go).
 		c.PriorityWeight, c.WaitWeightPerHour = 1, 1
@@ -540,7 +577,7 @@ func (o Options) sameDecisions(p Options) bool {
 		o.UseOracle == p.UseOracle && o.MIGReconfigure == p.MIGReconfigure && o.MIGConvertWhole == p.MIGConvertWhole &&
 		o.Fastest == p.Fastest && o.Local == p.Local && o.LocalDelay == p.LocalDelay && o.DataWeight == p.DataWeight &&
 		o.Thresholds == p.Thresholds && o.Promote == p.Promote && o.Quantum == p.Quantum && o.Preempt == p.Preempt &&
-		o.Multifactor == p.Multifactor &&
+		o.Multifactor == p.Multifactor && o.Objective == p.Objective && o.Round == p.Round &&
 		o.Kueue == p.Kueue
 }
 
@@ -625,6 +662,8 @@ func AllSpecs() []Spec {
 	out = appendNew(out, Spec{Order: "tiresias", Options: Options{Thresholds: [MaxThresholds]Time{hwmodel.Hour, 10 * hwmodel.Hour}, Promote: 2}}.Canonical())
 	out = appendNew(out, Spec{Order: "las", Options: Options{Thresholds: [MaxThresholds]Time{30 * hwmodel.Minute}}}.Canonical())
 	out = appendNew(out, Spec{Order: "gandiva", Options: Options{Quantum: 5 * hwmodel.Minute}}.Canonical())
+	out = appendNew(out, Spec{Order: "gavel", Options: Options{Objective: GavelFTF}}.Canonical())
+	out = appendNew(out, Spec{Order: "gavel", Options: Options{Round: 2 * hwmodel.Minute}}.Canonical())
 	for _, m := range []Multifactor{
 		{Age: 1000, Fairshare: 10000},
 		{Age: 1000, Fairshare: 10000, JobSize: 500, QOS: 2000, FavorSmall: true, MaxAge: hwmodel.Day, HalfLife: hwmodel.Hour, CalcPeriod: -1},

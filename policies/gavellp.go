@@ -1,0 +1,315 @@
+package policies
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize/convex/lp"
+)
+
+// The linear programs of the gavel order (gavel.go), over classes of jobs
+// rather than jobs.
+//
+// Notation. T GPU types (the models the cluster has), cap_t GPUs of type
+// t, C = Σ cap_t. Job j needs g_j GPUs and progresses at rate r_jt on
+// type t (SpeedView.RateOn; 0 where it cannot run). Its allocation
+// X_jt is the fraction of time it runs on type t: X_jt ≥ 0, Σ_t X_jt ≤ 1,
+// and Σ_j g_j X_jt ≤ cap_t. Its throughput is Σ_t X_jt r_jt.
+//
+// The equal share. Each GPU a job asks for gets the same time fraction
+// of every type, cap_t / max(S, C) for S = Σ_j g_j: feasible, and the
+// 1/n share of an n-job cluster of one-GPU jobs. Job j's throughput
+// there is e_j / max(S, C), with e_j = Σ_t r_jt cap_t.
+//
+// Working in GPU-time (V_jt = g_j X_jt) and in rates normalised by e_j
+// (ρ_jt = C r_jt / e_j; the factor C only keeps the numbers near 1),
+// job j's normalised throughput (its throughput over its equal share's,
+// up to the constant C / max(S, C)) is Σ_t ρ_jt V_jt / g_j.
+//
+// Classes. The constraints and objectives read a job only through its
+// ρ vector, its weight (max-min) and, linearly, g_j. Jobs of one ρ vector
+// and weight form a class c with G_c = Σ g_j; its variables are
+// V_ct = Σ_{j∈c} V_jt. For max-min fairness the aggregation is exact:
+// any class solution splits into a job solution in which every member
+// runs the same time fraction X_jt = V_ct / G_c, with the same
+// normalised throughput Σ_t ρ_ct V_ct / G_c, and any job solution sums
+// to a class solution whose class minimum is no worse. So the LP has
+// K·T + 1 variables (fewer: none where ρ_ct = 0), 2K + T rows, and K is
+// the number of distinct (ρ, weight) pairs among the active jobs,
+// whatever their number: at most the run's speed classes × reference
+// models × accepted model sets × tenant weights, and never more than
+// gavelMaxClasses (beyond it, jobs join the class of the nearest ρ).
+//
+// For finish-time fairness each job has its own demand, so the class
+// constraint holds the sum of its members' demands and the class's
+// allocation is split among them in proportion to their demands. That
+// relaxes the per-job cap Σ_t X_jt ≤ 1 to the class's sum: a member whose
+// share would exceed all of its time is clipped to it (gavel.go), which
+// can leave it short of its demand. The LP is exact when no member is
+// clipped.
+
+// gavelMaxClasses bounds the number of classes, so that an LP has at
+// most gavelMaxClasses·T + 1 structural variables and 2·gavelMaxClasses
+// + T rows.
+const gavelMaxClasses = 64
+
+// gavelClass is one class of the LP.
+type gavelClass struct {
+	rho    []float64 // per type, normalised rate: C·r_t/e; 0 where the class cannot run
+	weight float64   // max-min: a class of weight w gets w times the normalised throughput
+	gpus   float64   // G_c, the GPUs its members ask for in all
+	demand float64   // ftf: Σ δ_j at the φ being tried
+	alloc  []float64 // per type, V_ct: the solution
+}
+
+// gavelLP builds and solves the LPs. Its slices are reused across
+// solves.
+type gavelLP struct {
+	caps    []float64 // per type
+	classes []gavelClass
+
+	a      []float64 // row-major A of the standard form
+	b, c   []float64
+	vcol   []int // per class × type: the column of V_ct, or -1
+	nV     int   // structural V columns
+	nRows  int
+	nCols  int
+	zCol   int // max-min's z, or -1
+	sCol0  int // first slack column
+	solves int // LPs solved, for the benchmark's report
+}
+
+// lpTol is the simplex's optimality tolerance.
+const lpTol = 1e-9
+
+// layout numbers the columns: V_ct where ρ_ct > 0, then z (withZ), then
+// one slack per row; and zeroes A, b and c.
+func (p *gavelLP) layout(withZ bool) {
+	T, K := len(p.caps), len(p.classes)
+	p.vcol = p.vcol[:0]
+	p.nV = 0
+	for k := range K {
+		for t := range T {
+			if p.classes[k].rho[t] > 0 {
+				p.vcol = append(p.vcol, p.nV)
+				p.nV++
+			} else {
+				p.vcol = append(p.vcol, -1)
+			}
+		}
+	}
+	p.zCol = -1
+	col := p.nV
+	if withZ {
+		p.zCol = col
+		col++
+	}
+	p.sCol0 = col
+	p.nRows = 2*K + T
+	p.nCols = col + p.nRows
+	p.a = resize(p.a, p.nRows*p.nCols)
+	p.b = resize(p.b, p.nRows)
+	p.c = resize(p.c, p.nCols)
+	// Rows: K service rows (Σ_t ρ V − w G z − s = rhs, a surplus), K
+	// time caps (Σ_t V + s = G), T capacities (Σ_c V + s = cap).
+	for k := range K {
+		cl := &p.classes[k]
+		rs, rt := k, K+k
+		for t := range T {
+			if v := p.vcol[k*T+t]; v >= 0 {
+				p.set(rs, v, cl.rho[t])
+				p.set(rt, v, 1)
+				p.set(2*K+t, v, 1)
+			}
+		}
+		p.set(rs, p.sCol0+rs, -1)
+		p.set(rt, p.sCol0+rt, 1)
+		p.b[rt] = cl.gpus
+	}
+	for t := range T {
+		p.set(2*K+t, p.sCol0+2*K+t, 1)
+		p.b[2*K+t] = p.caps[t]
+	}
+}
+
+func (p *gavelLP) set(row, col int, v float64) { p.a[row*p.nCols+col] = v }
+
+// resize returns s with length n, zeroed, reusing its storage.
+func resize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// solve runs the simplex on the standard form built and, on success,
+// stores each class's allocation.
+func (p *gavelLP) solve() bool {
+	p.solves++
+	A := mat.NewDense(p.nRows, p.nCols, p.a)
+	_, x, err := lp.Simplex(p.c, A, p.b, lpTol, nil)
+	if err != nil {
+		return false
+	}
+	T := len(p.caps)
+	for k := range p.classes {
+		cl := &p.classes[k]
+		cl.alloc = resize(cl.alloc, T)
+		for t := range T {
+			if v := p.vcol[k*T+t]; v >= 0 {
+				cl.alloc[t] = max(x[v], 0)
+			}
+		}
+	}
+	return true
+}
+
+// maxMin solves weighted max-min fairness: maximise z subject to every
+// class's normalised throughput per GPU, Σ_t ρ_ct V_ct / G_c, being at
+// least w_c·z; then, with z held at its optimum, maximise Σ ρ V, so that
+// capacity the minimum does not need goes where it does the most
+// normalised work rather than wherever the first vertex left it. It
+// returns the optimal z, or false when the simplex fails (numerically).
+func (p *gavelLP) maxMin() (float64, bool) {
+	if len(p.classes) == 0 {
+		return 0, true
+	}
+	p.layout(true)
+	K := len(p.classes)
+	for k := range K {
+		p.set(k, p.zCol, -p.classes[k].weight*p.classes[k].gpus)
+	}
+	p.c[p.zCol] = -1
+	A := mat.NewDense(p.nRows, p.nCols, p.a)
+	p.solves++
+	_, x, err := lp.Simplex(p.c, A, p.b, lpTol, nil)
+	if err != nil {
+		return 0, false
+	}
+	z := x[p.zCol]
+	// Stage two: z fixed a hair below its optimum (the simplex's
+	// tolerance) so that the first stage's solution stays feasible.
+	p.layout(false)
+	zz := z * (1 - 1e-7)
+	T := len(p.caps)
+	for k := range K {
+		cl := &p.classes[k]
+		p.b[k] = cl.weight * cl.gpus * zz
+		for t := range T {
+			if v := p.vcol[k*T+t]; v >= 0 {
+				p.c[v] = -cl.rho[t]
+			}
+		}
+	}
+	if !p.solve() {
+		// Keep the first stage's allocation.
+		for k := range p.classes {
+			cl := &p.classes[k]
+			cl.alloc = resize(cl.alloc, T)
+			for t := range T {
+				if v := p.vcol[k*T+t]; v >= 0 {
+					cl.alloc[t] = max(x[v], 0)
+				}
+			}
+		}
+	}
+	return z, true
+}
+
+// feasible reports whether every class's demand can be met (Σ_t ρ_ct
+// V_ct ≥ demand_c) within the caps, and if so stores the allocation that
+// meets them with the most normalised work Σ ρ V.
+func (p *gavelLP) feasible() bool {
+	if len(p.classes) == 0 {
+		return true
+	}
+	p.layout(false)
+	T := len(p.caps)
+	for k := range p.classes {
+		cl := &p.classes[k]
+		p.b[k] = cl.demand
+		for t := range T {
+			if v := p.vcol[k*T+t]; v >= 0 {
+				p.c[v] = -cl.rho[t]
+			}
+		}
+	}
+	return p.solve()
+}
+
+// gavelFTFJob is what finish-time fairness reads of one job. Times are
+// in hours.
+type gavelFTFJob struct {
+	class int
+	g     float64 // GPUs
+	e     float64 // e_j = Σ_t r_jt cap_t
+	rmax  float64 // its best rate
+	age   float64 // a_j: time since submission
+	left  float64 // W_j: work left, in hours at its reference pace
+	iso   float64 // D_j: its whole run's duration at its equal share
+}
+
+// phi is job j's finish-time ratio at throughput thr: (a + W/thr) / D.
+func (j *gavelFTFJob) phi(thr float64) float64 { return (j.age + j.left/thr) / j.iso }
+
+// delta is job j's demand at ratio phi, in the class constraint's units
+// (Σ_t ρ V): the throughput that ends it by phi·D, g·W·C / (e·(phi·D − a)).
+func (j *gavelFTFJob) delta(phi, capTotal float64) float64 {
+	return j.g * j.left * capTotal / (j.e * (phi*j.iso - j.age))
+}
+
+// ftfRelTol ends the bisection on ρ: the optimum is known within this
+// relative width. Each step is one LP.
+const (
+	ftfRelTol   = 1e-3
+	ftfMaxSteps = 40
+)
+
+// finishTimeFair minimises the largest finish-time ratio φ over jobs by
+// bisection: φ is feasible when the class demands Σ_{j∈c} δ_j(φ) fit.
+// lo, the largest ratio any job has even alone on its best type, bounds
+// it from below; hi, the largest at the equal share (a feasible
+// allocation), from above. It leaves the allocation of the best φ
+// found in the classes and returns it; ok is false when no LP
+// succeeded (the caller falls back to equal shares).
+func (p *gavelLP) finishTimeFair(jobs []gavelFTFJob, capTotal, equal float64) (phi float64, ok bool) {
+	lo, hi := 0.0, 0.0
+	for i := range jobs {
+		j := &jobs[i]
+		lo = max(lo, j.phi(j.rmax))
+		hi = max(hi, j.phi(j.e*equal))
+	}
+	hi = max(hi, lo)
+	try := func(phi float64) bool {
+		for k := range p.classes {
+			p.classes[k].demand = 0
+		}
+		for i := range jobs {
+			j := &jobs[i]
+			p.classes[j.class].demand += j.delta(phi, capTotal)
+		}
+		return p.feasible()
+	}
+	if try(lo) {
+		return lo, true
+	}
+	stored := false // the classes hold hi's allocation
+	for step := 0; step < ftfMaxSteps && hi-lo > ftfRelTol*hi; step++ {
+		mid := lo + (hi-lo)/2
+		if try(mid) {
+			hi, stored = mid, true
+		} else {
+			lo, stored = mid, false
+		}
+	}
+	if !stored && !try(hi) {
+		return hi, false
+	}
+	return hi, true
+}
+
+// gavelRound is the rounding of ρ entries that decides class identity: rates
+// from a speed table are exact, so only floating noise is rounded away.
+func gavelRound(x float64) int64 { return int64(math.Round(x * 1e6)) }
