@@ -66,5 +66,5 @@ func ExampleParseSpec() {
 	fmt.Println(err)
 	// Output:
 	// priority+bf+wwait=0.5/bestfit true 0.5
-	// policy "sjf+bff": unknown option "bff" (known: bf, oracle, wprio, wwait, wdata, age, fs, size, qos, small, maxage, halflife, calc, local, fastest, preempt, thresholds, promote, quantum, mig); did you mean "bf"?
+	// policy "sjf+bff": unknown option "bff" (known: bf, oracle, wprio, wwait, wdata, age, fs, size, qos, small, maxage, halflife, calc, local, fastest, preempt, thresholds, promote, quantum, objective, round, mig); did you mean "bf"?
 }
