@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -190,5 +191,60 @@ func TestGavelSpecs(t *testing.T) {
 	}
 	if !Preemptive("gavel", Options{}) {
 		t.Error("gavel is not preemptive")
+	}
+}
+
+// BenchmarkGavelLP measures one solve of each objective over K classes
+// on three types (a mixed cluster of 32 + 32 + 32 GPUs), with n = 2,000
+// one-GPU jobs spread over the classes. The LP
+// has at most K·T + 1 structural variables and 2K + T rows whatever n.
+//
+//	go test -run '^$' -bench GavelLP ./policies
+func BenchmarkGavelLP(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const T = 3
+	caps := []float64{32, 32, 32}
+	for _, K := range []int{5, 10, gavelMaxClasses} {
+		classes := make([]gavelClass, K)
+		for k := range classes {
+			rho := make([]float64, T)
+			for t := range rho {
+				rho[t] = 0.2 + 2*rng.Float64()
+			}
+			classes[k] = gavelClass{rho: rho, weight: float64(1 + k%4)}
+		}
+		jobs := make([]gavelFTFJob, 2000)
+		for i := range jobs {
+			k := i % K
+			e := 0.0
+			rmax := 0.0
+			for t := range T {
+				e += classes[k].rho[t] * caps[t]
+				rmax = max(rmax, classes[k].rho[t])
+			}
+			left := 0.5 + 10*rng.Float64()
+			classes[k].gpus++
+			jobs[i] = gavelFTFJob{class: k, g: 1, e: e, rmax: rmax, age: 5 * rng.Float64(), left: left, iso: left * 2000 / e}
+		}
+		b.Run(fmt.Sprintf("maxmin/classes=%d", K), func(b *testing.B) {
+			p := lpOf(caps, classes...)
+			for b.Loop() {
+				if _, ok := p.maxMin(); !ok {
+					b.Fatal("no solution")
+				}
+			}
+			b.ReportMetric(float64(K*T+1), "vars")
+			b.ReportMetric(float64(2*K+T), "rows")
+		})
+		b.Run(fmt.Sprintf("ftf/classes=%d/jobs=2000", K), func(b *testing.B) {
+			p := lpOf(caps, classes...)
+			p.solves = 0
+			for b.Loop() {
+				if _, ok := p.finishTimeFair(jobs, 96, 1/2000.0); !ok {
+					b.Fatal("no solution")
+				}
+			}
+			b.ReportMetric(float64(p.solves)/float64(b.N), "LPs/solve")
+		})
 	}
 }

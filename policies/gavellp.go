@@ -51,7 +51,7 @@ import (
 // gavelMaxClasses bounds the number of classes, so that an LP has at
 // most gavelMaxClasses·T + 1 structural variables and 2·gavelMaxClasses
 // + T rows.
-const gavelMaxClasses = 64
+const gavelMaxClasses = 16
 
 // gavelClass is one class of the LP.
 type gavelClass struct {
