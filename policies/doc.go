@@ -194,6 +194,22 @@
 // simulator keeps what the job's checkpoints saved, or all its progress
 // for a Suspender (gandiva) or with sim.Config.SaveOnPreempt.
 //
+// # Gavel
+//
+// The gavel order (gavel.go, gavellp.go) is Gavel's heterogeneity-aware
+// policy (Narayanan et al., OSDI'20): an LP over the speed table gives
+// each active job the fraction of time X_jt it should run on each GPU
+// type, for max-min fairness of throughput normalised by an equal share
+// (Options.Objective GavelMaxMin, the default) or for finish-time
+// fairness (GavelFTF); every Options.Round (DefaultRound, 6 minutes) jobs
+// get types by X_jt over the share of their time they received there,
+// the others are preempted, and the order asks to be woken at the next
+// round. The LP is over classes of jobs that the objective cannot tell
+// apart, at most gavelMaxClasses, so its size does not grow with the
+// jobs; it is solved again only when the active set has changed. It
+// suspends (Suspender). Backfill, MIG reconfiguration, fastest and local
+// do not combine with it.
+//
 // # Placements
 //
 // firstfit is the lowest-numbered node that fits (placement.go). The
@@ -406,6 +422,10 @@
 //   - preemptive.go: the preemptor, the preemptive orders' scheduler;
 //     preemptorders.go: their keys (lasOrder for las and tiresias,
 //     srtfOrder, priorityPreemptOrder, gandivaOrder).
+//   - gavel.go: the gavel order, a preemptive policy of its own: the
+//     active jobs, their classes, the rounds and the work-conserving fill
+//     between them; gavellp.go: its LPs over classes of jobs (max-min
+//     fairness, finish-time fairness by bisection) on gonum's simplex.
 //   - kueue.go: Kueue, the kueue order's configuration (flavors,
 //     ClusterQueues and their quotas, LocalQueues, priority classes) as
 //     plain data; kueuepolicy.go: the kueue order, its queues, quota books
