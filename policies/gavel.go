@@ -227,7 +227,7 @@ func (g *gavel) absorb(v View) {
 		if gj.state != pStarting {
 			// Started without this policy deciding it (a driver restoring
 			// state): its model is a guess, the first it accepts.
-			gj.model = g.types[0]
+			gj.model = 0
 			for _, m := range g.types {
 				if j.Req.Models.Accepts(m) {
 					gj.model = m

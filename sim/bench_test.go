@@ -20,7 +20,7 @@ import (
 //	go test ./sim -run '^$' -bench 'Engine/.*/jobs=1000000' -benchtime 1x
 func BenchmarkEngine(b *testing.B) {
 	for _, policy := range []string{"fcfs", "sjf", "priority", "fair", "fcfs+bf", "sjf+bf", "priority+bf", "fair+bf",
-		"tiresias", "las", "srtf", "priority+preempt", "gandiva"} {
+		"tiresias", "las", "srtf", "priority+preempt", "gandiva", "gavel", "gavel+objective=ftf"} {
 		for _, gpus := range []int{1000, 10000} {
 			for _, jobs := range []int{1000, 10000, 100000, 1000000} {
 				for _, load := range []float64{0.9, 20} {

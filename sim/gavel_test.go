@@ -90,3 +90,36 @@ func TestGavelDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestGavelRounds works gavel's mechanism by hand: one GPU, a 10-minute
+// round, A and B of 30 minutes each queued at 0. Max-min gives each
+// X = ½. Priorities are X over the fraction of time received:
+//
+//   - 0: neither has run (+∞ both): A, the lower ID.
+//   - 10: A has had 10 of 10 (½/1), B nothing (+∞): B; A is preempted.
+//   - 20: both have had 10 of 20 (½/½ = 1): the tie goes to the job
+//     already running there, B.
+//   - 30: A 10 of 30 (1.5), B 20 of 30 (0.75): A.
+//   - 40: both 20 of 40 (1): A keeps the GPU and ends at 50, having run
+//     0..10 and 30..50 (it keeps its progress: gavel suspends).
+//   - B, 20 done, runs its last 10 from 50 to 60.
+//
+// A gavel that ranked by X alone, ignored what jobs received or broke
+// ties against the running job would run other spans.
+func TestGavelRounds(t *testing.T) {
+	const m = hwmodel.Minute
+	w := jobsWorkload(t, oneJob("A", 0, 30*m, 1), oneJob("B", 0, 30*m, 1))
+	res, _ := runFaults(t, Config{Cluster: nodesCluster(t, 1, 1), Workload: w,
+		Policy: policies.MustParseSpec("gavel+round=10m").MustNew()})
+	want := map[string][]attemptSpan{"A": {{0, 10 * m}, {30 * m, 50 * m}}, "B": {{10 * m, 30 * m}, {50 * m, 60 * m}}}
+	for i, o := range res.Jobs {
+		name := w.Jobs[i].Name
+		var got []attemptSpan
+		for _, a := range o.Log() {
+			got = append(got, attemptSpan{a.Start, a.End})
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want[name]) {
+			t.Errorf("%s: attempts %v, want %v", name, got, want[name])
+		}
+	}
+}
