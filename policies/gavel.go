@@ -55,8 +55,9 @@ const (
 // plus the LP when the active set changed: max-min two simplex solves,
 // finish-time fairness about log2(1/ftfRelTol) ≈ 10–20, each of at most
 // 2·gavelMaxClasses + T rows whatever A (the classes of gavellp.go).
-// Calls between rounds cost O(log n) per event plus the starts they
-// make, visiting at most the backfill depth of queued jobs.
+// Calls between rounds cost O(1) per event absorbed plus the fill, which
+// visits at most Options.BackfillDepth queued jobs (DefaultBackfillDepth)
+// and stops once no GPU is idle.
 type gavel struct {
 	name   string
 	placer Placer
