@@ -79,6 +79,8 @@ type gavel struct {
 	keybuf []byte
 	ftfJ   []gavelFTFJob
 	ftfIDs []JobID
+	ftfX   []float64 // per job of ftfJ and type, its share
+	split  ftfScratch
 
 	pairs   []gpair
 	budget  []int64 // per type, milli-GPU, during a round
@@ -582,20 +584,10 @@ func (g *gavel) solve(v View) {
 	if g.ftf {
 		var phi float64
 		if phi, ok = g.lp.finishTimeFair(g.ftfJ, capTotal, 1/scale); ok {
-			// Split each class's allocation in proportion to its members'
-			// demands at phi, clipping a member at all of its time.
-			for k := range g.lp.classes {
-				g.lp.classes[k].demand = 0
-			}
-			for i := range g.ftfJ {
-				fj := &g.ftfJ[i]
-				g.lp.classes[fj.class].demand += fj.delta(phi, capTotal)
-			}
-			for i := range g.ftfJ {
-				fj := &g.ftfJ[i]
-				cl := &g.lp.classes[fj.class]
-				share := fj.delta(phi, capTotal) / cl.demand / fj.g
-				g.setX(&g.jobs[g.ftfIDs[i]], cl.alloc, share)
+			g.ftfX = resize(g.ftfX, len(g.ftfJ)*T)
+			g.lp.ftfSplit(g.ftfJ, g.ftfIDs, phi, capTotal, g.ftfX, &g.split)
+			for i, id := range g.ftfIDs {
+				copy(g.jobs[id].x, g.ftfX[i*T:(i+1)*T])
 			}
 		}
 	} else if _, ok = g.lp.maxMin(); ok {

@@ -248,3 +248,29 @@ func BenchmarkGavelLP(b *testing.B) {
 		})
 	}
 }
+
+// TestGavelFTFSplit: one class on a fast type (ρ = 2) and a slow one
+// (ρ = 1), each of one GPU, and two one-GPU members that need 1.9 and
+// 1.1 (Σ ρ·time). Together they need all of it (2 + 1 = 3). A split in
+// proportion to demand would give A 1.9/3 of each type, 1.27 of its
+// time; served most urgent first, A takes 0.9 fast and 0.1 slow (1.8 +
+// 0.1 = 1.9) and B what is left, 0.1 fast and 0.9 slow (0.2 + 0.9 =
+// 1.1): both met exactly, within their time.
+func TestGavelFTFSplit(t *testing.T) {
+	p := lpOf([]float64{1, 1}, gavelClass{rho: []float64{2, 1}, gpus: 2, alloc: []float64{1, 1}})
+	// delta = g·left·C/(e·(phi·iso − age)); with g = e = C = 1, age 0 and
+	// phi = 1, it is left/iso.
+	jobs := []gavelFTFJob{
+		{class: 0, g: 1, e: 1, left: 1.1, iso: 1},
+		{class: 0, g: 1, e: 1, left: 1.9, iso: 1},
+	}
+	x := make([]float64, 4)
+	var s ftfScratch
+	p.ftfSplit(jobs, []JobID{0, 1}, 1, 1, x, &s)
+	want := []float64{0.1, 0.9, 0.9, 0.1}
+	for k := range want {
+		if !gavelNear(x[k], want[k], 1e-9) {
+			t.Fatalf("shares %v, want %v", x, want)
+		}
+	}
+}
