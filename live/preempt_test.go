@@ -150,3 +150,51 @@ func TestPreemptiveOrderLive(t *testing.T) {
 		t.Fatalf("low's log shows no resumption from its checkpoint:\n%s", text)
 	}
 }
+
+// gavel runs live through the same policy code: on one GPU with a 250 ms
+// round, a job submitted while another runs gets the GPU at a round
+// boundary (it has received none of its share), the running one is
+// preempted, saves its step and later resumes from it, and both finish.
+func TestGavelLive(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(Config{GPUs: FakeGPUs(1), Policy: "gavel+round=250ms", State: filepath.Join(dir, "state.db"),
+		LogDir: filepath.Join(dir, "logs"), Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Submit([]JobSpec{{Name: "first", Command: checkpointingJob, Shell: true, GPUs: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	first := d.recs[0]
+	submitted := false
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs not done after 30 s: first %s", first.State)
+		}
+		if !submitted && first.State == Running && time.Since(time.UnixMicro(d.epoch+first.Start)) > 300*time.Millisecond {
+			if _, err := d.Submit([]JobSpec{{Name: "second", Command: "sleep 0.2", Shell: true, GPUs: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			submitted = true
+		}
+		if err := d.round(); err != nil {
+			t.Fatal(err)
+		}
+		if submitted && first.State == Succeeded && d.recs[1].State == Succeeded {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if first.Preemptions < 1 || !first.Attempts[0].Preempted {
+		t.Fatalf("first: attempts %+v, %d preemptions; want its first attempt preempted", first.Attempts, first.Preemptions)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "logs", "first.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := string(log); !strings.Contains(text, "saved ") || strings.Contains(text, "attempt 2 resumes at 0") || !strings.Contains(text, "finished at 20") {
+		t.Fatalf("first's log shows no resumption from its checkpoint:\n%s", text)
+	}
+}
