@@ -75,6 +75,7 @@ type gavelLP struct {
 	a      []float64 // row-major A of the standard form
 	b, c   []float64
 	vcol   []int // per class × type: the column of V_ct, or -1
+	capRow []int // per class: the row of its time cap, or -1 if it cannot bind
 	nV     int   // structural V columns
 	nRows  int
 	nCols  int
@@ -109,30 +110,56 @@ func (p *gavelLP) layout(withZ bool) {
 		col++
 	}
 	p.sCol0 = col
-	p.nRows = 2*K + T
+	// A class's time cap Σ_t V ≤ G binds only when G is less than the
+	// GPUs of the types it runs on (which bound Σ_t V anyway): the other
+	// caps are left out, which in a loaded cluster removes most of them
+	// and, the simplex's pivots costing the cube of the rows, most of the
+	// work.
+	p.capRow = p.capRow[:0]
+	nCap := 0
+	for k := range K {
+		reach := 0.0
+		for t := range T {
+			if p.vcol[k*T+t] >= 0 {
+				reach += p.caps[t]
+			}
+		}
+		if p.classes[k].gpus < reach {
+			p.capRow = append(p.capRow, K+nCap)
+			nCap++
+		} else {
+			p.capRow = append(p.capRow, -1)
+		}
+	}
+	p.nRows = K + nCap + T
 	p.nCols = col + p.nRows
 	p.a = resize(p.a, p.nRows*p.nCols)
 	p.b = resize(p.b, p.nRows)
 	p.c = resize(p.c, p.nCols)
-	// Rows: K service rows (Σ_t ρ V − w G z − s = rhs, a surplus), K
+	// Rows: K service rows (Σ_t ρ V − w G z − s = rhs, a surplus), the
 	// time caps (Σ_t V + s = G), T capacities (Σ_c V + s = cap).
+	capRow0 := K + nCap
 	for k := range K {
 		cl := &p.classes[k]
-		rs, rt := k, K+k
+		rs, rt := k, p.capRow[k]
 		for t := range T {
 			if v := p.vcol[k*T+t]; v >= 0 {
 				p.set(rs, v, cl.rho[t])
-				p.set(rt, v, 1)
-				p.set(2*K+t, v, 1)
+				if rt >= 0 {
+					p.set(rt, v, 1)
+				}
+				p.set(capRow0+t, v, 1)
 			}
 		}
 		p.set(rs, p.sCol0+rs, -1)
-		p.set(rt, p.sCol0+rt, 1)
-		p.b[rt] = cl.gpus
+		if rt >= 0 {
+			p.set(rt, p.sCol0+rt, 1)
+			p.b[rt] = cl.gpus
+		}
 	}
 	for t := range T {
-		p.set(2*K+t, p.sCol0+2*K+t, 1)
-		p.b[2*K+t] = p.caps[t]
+		p.set(capRow0+t, p.sCol0+capRow0+t, 1)
+		p.b[capRow0+t] = p.caps[t]
 	}
 }
 
