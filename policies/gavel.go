@@ -27,7 +27,8 @@ const (
 // job's throughput at an equal share, weighted by its tenant's weight,
 // or finish-time fairness (the largest ratio of a job's finish time to
 // its finish time at an equal share, minimised; tenant weights do not
-// enter it). Throughputs are the run's speed table (SpeedView.RateOn);
+// enter it; the work left is the estimate, or with Options.UseOracle the
+// true duration, less what the job has done). Throughputs are the run's speed table (SpeedView.RateOn);
 // without speeds every rate is 1 and both become homogeneous fairness.
 // The LP is solved again only when the set of active jobs has changed
 // since the last solve, at a round boundary.
@@ -62,6 +63,7 @@ type gavel struct {
 	name   string
 	placer Placer
 	ftf    bool
+	oracle bool // ftf: work left from Job.Oracle where the driver reveals it
 	round  Time
 	depth  int
 
@@ -124,7 +126,8 @@ type gpair struct {
 var _ Suspender = (*gavel)(nil)
 
 func newGavel(label string, placer Placer, o Options) *gavel {
-	g := &gavel{name: label, placer: placer, ftf: o.Objective == GavelFTF, round: o.Round, depth: o.BackfillDepth}
+	g := &gavel{name: label, placer: placer, ftf: o.Objective == GavelFTF, oracle: o.UseOracle,
+		round: o.Round, depth: o.BackfillDepth}
 	if g.round <= 0 {
 		g.round = DefaultRound
 	}
@@ -299,7 +302,10 @@ func (g *gavel) deactivate(id JobID) {
 	g.active[k] = last
 	g.jobs[last].pos = int32(k)
 	g.active = g.active[:len(g.active)-1]
-	g.jobs[id].active = false
+	gj := &g.jobs[id]
+	// Its books go with it: a job queued again after a failure starts
+	// them afresh, as a new job would.
+	gj.active, gj.recv, gj.x = false, nil, nil
 	g.dirty = true
 }
 
@@ -568,6 +574,9 @@ func (g *gavel) solve(v View) {
 		g.lp.classes[k].gpus += gpus
 		if g.ftf {
 			est := float64(j.Estimate)
+			if g.oracle && j.Oracle > 0 {
+				est = float64(j.Oracle)
+			}
 			left := max(est-g.doneNow(v, j, gj), est*ftfMinLeft)
 			g.ftfJ = append(g.ftfJ, gavelFTFJob{
 				class: k, g: gpus, e: e, rmax: rmax,

@@ -175,6 +175,8 @@ func TestGavelSpecs(t *testing.T) {
 		{"gavel+bf", "", "EASY backfill (bf) does not combine with the preemptive order gavel"},
 		{"gavel+fastest", "", "the fastest option does not combine"},
 		{"fcfs+objective=ftf+round=2m", "fcfs", ""},
+		{"gavel+objective=ftf+oracle", "gavel+oracle+objective=ftf", ""},
+		{"gavel+oracle", "gavel", ""},
 	} {
 		s, err := ParseSpec(tc.in)
 		if err == nil {

@@ -351,10 +351,11 @@ func gavelRound(x float64) int64 { return int64(math.Round(x * 1e6)) }
 // every member the class's mix of types, which can ask more than all of
 // its time of a member whose demand per GPU, δ/g, is well above the
 // class's average. Instead the members are served by δ/g, highest first,
-// from the class's GPU-time ordered by ρ: each takes its GPU count of
-// time, as much of it from the slowest end as still meets its demand and
-// the rest from the fastest end, so that the fast time left goes to the
-// members that need it next. A member that cannot meet its demand even
+// from the class's GPU-time ordered by ρ: one whose demand the slowest
+// time left can meet takes just enough of it; another takes its GPU
+// count of time, as much of it from the slowest end as still meets its
+// demand and the rest from the fastest end, so that the fast time left
+// goes to the members that need it next. A member that cannot meet its demand even
 // from the fastest end takes that and falls short: the one loss against
 // an LP over jobs. Time the members leave over goes to those with room,
 // fastest first.
@@ -408,7 +409,13 @@ func (p *gavelLP) ftfSplit(jobs []gavelFTFJob, ids []JobID, phi, capTotal float6
 			tau := min(j.g, left)
 			need := s.u[i] * j.g
 			w := 0.0 // time from the slow end
-			if s.front(cl.rho, tau) > need {
+			switch {
+			case s.back(cl.rho, tau) >= need:
+				// The slowest time is enough: as little of it as meets
+				// the demand, leaving the rest of the class's time to
+				// the members after it.
+				w, tau = s.backFor(cl.rho, need), s.backFor(cl.rho, need)
+			case s.front(cl.rho, tau) > need:
 				a, b := 0.0, tau
 				for range 50 {
 					mid := (a + b) / 2
@@ -423,18 +430,28 @@ func (p *gavelLP) ftfSplit(jobs []gavelFTFJob, ids []JobID, phi, capTotal float6
 			s.take(cl.rho, x[i*T:(i+1)*T], tau-w, w)
 			left -= tau
 		}
+		// What is left goes to the members with room, each the same
+		// fraction of every type in proportion to its room.
+		room := 0.0
 		for _, i := range s.perm[lo:hi] {
-			if left <= 0 {
-				break
-			}
 			used := 0.0
 			for t := range T {
 				used += x[i*T+t]
 			}
-			room := min(jobs[i].g-used, left)
-			if room > 0 {
-				s.take(cl.rho, x[i*T:(i+1)*T], room, 0)
-				left -= room
+			room += max(jobs[i].g-used, 0)
+		}
+		if left > 0 && room > 0 {
+			scale := max(room, left)
+			for _, i := range s.perm[lo:hi] {
+				used := 0.0
+				for t := range T {
+					used += x[i*T+t]
+				}
+				if r := jobs[i].g - used; r > 0 {
+					for _, t := range s.ord {
+						x[i*T+t] += s.rem[t] * r / scale
+					}
+				}
 			}
 		}
 		for _, i := range s.perm[lo:hi] {
@@ -466,6 +483,23 @@ func (s *ftfScratch) front(rho []float64, a float64) float64 {
 		}
 	}
 	return v
+}
+
+// backFor is the least GPU-time from the slowest of what is left whose
+// value is need (at most what is left).
+func (s *ftfScratch) backFor(rho []float64, need float64) float64 {
+	a := 0.0
+	for k := len(s.ord) - 1; k >= 0 && need > 0; k-- {
+		t := s.ord[k]
+		if v := s.rem[t] * rho[t]; v < need {
+			a += s.rem[t]
+			need -= v
+			continue
+		}
+		a += need / rho[t]
+		break
+	}
+	return a
 }
 
 func (s *ftfScratch) back(rho []float64, a float64) float64 {

@@ -36,8 +36,9 @@ type Options struct {
 	PriorityWeight    float64
 	WaitWeightPerHour float64
 	// UseOracle makes duration-based decisions (SJF's order, backfill's
-	// estimated ends) use Job.Oracle, the true duration, when the driver
-	// reveals it (> 0), instead of the user's estimate.
+	// estimated ends, the work left that gavel's finish-time fairness
+	// counts) use Job.Oracle, the true duration, when the driver reveals
+	// it (> 0), instead of the user's estimate.
 	UseOracle bool
 	// MIGReconfigure turns on dynamic MIG reconfiguration: a queued MIG job
 	// that finds no free matching instance may get a Reconfigure decision

@@ -24,7 +24,7 @@ import (
 //	order     = fcfs | sjf | priority | fair | seed | multifactor | las | tiresias | srtf | gandiva | gavel
 //	          | kueue                                   (Names; kueue takes no option, its configuration is Options.Kueue)
 //	option    = "bf" [ "=" depth ]                      EASY backfill, examining depth queued jobs per call (default 1000)
-//	          | "oracle"                                true durations drive SJF's order and backfill's ends
+//	          | "oracle"                                true durations drive SJF's order, backfill's ends and gavel's work left (objective=ftf)
 //	          | "wprio=" number                         priority order: weight of a job's priority (default 1, 0 switches it off)
 //	          | "wwait=" number                         priority order: score gained per hour waited (default 1, 0 switches it off)
 //	          | "wdata=" number                         seed order: weight of a job's data locality (default 1)
@@ -83,7 +83,7 @@ var specOptions = []specOption{
 			}
 			return "bf=" + strconv.Itoa(s.BackfillDepth)
 		}},
-	{"oracle", "true job durations instead of the users' estimates (changes SJF's order and backfill's reservations)",
+	{"oracle", "true job durations instead of the users' estimates (changes SJF's order, backfill's reservations and the work left that gavel's finish-time fairness counts)",
 		func(s *Spec, v string) error {
 			if v != "" {
 				return fmt.Errorf("takes no value, got %q", v)
@@ -495,7 +495,7 @@ func (s Spec) Canonical() Spec {
 	if !c.Backfill || c.BackfillDepth == 0 {
 		c.BackfillDepth = DefaultBackfillDepth
 	}
-	if c.UseOracle && c.Order != "sjf" && !c.Backfill {
+	if c.UseOracle && c.Order != "sjf" && !c.Backfill && (c.Order != "gavel" || c.Objective != GavelFTF) {
 		c.UseOracle = false
 	}
 	canonWeight := func(w float64) float64 {
@@ -663,6 +663,7 @@ func AllSpecs() []Spec {
 	out = appendNew(out, Spec{Order: "las", Options: Options{Thresholds: [MaxThresholds]Time{30 * hwmodel.Minute}}}.Canonical())
 	out = appendNew(out, Spec{Order: "gandiva", Options: Options{Quantum: 5 * hwmodel.Minute}}.Canonical())
 	out = appendNew(out, Spec{Order: "gavel", Options: Options{Objective: GavelFTF}}.Canonical())
+	out = appendNew(out, Spec{Order: "gavel", Options: Options{Objective: GavelFTF, UseOracle: true}}.Canonical())
 	out = appendNew(out, Spec{Order: "gavel", Options: Options{Round: 2 * hwmodel.Minute}}.Canonical())
 	for _, m := range []Multifactor{
 		{Age: 1000, Fairshare: 10000},
