@@ -48,7 +48,7 @@ import (
 // per-job cap Σ_t X_jt ≤ 1 to the class's sum: the LP may give a class
 // mostly slow time that only some of its members can use, and a member
 // that cannot meet its demand within its own time then falls short of
-// the ratio the bisection found. On the run in docs/policies.md, 2.5 %
+// the ratio the bisection found. On the runs in docs/policies.md 0.6–1.5 %
 // of the jobs' allocations fell short, by at most the class's ratio of
 // fastest to slowest rate (2.2); the rest meet it exactly.
 
