@@ -28,8 +28,9 @@ const (
 // or finish-time fairness (the largest ratio of a job's finish time to
 // its finish time at an equal share, minimised; tenant weights do not
 // enter it; the work left is the estimate, or with Options.UseOracle the
-// true duration, less what the job has done). Throughputs are the run's speed table (SpeedView.RateOn);
-// without speeds every rate is 1 and both become homogeneous fairness.
+// true duration, less what the job has done). Throughputs are the run's
+// speed table (SpeedView.RateOn); without speeds every rate is 1 and
+// both become homogeneous fairness.
 // The LP is solved again only when the set of active jobs has changed
 // since the last solve, at a round boundary.
 //
@@ -54,8 +55,10 @@ const (
 //
 // Cost. A round costs O(A·T log(A·T)) for A active jobs and T types,
 // plus the LP when the active set changed: max-min two simplex solves,
-// finish-time fairness about log2(1/ftfRelTol) ≈ 10–20, each of at most
-// 2·gavelMaxClasses + T rows whatever A (the classes of gavellp.go).
+// finish-time fairness one to about log2(1/ftfRelTol) ≈ 10–20 (its
+// bisection), each of at most 2·gavelMaxClasses + T rows whatever A (the
+// classes of gavellp.go), and O(A log A) to divide the classes'
+// allocations among their jobs.
 // Calls between rounds cost O(1) per event absorbed plus the fill, which
 // visits at most Options.BackfillDepth queued jobs (DefaultBackfillDepth)
 // and stops once no GPU is idle.
