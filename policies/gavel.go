@@ -454,16 +454,26 @@ func (g *gavel) fill(v View, c hwmodel.ClusterView) {
 		visited++
 		g.start(v, c, v.Job(id), int(gj.assigned))
 	}
-	for _, list := range [][]JobID{g.ranked, g.arrived} {
-		for _, id := range list {
+	// The lists drop the jobs that are no longer queued as they are
+	// walked, so that calls between rounds do not walk them again.
+	for _, list := range [2]*[]JobID{&g.ranked, &g.arrived} {
+		l, w := *list, 0
+		for k, id := range l {
+			if gj := &g.jobs[id]; gj.state != pQueued || !gj.active {
+				continue
+			}
 			if visited >= g.depth || c.FreeWholeGPUsAccepted(g.all) == 0 {
+				w += copy(l[w:], l[k:])
+				*list = l[:w]
 				return
 			}
-			if gj := &g.jobs[id]; gj.state == pQueued && gj.active {
-				visited++
-				g.startAny(v, c, id)
+			visited++
+			if !g.startAny(v, c, id) {
+				l[w] = id
+				w++
 			}
 		}
+		*list = l[:w]
 	}
 }
 
