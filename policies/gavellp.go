@@ -359,9 +359,10 @@ func gavelRound(x float64) int64 { return int64(math.Round(x * 1e6)) }
 // demand even from the fastest end takes that and falls short: the one
 // loss against an LP over jobs. Time the members leave over is spread
 // over those with room, each the same fraction of every type in
-// proportion to its room. (Over nine seeds of the run in
-// docs/policies.md this spread gave a smaller worst case than handing
-// the leftover to the most urgent first.)
+// proportion to its room. (On the run of docs/policies.md this gave a
+// smaller worst bounded slowdown than handing the leftover to the most
+// urgent first on two seeds of three, and than giving every member its
+// GPUs' worth of slow time on seven of nine.)
 func (p *gavelLP) ftfSplit(jobs []gavelFTFJob, ids []JobID, phi, capTotal float64, x []float64, s *ftfScratch) {
 	T := len(p.caps)
 	n := len(jobs)
