@@ -362,7 +362,7 @@ func gavelRound(x float64) int64 { return int64(math.Round(x * 1e6)) }
 // proportion to its room. (On the run of docs/policies.md this gave a
 // smaller worst bounded slowdown than handing the leftover to the most
 // urgent first on two seeds of three, and than giving every member its
-// GPUs' worth of slow time on seven of nine.)
+// GPUs' worth of slow time on six of nine.)
 func (p *gavelLP) ftfSplit(jobs []gavelFTFJob, ids []JobID, phi, capTotal float64, x []float64, s *ftfScratch) {
 	T := len(p.caps)
 	n := len(jobs)
