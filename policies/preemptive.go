@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"math"
 	"slices"
 
 	"github.com/brigadesim/brigade/hwmodel"
@@ -74,6 +75,8 @@ type preemptor struct {
 	present hwmodel.ModelSet
 	victims []JobID
 	due     []JobID
+	hope    hope // what nextQueued and fill step over
+	tot     clusterTotals
 	blocked []JobID
 	// blockedModels are the models the blocked jobs accept: only a victim
 	// on one of them can help.
@@ -181,7 +184,7 @@ func (p *preemptor) enqueue(v View, j *Job) {
 	pj.queuedAt = j.Queued
 	pj.milli0(j)
 	pj.key = p.order.queuedKey(p, j, pj)
-	p.queue.insert(pj.key, qmeta{})
+	p.queue.insert(pj.key, metaOf(j, 0))
 	if w, ok := p.order.(queueWatcher); ok {
 		w.queued(p, j, pj)
 	}
@@ -196,7 +199,7 @@ type queueWatcher interface {
 func (p *preemptor) rekey(j *Job, pj *pjob) {
 	p.queue.delete(pj.key)
 	pj.key = p.order.queuedKey(p, j, pj)
-	p.queue.insert(pj.key, qmeta{})
+	p.queue.insert(pj.key, metaOf(j, 0))
 }
 
 // stopped books the attempt that just ended into the job's service.
@@ -489,19 +492,26 @@ func (p *preemptor) Schedule(v View) []Decision {
 	p.victims, p.blocked, p.blockedModels = p.victims[:0], p.blocked[:0], 0
 	p.cur.reset()
 	p.rcur.reset()
-	qi, qok := p.cur.next()
+	visited := 0
+	qi, qok := p.nextQueued(&visited)
 	var ri qitem
 	rok := false
 	if slow {
 		ri, rok = p.rcur.next()
 	}
-	visited := 0
 	for rok || qok {
-		if visited >= p.depth && !rok {
+		// Without a blocked job, the running jobs change nothing once the
+		// queue's walk is over (only a blocked job's victims are
+		// preempted), nor once the budget is spent (they can take none,
+		// and no queued job can be admitted and blocked).
+		if (!qok || visited >= p.depth) && (!rok || len(p.blocked) == 0) {
 			break
 		}
-		if p.spent() && !rok {
-			break
+		if p.spent() && (!rok || len(p.blocked) == 0) {
+			if !qok {
+				break
+			}
+			rok = false
 		}
 		if rok && (!qok || visited >= p.depth || p.order.current(p, ri).less(qi)) {
 			id := ri.id
@@ -515,8 +525,8 @@ func (p *preemptor) Schedule(v View) []Decision {
 			continue
 		}
 		id := qi.id
-		qi, qok = p.cur.next()
 		visited++
+		qi, qok = p.nextQueued(&visited)
 		pj := &p.jobs[id]
 		if pj.stuck {
 			continue
@@ -666,16 +676,65 @@ func (p *preemptor) start(v View, c hwmodel.ClusterView, id JobID, r hwmodel.Req
 
 // fill starts, in key order, queued jobs that fit now (at most depth
 // visited), whatever their budget: capacity that admitted jobs cannot use
-// is not left idle.
+// is not left idle. Runs of jobs too large for what is idle are stepped
+// over a leaf at a time.
 func (p *preemptor) fill(v View, c hwmodel.ClusterView) {
+	p.tot.update(c)
+	p.hope = hope{
+		freeMilli: int64(c.TotalGPUs())*hwmodel.MilliPerGPU - c.AllocatedMilli(),
+		idle:      int32(c.FreeWholeGPUsAccepted(hwmodel.AnyModel)),
+		gangAbove: int32(p.tot.minNodeGPUs),
+	}
+	for p.hope.nodeIdle < p.hope.idle && c.HasNodeWithIdleGPUs(hwmodel.AnyModel, int(p.hope.nodeIdle)+1) {
+		p.hope.nodeIdle++
+	}
 	p.cur.reset()
 	for visited := 0; visited < p.depth; visited++ {
+		// Starting jobs only takes capacity, so what could not fit
+		// before one starts cannot fit after.
+		if n := p.cur.skip(&p.hope); n > 0 {
+			visited += n - 1
+			continue
+		}
 		it, ok := p.cur.next()
 		if !ok {
 			return
 		}
 		if pj := &p.jobs[it.id]; pj.state == pQueued && !pj.stuck {
-			p.start(v, c, it.id, v.Job(it.id).Req)
+			if p.start(v, c, it.id, v.Job(it.id).Req) {
+				p.hopeAfterStart(c, pj.milli)
+			}
 		}
 	}
+}
+
+// hopeAfterStart narrows fill's hope by a job that started.
+func (p *preemptor) hopeAfterStart(c hwmodel.ClusterView, milli int64) {
+	h := &p.hope
+	h.freeMilli -= milli
+	h.idle = int32(c.FreeWholeGPUsAccepted(hwmodel.AnyModel))
+	for h.nodeIdle > 0 && !c.HasNodeWithIdleGPUs(hwmodel.AnyModel, int(h.nodeIdle)) {
+		h.nodeIdle--
+	}
+}
+
+// nextQueued is the walk's next queued job, after stepping over (and
+// counting as visited) runs of jobs that no model's budget has room for:
+// the walk would visit them to no effect, and budgets only shrink as it
+// goes on.
+func (p *preemptor) nextQueued(visited *int) (qitem, bool) {
+	most := int64(0)
+	for _, b := range p.budget {
+		most = max(most, b)
+	}
+	gpus := int32(min(most/hwmodel.MilliPerGPU, math.MaxInt32))
+	p.hope = hope{freeMilli: most, idle: gpus, nodeIdle: gpus}
+	for {
+		n := p.cur.skip(&p.hope)
+		if n == 0 {
+			break
+		}
+		*visited += n
+	}
+	return p.cur.next()
 }
