@@ -76,6 +76,9 @@ type preemptor struct {
 	victims []JobID
 	due     []JobID
 	hope    hope // what nextQueued and fill step over
+	// plain turns off the steps over jobs and the early stop, for tests
+	// that check they change no decision.
+	plain bool
 	tot     clusterTotals
 	blocked []JobID
 	// blockedModels are the models the blocked jobs accept: only a victim
@@ -504,10 +507,10 @@ func (p *preemptor) Schedule(v View) []Decision {
 		// queue's walk is over (only a blocked job's victims are
 		// preempted), nor once the budget is spent (they can take none,
 		// and no queued job can be admitted and blocked).
-		if (!qok || visited >= p.depth) && (!rok || len(p.blocked) == 0) {
+		if (!qok || visited >= p.depth) && (!rok || len(p.blocked) == 0 && !p.plain) {
 			break
 		}
-		if p.spent() && (!rok || len(p.blocked) == 0) {
+		if p.spent() && (!rok || len(p.blocked) == 0 && !p.plain) {
 			if !qok {
 				break
 			}
@@ -692,9 +695,11 @@ func (p *preemptor) fill(v View, c hwmodel.ClusterView) {
 	for visited := 0; visited < p.depth; visited++ {
 		// Starting jobs only takes capacity, so what could not fit
 		// before one starts cannot fit after.
-		if n := p.cur.skip(&p.hope); n > 0 {
-			visited += n - 1
-			continue
+		if !p.plain {
+			if n := p.cur.skip(&p.hope); n > 0 {
+				visited += n - 1
+				continue
+			}
 		}
 		it, ok := p.cur.next()
 		if !ok {
@@ -729,7 +734,7 @@ func (p *preemptor) nextQueued(visited *int) (qitem, bool) {
 	}
 	gpus := int32(min(most/hwmodel.MilliPerGPU, math.MaxInt32))
 	p.hope = hope{freeMilli: most, idle: gpus, nodeIdle: gpus}
-	for {
+	for !p.plain {
 		n := p.cur.skip(&p.hope)
 		if n == 0 {
 			break
