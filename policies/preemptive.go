@@ -78,7 +78,7 @@ type preemptor struct {
 	hope    hope // what nextQueued and fill step over
 	// plain turns off the steps over jobs and the early stop, for tests
 	// that check they change no decision.
-	plain bool
+	plain   bool
 	tot     clusterTotals
 	blocked []JobID
 	// blockedModels are the models the blocked jobs accept: only a victim
