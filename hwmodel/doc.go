@@ -116,4 +116,9 @@
 //   - openb.go: Alibaba's openb node lists as clusters.
 //   - faults.go: Fault, FailureModel, ParseFault, fault traces and
 //     DeadlineAttempts, the deadline-aware retry grant.
+//   - appmodel.go: the Pollux artifact's application speed model
+//     (AppModel, LoadApps): a job's batch configuration, its iteration time
+//     by placement (per-node GPU counts, PlacementID), its per-epoch gain,
+//     and Advance, training by chunks of time with epoch ends rounded to
+//     whole seconds. An AppModel is immutable once loaded.
 package hwmodel
