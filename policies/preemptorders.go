@@ -1,8 +1,10 @@
 package policies
 
 import (
+	"cmp"
 	"container/heap"
 	"math"
+	"slices"
 
 	"github.com/brigadesim/brigade/hwmodel"
 )
@@ -42,6 +44,16 @@ type lasOrder struct {
 	// starving holds the queued jobs below the top queue by the time
 	// they would be promoted (lazily: an entry is checked when popped).
 	starving promoHeap
+	// demoted is refresh's scratch: the running jobs it demotes.
+	demoted []demotion
+}
+
+// demotion is a running job crossing a threshold: its level and place
+// before, and its new level.
+type demotion struct {
+	id        JobID
+	level, to int8
+	seq       int64
 }
 
 func (o *lasOrder) level(service Time) int8 {
@@ -56,14 +68,28 @@ func (o *lasOrder) level(service Time) int8 {
 }
 
 func (o *lasOrder) refresh(p *preemptor, v View) {
-	// Demote running jobs that crossed a threshold, in their order.
+	// Demote running jobs that crossed a threshold, in their order before
+	// (level, then place in the queue): the running list is not kept in
+	// key order, and jobs demoted at one call join the tail of their new
+	// queue as they stood in the old one.
+	o.demoted = o.demoted[:0]
 	for _, id := range p.running {
 		pj := &p.jobs[id]
 		if l := o.level(p.serviceNow(pj, o.gpuTime)); l > pj.level {
-			pj.level = l
-			p.seq++
-			pj.seq = p.seq
+			o.demoted = append(o.demoted, demotion{id: id, level: pj.level, seq: pj.seq, to: l})
 		}
+	}
+	slices.SortFunc(o.demoted, func(a, b demotion) int {
+		if a.level != b.level {
+			return int(a.level) - int(b.level)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	for _, d := range o.demoted {
+		pj := &p.jobs[d.id]
+		pj.level = d.to
+		p.seq++
+		pj.seq = p.seq
 	}
 	for len(o.starving) > 0 && o.starving[0].at <= p.now {
 		e := heap.Pop(&o.starving).(promo)

@@ -62,6 +62,9 @@ type Comparison struct {
 	// "" for none); SpeedReference the model durations were measured on
 	// (SpeedReference: "" picks the cluster's most common model).
 	Speeds, SpeedReference string
+	// AppsDir is a folder holding an application model
+	// (hwmodel.LoadApps), which Options.Apps is read from when set.
+	AppsDir string
 	// Fail are failures as --fail writes them (hwmodel.ParseFault);
 	// FailTrace is a CSV file of failures (hwmodel.ReadFaultTrace).
 	Fail      []string
@@ -233,6 +236,11 @@ func Simulate(c Comparison) (*Simulation, error) {
 	}
 	if err := c.speeds(&opt, spec, probe, w, warn); err != nil {
 		return nil, err
+	}
+	if c.AppsDir != "" {
+		if opt.Apps, err = hwmodel.LoadApps(os.DirFS(c.AppsDir), "."); err != nil {
+			return nil, &RequestError{"apps", err}
+		}
 	}
 	target := TargetOf(w)
 	opt.FragTarget = &target
