@@ -41,8 +41,9 @@ type appJob struct {
 	state hwmodel.AppState
 	run   hwmodel.AppRun // the current attempt's pace
 	// from is when the current attempt's training starts (after its
-	// start-up).
-	from hwmodel.Time
+	// start-up); doneAt when its training will be done if it runs on,
+	// the job's end (appLength).
+	from, doneAt hwmodel.Time
 }
 
 // initApps checks the jobs that train an application against the model.
@@ -149,19 +150,40 @@ func (e *Engine) appAdvance(i int, s *hwmodel.AppState, from, to hwmodel.Time) (
 		if done {
 			return t + hwmodel.FromSeconds(used), true
 		}
+		if end == endOfTime {
+			// Cannot happen: Advance without a limit trains to the end.
+			return endOfTime, false
+		}
 		t = end
 	}
 	return to, false
 }
 
-// appLength is the wall time job i's attempt trains from from until its
-// training is done, on the pace appPace set.
+// appLength is the wall time from from until job i's attempt, training
+// on the pace appPace set, releases its GPUs: when its training is done
+// (which it records as the job's end), or on the decision grid the end
+// of the piece of time in which it finds itself done. That is the grid
+// point after the end, or a whole interval after it when the end falls
+// on a grid point by rounding in the next piece (an epoch's last fraction
+// of a second rounded to 0): the artifact learns of an end only when it
+// advances the interval that holds it, and the job keeps its GPUs until
+// then.
 func (e *Engine) appLength(i int, from hwmodel.Time) hwmodel.Time {
 	aj := &e.apps.jobs[i]
 	aj.from = from
 	s := aj.state
-	end, _ := e.appAdvance(i, &s, from, endOfTime)
-	return end - from
+	t := from
+	for {
+		next := endOfTime
+		if e.cfg.Interval > 0 {
+			next = e.gridAfter(t)
+		}
+		if end, done := e.appAdvance(i, &s, t, next); done {
+			aj.doneAt = end
+			return next - from
+		}
+		t = next
+	}
 }
 
 // appEndAttempt books job i's interrupted attempt: with saveAll its

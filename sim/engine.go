@@ -716,6 +716,11 @@ func (e *Engine) finish(ev event) error {
 	}
 	e.stopRunning(i, AttemptSucceeded)
 	e.setTerminal(i, Succeeded, FailNone, "")
+	if e.isApp(i) && e.cfg.Interval > 0 {
+		// It ended when its training was done; its GPUs, kept until
+		// the grid point that learnt of it, were released now.
+		e.out[i].End = e.apps.jobs[i].doneAt
+	}
 	if !r.hasDeps {
 		return nil
 	}
