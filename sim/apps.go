@@ -180,6 +180,9 @@ func (e *Engine) appLength(i int, from hwmodel.Time) hwmodel.Time {
 		}
 		if end, done := e.appAdvance(i, &s, t, next); done {
 			aj.doneAt = end
+			if next == endOfTime {
+				return end - from
+			}
 			return next - from
 		}
 		t = next
