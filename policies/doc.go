@@ -392,7 +392,8 @@
 //     keys; qtree.go: the B+ tree of the queue and the running-job index,
 //     its cursor and leaf summaries.
 //   - placement.go: Placer, first fit, the placement names; scored.go: the
-//     FGD paper's scored placements; fgd.go: FragMeter and the fgd score.
+//     FGD paper's scored placements; fgd.go: FragMeter and the fgd score;
+//     mostfree.go: the Pollux artifact's placement (most idle node first).
 //   - frag.go: NodeFragmentation, ClusterFragmentation and FragTracker;
 //     target.go: target workloads (typical pods) and PlacerConfig.
 //   - index.go: how placers follow the cluster's change journal;
