@@ -1,6 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,5 +37,53 @@ func TestPolluxFlags(t *testing.T) {
 		if code != c.code || !strings.Contains(stdout+stderr, c.want) {
 			t.Errorf("%v: exit %d, output %q%q; want exit %d and %q", c.args, code, stdout, stderr, c.code, c.want)
 		}
+	}
+}
+
+// TestSimPolluxFlags runs an artifact workload through brigade sim with
+// the flags docs/pollux.md shows: tiresias/mostfree gives the published
+// mean JCT of workload-1 at load 1.0 (2473.65 s), and las/mostfree runs
+// under the same engine options beside it.
+func TestSimPolluxFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--out", out,
+		"--trace", "../../pollux/data/workloads/1.0/workload-1.csv", "--cluster", "../../examples/pollux-cluster.yaml",
+		"--apps", "../../pollux/data/apps", "--interval", "60s", "--startup-delay", "30s", "--save-on-preempt",
+		"--policy", "tiresias/mostfree,las/mostfree")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(filepath.Join(out, "jobs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, r := range recs[1:] {
+		jct, err := strconv.ParseFloat(r[col["jct_s"]], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum[r[col["policy"]]] += jct
+		n[r[col["policy"]]]++
+	}
+	if n["tiresias/mostfree"] != 160 || n["las/mostfree"] != 160 {
+		t.Fatalf("jobs per policy: %v, want 160 each", n)
+	}
+	if got := fmt.Sprintf("%.2f", sum["tiresias/mostfree"]/160); got != "2473.65" {
+		t.Errorf("tiresias/mostfree mean JCT %s s, want the published 2473.65 s", got)
+	}
+	code, _, stderr = brigade(t, "sim", "--quiet", "--no-plots", "--out", filepath.Join(t.TempDir(), "o"),
+		"--trace", "../../pollux/data/workloads/1.0/workload-1.csv", "--cluster", "../../examples/pollux-cluster.yaml")
+	if code != exitError || !strings.Contains(stderr, "needs an application model") {
+		t.Errorf("without --apps: exit %d, %s; want an error asking for an application model", code, stderr)
 	}
 }
