@@ -256,10 +256,11 @@ type Config struct {
 	// at multiples of it (the Pollux artifact's 60 s), so a job arriving
 	// between two points is first seen at the next one, and a change
 	// between them (an end, a wake-up) is heard at the next one. A job
-	// that ends between two points ends then (its End), and its GPUs,
-	// released then, can be used by no one before the next point: the
-	// same schedule as if it held them until then. 0: the policy is
-	// called at every event.
+	// that ends between two points ends then (its End). A job the
+	// application model times keeps its GPUs until the grid point that
+	// learns of its end, as the artifact's jobs do (apps.go); any other
+	// releases them at its end, and no one can use them before the next
+	// point anyway. 0: the policy is called at every event.
 	Interval hwmodel.Time
 	// Apps is the application model that times the jobs that train an
 	// application (workloads.Job.App): each progresses epoch by epoch at
