@@ -189,10 +189,16 @@ func (a *App) Run(counts []int, c AppConfig) (AppRun, error) {
 		return AppRun{}, err
 	}
 	r := AppRun{app: a, iter: step + (step-sync)*float64(c.Accum), gains: make([]float64, a.MaxEpochs)}
+	if !(r.iter > 0) || math.IsInf(r.iter, 0) {
+		return AppRun{}, fmt.Errorf("%s: placement %s: an iteration takes %g s; want a finite time > 0", a.Name, PlacementID(counts), r.iter)
+	}
 	scale := float64(c.Batch) / float64(a.B0)
 	for e := range r.gains {
 		sqr, vari := a.gradStats(c.Batch, e)
 		r.gains[e] = (vari + sqr) / (vari/scale + sqr)
+		if !(r.gains[e] > 0) || math.IsInf(r.gains[e], 0) {
+			return AppRun{}, fmt.Errorf("%s: batch %d: the gain of epoch %d is %g; want a finite gain > 0 (grad_sqr and grad_var)", a.Name, c.Batch, e, r.gains[e])
+		}
 	}
 	return r, nil
 }

@@ -47,37 +47,43 @@ func Compare(spec string, loads []string) ([]Row, error) {
 				return nil, fmt.Errorf("load %s workload %d: %w", load, n, err)
 			}
 			name := "workload-" + strconv.Itoa(n)
-			rows = append(rows, compareOne(load, name, ours, pub[name]))
+			names := make([]string, len(w.Jobs))
+			for i := range w.Jobs {
+				names[i] = w.Jobs[i].Name
+			}
+			rows = append(rows, compareOne(load, name, names, ours, pub[name]))
 		}
 	}
 	return rows, nil
 }
 
-func compareOne(load, name string, ours, pub map[string]float64) Row {
-	r := Row{Load: load, Workload: name, Jobs: len(ours)}
+// compareOne compares one workload's JCTs with the published ones, in
+// the workload's job order (names), so that no map order reaches a sum.
+func compareOne(load, name string, names []string, ours, pub map[string]float64) Row {
+	r := Row{Load: load, Workload: name, Jobs: len(names)}
 	var so, sp float64
-	for job, o := range ours {
+	np := 0
+	for _, job := range names {
+		o := ours[job]
 		so += o
 		p, ok := pub[job]
 		if !ok {
 			r.Missing++
 			continue
 		}
+		sp += p
+		np++
 		if o == p {
 			r.Exact++
 		}
 	}
-	for job, p := range pub {
-		sp += p
-		if _, ok := ours[job]; !ok {
-			r.Missing++
-		}
+	// Published jobs the workload lacks.
+	r.Missing += len(pub) - np
+	if len(names) > 0 {
+		r.Ours = so / float64(len(names))
 	}
-	if len(ours) > 0 {
-		r.Ours = so / float64(len(ours))
-	}
-	if len(pub) > 0 {
-		r.Published = sp / float64(len(pub))
+	if np > 0 {
+		r.Published = sp / float64(np)
 	}
 	return r
 }
@@ -88,13 +94,14 @@ func compareOne(load, name string, ours, pub map[string]float64) Row {
 func Write(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "load\tworkload\tjobs\tmean JCT (s)\tpublished (s)\tdiff\texact\t")
-	var exact, jobs int
+	var exact, jobs, missing int
 	byLoad := map[string][]Row{}
 	var order []string
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%s\t%d\t\n", r.Load, r.Workload, r.Jobs, r.Ours, r.Published, pct(r.Ours, r.Published), r.Exact)
 		exact += r.Exact
 		jobs += r.Jobs
+		missing += r.Missing
 		if _, ok := byLoad[r.Load]; !ok {
 			order = append(order, r.Load)
 		}
@@ -115,8 +122,14 @@ func Write(w io.Writer, rows []Row) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s of %s exactly equal to the published JCTs\n", hwmodel.Plural(exact, "job", "jobs"), strconv.Itoa(jobs))
-	return err
+	if _, err := fmt.Fprintf(w, "%s of %s exactly equal to the published JCTs\n", hwmodel.Plural(exact, "job", "jobs"), strconv.Itoa(jobs)); err != nil {
+		return err
+	}
+	if missing > 0 {
+		_, err := fmt.Fprintf(w, "%s in one of the runs and not the other\n", hwmodel.Plural(missing, "job", "jobs"))
+		return err
+	}
+	return nil
 }
 
 func pct(a, b float64) string {
