@@ -224,3 +224,32 @@ func digitsOf(s string) []int {
 	}
 	return out
 }
+
+// TestAppRunRefusesZeroPace: a placement measured at 0 s an iteration, or
+// gradient statistics that make no gain, would make a job never end or
+// end at once; Run refuses them.
+func TestAppRunRefusesZeroPace(t *testing.T) {
+	for _, c := range []struct {
+		placements, validation, want string
+	}{
+		{"placement,local_bsz,step_time,sync_time\n1,1,0,0\n1,2,0,0\n", "progress,grad_sqr,grad_var\n10,1,0\n", "an iteration takes 0 s"},
+		{"placement,local_bsz,step_time,sync_time\n1,1,4,0\n1,2,8,0\n", "progress,grad_sqr,grad_var\n10,0,0\n", "the gain of epoch 0 is NaN"},
+	} {
+		m, err := hwmodel.LoadApps(fstest.MapFS{
+			"apps.csv":           {Data: []byte("app,max_epochs,max_local_bsz\nx,1,\n")},
+			"x/placements.csv":   {Data: []byte(c.placements)},
+			"x/validation-1.csv": {Data: []byte(c.validation)},
+		}, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := m.App("x")
+		cfg, err := a.Config(1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Run([]int{1}, cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Run: %v, want an error with %q", err, c.want)
+		}
+	}
+}
