@@ -190,8 +190,14 @@
 // that fit start in key order. Keys that change with time ask the driver
 // for a wake-up (WakeView): las and tiresias at the next threshold
 // crossing or starvation promotion, gandiva at the next quantum's end.
-// A call costs O(R log R) for the R running jobs plus O(log n) per
-// queued job visited, and never passes over the whole queue.
+// The running jobs sit in a tree by a key that changes only at times
+// known in advance (a crossing, a quantum's end, an estimate used up),
+// kept in a heap, so time passing costs nothing until such a time comes,
+// and then O(log n) for that job. A call costs O(log n) per event and per
+// queued job visited; only when some running job ranks below the best
+// queued one (a preemption may be due) does it also step through the
+// running jobs in key order, O(1) each. It never passes over the whole
+// queue.
 // Backfill, MIG reconfiguration, fastest and local do not combine with
 // them (New refuses). What a preemption costs is the driver's: the
 // simulator keeps what the job's checkpoints saved, or all its progress
