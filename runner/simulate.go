@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -423,6 +424,19 @@ func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
 			if err := in.AddFile(x.role, x.path); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if c.AppsDir != "" {
+		// The application model is a folder: each of its CSV files, in
+		// lexical order.
+		err := filepath.WalkDir(c.AppsDir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Ext(path) != ".csv" {
+				return err
+			}
+			return in.AddFile("apps", path)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return in, nil

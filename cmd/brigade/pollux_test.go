@@ -81,6 +81,14 @@ func TestSimPolluxFlags(t *testing.T) {
 	if got := fmt.Sprintf("%.2f", sum["tiresias/mostfree"]/160); got != "2473.65" {
 		t.Errorf("tiresias/mostfree mean JCT %s s, want the published 2473.65 s", got)
 	}
+	// run.json names the application model's files among the inputs.
+	runJSON, err := os.ReadFile(filepath.Join(out, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(runJSON), `"role": "apps"`) || !strings.Contains(string(runJSON), "imagenet/placements.csv") {
+		t.Errorf("run.json does not list the application model's files:\n%s", runJSON)
+	}
 	code, _, stderr = brigade(t, "sim", "--quiet", "--no-plots", "--out", filepath.Join(t.TempDir(), "o"),
 		"--trace", "../../pollux/data/workloads/1.0/workload-1.csv", "--cluster", "../../examples/pollux-cluster.yaml")
 	if code != exitError || !strings.Contains(stderr, "needs an application model") {
