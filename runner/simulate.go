@@ -397,8 +397,9 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 
 // inputs lists the files a comparison read, for run.json: the trace (or
 // the embedded default, or the generated trace as written into Out), the
-// cluster (a file, or a built-in preset), the tenant weights and the
-// failure trace. A synthetic workload is no file: its seed is in run.json.
+// cluster (a file, or a built-in preset), the tenant weights, the failure
+// trace, the speed table, the Kueue manifest and the application model's
+// files. A synthetic workload is no file: its seed is in run.json.
 func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
 	var in results.Inputs
 	switch {
