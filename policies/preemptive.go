@@ -811,7 +811,7 @@ func (p *preemptor) nextQueued(visited *int) (qitem, bool) {
 	}
 	gpus := int32(min(most/hwmodel.MilliPerGPU, math.MaxInt32))
 	p.hope = hope{freeMilli: most, idle: gpus, nodeIdle: gpus}
-	for !p.plain {
+	for !p.plain && *visited < p.depth {
 		n := p.cur.skip(&p.hope)
 		if n == 0 {
 			break
