@@ -12,23 +12,28 @@ import (
 // rank queued and running jobs together, so at each call it decides which
 // jobs should run and makes it so:
 //
-//  1. Walk the running jobs and the queue merged in the order's key,
-//     admitting each job whose GPU need fits what is left of a budget per
-//     GPU model: the model's idle whole GPUs plus what the running jobs
-//     on it hold. Admission is by count and never blocks the jobs behind
-//     one that does not fit (Tiresias' rule), so a small job can run
-//     beside a large one that waits.
-//  2. An admitted queued job is placed now if the placer finds room; if
-//     it does not, it is blocked, and the running jobs the walk did not
-//     admit (the victims) are preempted to free their capacity. The
-//     blocked job starts at the next call, which a driver makes at once
-//     after a preemption.
-//  3. An admitted job that cannot be placed although no victim is left
-//     (fragmentation: the budget counts GPUs, not nodes) is stuck until
-//     capacity comes back (a job ends, hardware is repaired: the
-//     cluster's allocation falls): it takes no budget meanwhile, and jobs behind it may
-//     start in the capacity it could not use. So a preemption is never
-//     repeated for a job that it cannot help.
+//  1. Admission, by count. Walk the running jobs and the queue merged in
+//     the order's key, admitting each job whose GPU need fits what is
+//     left of a budget per GPU model: the model's idle whole GPUs plus
+//     what the running jobs on it hold. Admission never blocks the jobs
+//     behind one that does not fit (Tiresias' rule), so a small job can
+//     run beside a large one that waits. Running jobs the walk does not
+//     admit are the victims.
+//  2. Preemption. An admitted queued job that the idle whole GPUs cannot
+//     hold by count, after the admitted jobs before it, is blocked: the
+//     victims on its model are preempted, and nothing is started in this
+//     call. The next call, which a driver makes at once after a
+//     preemption, admits the same jobs and places them all, in key order,
+//     on what the victims left (as the Pollux artifact's Tiresias does:
+//     admission first, then placement on the freed capacity).
+//  3. Placement. Otherwise the admitted queued jobs are placed in key
+//     order. One the placer finds no room for although its count fits
+//     (fragmentation: the budget counts GPUs, not nodes) is blocked, and
+//     victims that can help are preempted for it; when none can, it is
+//     stuck until capacity comes back (a job ends, hardware is repaired:
+//     the cluster's allocation falls): it takes no budget meanwhile, and
+//     jobs behind it may start in the capacity it could not use. So a
+//     preemption is never repeated for a job that it cannot help.
 //
 // Victims are therefore the running jobs of the lowest keys, as many as
 // the budget needs and no more: a running job the budget still has room
@@ -73,9 +78,15 @@ type preemptor struct {
 	budget  []int64 // per GPU model
 	left    int64   // Σ budget
 	present hwmodel.ModelSet
-	victims []JobID
-	due     []JobID
-	hope    hope // what nextQueued and fill step over
+	// idle is each model's idle whole GPUs less what the walk admitted
+	// on them (milli-GPU); admitted the queued jobs it admitted, in key
+	// order; fracAdmitted whether one of them is fractional.
+	idle         []int64
+	admitted     []admission
+	fracAdmitted bool
+	victims      []JobID
+	due          []JobID
+	hope         hope // what nextQueued and fill step over
 	// plain turns off the steps over jobs and the early stop, for tests
 	// that check they change no decision.
 	plain   bool
@@ -492,7 +503,11 @@ func (p *preemptor) Schedule(v View) []Decision {
 		}
 	}
 
+	// Admission, by count: the walk merges the running jobs and the queue
+	// by key and gives each the budget it needs while the budget lasts.
 	p.victims, p.blocked, p.blockedModels = p.victims[:0], p.blocked[:0], 0
+	p.admitted, p.fracAdmitted = p.admitted[:0], false
+	p.setIdle(c)
 	p.cur.reset()
 	p.rcur.reset()
 	visited := 0
@@ -506,11 +521,14 @@ func (p *preemptor) Schedule(v View) []Decision {
 		// Without a blocked job, the running jobs change nothing once the
 		// queue's walk is over (only a blocked job's victims are
 		// preempted), nor once the budget is spent (they can take none,
-		// and no queued job can be admitted and blocked).
-		if (!qok || visited >= p.depth) && (!rok || len(p.blocked) == 0 && !p.plain) {
+		// and no queued job can be admitted and blocked). An admitted
+		// fractional job may turn out blocked when placed, so with one
+		// the walk goes on through the running jobs.
+		mayBlock := len(p.blocked) > 0 || p.fracAdmitted
+		if (!qok || visited >= p.depth) && (!rok || !mayBlock) {
 			break
 		}
-		if p.spent() && (!rok || len(p.blocked) == 0 && !p.plain) {
+		if p.spent() && (!rok || !mayBlock) {
 			if !qok {
 				break
 			}
@@ -535,33 +553,42 @@ func (p *preemptor) Schedule(v View) []Decision {
 			continue
 		}
 		j := v.Job(id)
-		m, ok := p.admit(v, c, j, pj.milli0(j))
-		if !ok {
-			continue
-		}
-		p.take(m, pj.milli)
-		if pj.state == pQueued {
-			p.blocked = append(p.blocked, id)
-			p.blockedModels |= hwmodel.Of(m)
+		if m, ok := p.admit(j, pj.milli0(j)); ok {
+			p.admitted = append(p.admitted, admission{id: id, model: m})
 		}
 	}
 
-	// freeing: capacity the blocked jobs may use is on its way back.
-	freeing := false
-	if len(p.blocked) > 0 {
-		for _, id := range p.victims {
-			pj := &p.jobs[id]
-			if p.blockedModels&hwmodel.Of(pj.model) == 0 || !p.order.mayPreempt(p, v.Job(id)) {
-				continue
-			}
-			freeing = true
-			if !pj.preempting {
-				pj.preempting = true
-				p.ds = append(p.ds, Decision{Kind: Preempt, Job: id})
-			}
+	// Preemption: the admitted jobs the idle GPUs cannot hold by count
+	// (blocked) need the victims' capacity. While it is being freed
+	// nothing starts: the next call, which a driver makes at once after
+	// a preemption, places every admitted job in key order on what the
+	// victims left, so that a job placed first does not take the capacity
+	// the preemptions were for.
+	if len(p.blocked) > 0 && p.preemptVictims(v) {
+		p.finish(v, c)
+		return p.ds
+	}
+
+	// Placement: the admitted jobs in key order. One that does not fit
+	// although its count does (fragmentation: the budget counts GPUs, not
+	// nodes) is blocked, and victims that can help are preempted for it;
+	// if none can, it is stuck.
+	p.blocked, p.blockedModels = p.blocked[:0], 0
+	for _, a := range p.admitted {
+		j := v.Job(a.id)
+		if p.jobs[a.id].milli == 0 {
+			// Preempting GPU jobs cannot help it: it starts or waits.
+			p.start(v, c, a.id, j.Req)
+			continue
+		}
+		r := j.Req
+		r.Models = hwmodel.Of(a.model)
+		if !p.start(v, c, a.id, r) {
+			p.blocked = append(p.blocked, a.id)
+			p.blockedModels |= hwmodel.Of(a.model)
 		}
 	}
-	if !freeing && len(p.blocked) > 0 {
+	if len(p.blocked) > 0 && !p.preemptVictims(v) {
 		// Nothing to free for them: they wait for capacity to change, and
 		// the jobs behind them may use what is idle now.
 		for _, id := range p.blocked {
@@ -572,6 +599,31 @@ func (p *preemptor) Schedule(v View) []Decision {
 	}
 	p.finish(v, c)
 	return p.ds
+}
+
+// admission is one queued job the walk admitted, on GPU model model.
+type admission struct {
+	id    JobID
+	model hwmodel.ModelID
+}
+
+// preemptVictims preempts the victims on the blocked jobs' models that
+// the order lets go, and reports whether capacity is on its way back
+// for them (a victim preempted now or earlier and still stopping).
+func (p *preemptor) preemptVictims(v View) bool {
+	freeing := false
+	for _, id := range p.victims {
+		pj := &p.jobs[id]
+		if p.blockedModels&hwmodel.Of(pj.model) == 0 || !p.order.mayPreempt(p, v.Job(id)) {
+			continue
+		}
+		freeing = true
+		if !pj.preempting {
+			pj.preempting = true
+			p.ds = append(p.ds, Decision{Kind: Preempt, Job: id})
+		}
+	}
+	return freeing
 }
 
 // finish ends a call: the wake-up the order wants, and the allocation
@@ -621,31 +673,56 @@ func (p *preemptor) take(m hwmodel.ModelID, milli int64) {
 	p.left -= milli
 }
 
-// admit admits queued job j on a GPU model whose budget holds its need:
-// the first (by ID) where it can start now, which it does, else the
-// first with budget, where it is blocked. A job admitted on a model
-// runs on that model only, so that the budgets stay the capacity's. A
-// CPU-only job takes no GPU budget and starts if it fits.
-func (p *preemptor) admit(v View, c hwmodel.ClusterView, j *Job, milli int64) (hwmodel.ModelID, bool) {
-	if milli == 0 {
-		// Preempting GPU jobs cannot help it: it starts or waits.
-		p.start(v, c, j.ID, j.Req)
-		return 0, false
+// setIdle sets each model's idle whole GPUs now, in milli-GPU, which the
+// admission walk counts down as it admits whole-GPU jobs.
+func (p *preemptor) setIdle(c hwmodel.ClusterView) {
+	n := numModels()
+	if len(p.idle) < n {
+		p.idle = make([]int64, n)
 	}
+	for m := range n {
+		p.idle[m] = 0
+		if p.present&hwmodel.Of(hwmodel.ModelID(m)) != 0 {
+			p.idle[m] = int64(c.FreeWholeGPUsAccepted(hwmodel.Of(hwmodel.ModelID(m)))) * hwmodel.MilliPerGPU
+		}
+	}
+}
+
+// admit admits queued job j, by count, on a GPU model whose budget holds
+// its need: the first (by ID) whose idle GPUs also hold it, else the
+// first with budget, where it is blocked until victims free their
+// capacity. A job admitted on a model runs on that model only, so that
+// the budgets stay the capacity's. A fractional job counts as held by the
+// idle GPUs (it may fit beside others; placement says). A CPU-only job
+// takes no GPU budget and is admitted on no model.
+func (p *preemptor) admit(j *Job, milli int64) (hwmodel.ModelID, bool) {
+	if milli == 0 {
+		return 0, true
+	}
+	whole := j.Req.GPUMilli >= hwmodel.MilliPerGPU
 	first, found := hwmodel.ModelID(0), false
 	for m := range numModels() {
 		id := hwmodel.ModelID(m)
 		if p.present&hwmodel.Of(id) == 0 || !j.Req.Models.Accepts(id) || p.budget[m] < milli {
 			continue
 		}
-		r := j.Req
-		r.Models = hwmodel.Of(id)
-		if p.start(v, c, j.ID, r) {
+		if !whole || p.idle[m] >= milli {
+			p.take(id, milli)
+			if whole {
+				p.idle[m] -= milli
+			} else {
+				p.fracAdmitted = true
+			}
 			return id, true
 		}
 		if !found {
 			first, found = id, true
 		}
+	}
+	if found {
+		p.take(first, milli)
+		p.blocked = append(p.blocked, j.ID)
+		p.blockedModels |= hwmodel.Of(first)
 	}
 	return first, found
 }
