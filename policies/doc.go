@@ -174,21 +174,30 @@
 //
 // las, tiresias, srtf, gandiva and priority+preempt rank queued and
 // running jobs together and preempt (preemptive.go, preemptorders.go).
-// At each call one scheduler walks both in the order's key and admits
-// each job whose GPU need fits a budget per GPU model (idle whole GPUs
-// plus what running jobs hold there), never blocking the jobs behind one
-// that does not fit; an admitted queued job starts if the placer finds
-// room on the model it was admitted to, else it is blocked, and the
-// running jobs the budget did not admit are preempted (only those on
-// models blocked jobs need, each once). The driver calls again at the
-// same instant after a preemption, and the blocked job starts. A job
-// that cannot be placed with no victim left (fragmentation) is stuck,
+// At each call one scheduler walks both in the order's key and admits,
+// by count, each job whose GPU need fits a budget per GPU model (idle
+// whole GPUs plus what running jobs hold there), never blocking the jobs
+// behind one that does not fit. When the idle GPUs cannot hold the
+// admitted queued jobs by count, the running jobs the budget did not
+// admit are preempted (only those on models the blocked jobs need, each
+// once) and nothing starts; the driver calls again at the same instant
+// after a preemption, and that call places the admitted jobs in key
+// order on what the victims left. Otherwise the admitted jobs are placed
+// in key order at once; one the placer finds no room for is blocked and
+// has victims preempted for it if any can help. A job that cannot be
+// placed with no victim left (fragmentation) is stuck,
 // taking no budget, until capacity comes back; meanwhile queued jobs
 // that fit start in key order. Keys that change with time ask the driver
 // for a wake-up (WakeView): las and tiresias at the next threshold
 // crossing or starvation promotion, gandiva at the next quantum's end.
-// A call costs O(R log R) for the R running jobs plus O(log n) per
-// queued job visited, and never passes over the whole queue.
+// The running jobs sit in a tree by a key that changes only at times
+// known in advance (a crossing, a quantum's end, an estimate used up),
+// kept in a heap, so time passing costs nothing until such a time comes,
+// and then O(log n) for that job. A call costs O(log n) per event and per
+// queued job visited; only when some running job ranks below the best
+// queued one (a preemption may be due) does it also step through the
+// running jobs in key order, O(1) each. It never passes over the whole
+// queue.
 // Backfill, MIG reconfiguration, fastest and local do not combine with
 // them (New refuses). What a preemption costs is the driver's: the
 // simulator keeps what the job's checkpoints saved, or all its progress
@@ -212,7 +221,10 @@
 //
 // # Placements
 //
-// firstfit is the lowest-numbered node that fits (placement.go). The
+// firstfit is the lowest-numbered node that fits (placement.go); mostfree
+// (mostfree.go) takes idle GPUs from the emptiest node first, spreading a
+// job over as many nodes as that takes, as the Pollux artifact's Tiresias
+// places. The
 // others are the six placements of the FGD paper (Weng et al., "Beware of
 // Fragmentation", USENIX ATC'23), computed as its simulator
 // (hkust-adsl/kubernetes-scheduler-simulator) computes them, so that runs
@@ -408,7 +420,8 @@
 //     keys; qtree.go: the B+ tree of the queue and the running-job index,
 //     its cursor and leaf summaries.
 //   - placement.go: Placer, first fit, the placement names; scored.go: the
-//     FGD paper's scored placements; fgd.go: FragMeter and the fgd score.
+//     FGD paper's scored placements; fgd.go: FragMeter and the fgd score;
+//     mostfree.go: the Pollux artifact's placement (most idle node first).
 //   - frag.go: NodeFragmentation, ClusterFragmentation and FragTracker;
 //     target.go: target workloads (typical pods) and PlacerConfig.
 //   - index.go: how placers follow the cluster's change journal;

@@ -166,6 +166,8 @@ var placers = []placerEntry{
 		func(c PlacerConfig) (Placer, error) { return newScored(kindRandom, c), nil }},
 	{"fgd", "least growth of the target workload's expected GPU fragmentation (FGD paper); the target is the trace's requests",
 		newFGD},
+	{"mostfree", "whole GPUs from the node with the most idle ones, then the next, until the request is met (the Pollux artifact's Tiresias); never waits for room on fewer nodes",
+		func(PlacerConfig) (Placer, error) { return new(MostFree), nil }},
 	{"consolidate", "best fit, and a gang on the fewest nodes, then the fewest racks (a gang spread wider runs slower with a speed table's spread factors)",
 		func(c PlacerConfig) (Placer, error) {
 			b := &BestFit{p: *newScored(kindBestFit, c)}

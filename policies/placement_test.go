@@ -259,7 +259,7 @@ func TestNewPlacer(t *testing.T) {
 		t.Errorf("fgd with a target: %v", err)
 	}
 	_, err := NewPlacer("worstfit")
-	if err == nil || !strings.Contains(err.Error(), "bestfit, clustering, consolidate, dotprod, fgd, firstfit, packing, random") {
+	if err == nil || !strings.Contains(err.Error(), "bestfit, clustering, consolidate, dotprod, fgd, firstfit, mostfree, packing, random") {
 		t.Errorf("unknown placement: %v", err)
 	}
 }

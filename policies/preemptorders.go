@@ -56,15 +56,6 @@ func (o *lasOrder) level(service Time) int8 {
 }
 
 func (o *lasOrder) refresh(p *preemptor, v View) {
-	// Demote running jobs that crossed a threshold, in their order.
-	for _, id := range p.running {
-		pj := &p.jobs[id]
-		if l := o.level(p.serviceNow(pj, o.gpuTime)); l > pj.level {
-			pj.level = l
-			p.seq++
-			pj.seq = p.seq
-		}
-	}
 	for len(o.starving) > 0 && o.starving[0].at <= p.now {
 		e := heap.Pop(&o.starving).(promo)
 		pj := &p.jobs[e.id]
@@ -94,9 +85,34 @@ func (o *lasOrder) queued(p *preemptor, j *Job, pj *pjob) {
 	}
 }
 
-func (o *lasOrder) runningKey(p *preemptor, j *Job, pj *pjob) qitem {
-	return qitem{a: int64(pj.level), b: pj.seq, id: j.ID}
+// runningKey: a running job's key changes when its service crosses its
+// queue's threshold.
+func (o *lasOrder) runningKey(p *preemptor, j *Job, pj *pjob) (qitem, Time) {
+	k := qitem{a: int64(pj.level), b: pj.seq, id: j.ID}
+	if int(pj.level) >= len(o.thresholds) {
+		return k, 0
+	}
+	left := o.thresholds[pj.level] - p.serviceNow(pj, o.gpuTime)
+	if o.gpuTime {
+		if pj.milli <= 0 {
+			return k, 0
+		}
+		left = Time(math.Ceil(float64(left) * hwmodel.MilliPerGPU / float64(pj.milli)))
+	}
+	return k, p.now + max(left, 1)
 }
+
+// rekeyed demotes a running job that crossed a threshold to the tail of
+// the queue its service is in now.
+func (o *lasOrder) rekeyed(p *preemptor, j *Job, pj *pjob) {
+	if l := o.level(p.serviceNow(pj, o.gpuTime)); l > pj.level {
+		pj.level = l
+		p.seq++
+		pj.seq = p.seq
+	}
+}
+
+func (o *lasOrder) current(_ *preemptor, k qitem) qitem { return k }
 
 // wake is the earliest threshold crossing of a running job, or the
 // earliest promotion, while jobs wait.
@@ -104,28 +120,9 @@ func (o *lasOrder) wake(p *preemptor, v View) Time {
 	if p.queue.len() == 0 {
 		return 0
 	}
-	var t Time
-	earliest := func(x Time) {
-		if x > p.now && (t == 0 || x < t) {
-			t = x
-		}
-	}
-	for _, id := range p.running {
-		pj := &p.jobs[id]
-		if int(pj.level) >= len(o.thresholds) {
-			continue
-		}
-		left := o.thresholds[pj.level] - p.serviceNow(pj, o.gpuTime)
-		if o.gpuTime {
-			if pj.milli <= 0 {
-				continue
-			}
-			left = Time(math.Ceil(float64(left) * hwmodel.MilliPerGPU / float64(pj.milli)))
-		}
-		earliest(p.now + max(left, 1))
-	}
-	if len(o.starving) > 0 {
-		earliest(o.starving[0].at)
+	t := p.nextRekey()
+	if len(o.starving) > 0 && o.starving[0].at > p.now && (t == 0 || o.starving[0].at < t) {
+		t = o.starving[0].at
 	}
 	return t
 }
@@ -169,8 +166,31 @@ func (srtfOrder) queuedKey(p *preemptor, j *Job, pj *pjob) qitem {
 	return qitem{a: int64(max(j.Estimate-pj.ran, 0)), b: 1, id: j.ID}
 }
 
-func (srtfOrder) runningKey(p *preemptor, j *Job, pj *pjob) qitem {
-	return qitem{a: int64(max(j.Estimate-pj.ran-(p.now-pj.start), 0)), b: 0, id: j.ID}
+// runningKey: while its estimate lasts, a running job's remaining time
+// is Estimate − ran − (now − start), so its tree key is that plus now,
+// which time does not change; once the estimate is used up its remaining
+// time is 0 and it sorts before those that have some left, by ID.
+func (srtfOrder) runningKey(p *preemptor, j *Job, pj *pjob) (qitem, Time) {
+	left := j.Estimate - pj.ran
+	if left > math.MaxInt64-pj.start {
+		return qitem{a: math.MaxInt64, id: j.ID}, 0 // never runs out
+	}
+	end := pj.start + left
+	if end <= p.now {
+		return qitem{a: math.MinInt64, id: j.ID}, 0
+	}
+	return qitem{a: int64(end), id: j.ID}, end
+}
+
+func (srtfOrder) rekeyed(*preemptor, *Job, *pjob) {}
+
+func (srtfOrder) current(p *preemptor, k qitem) qitem {
+	if k.a == math.MinInt64 {
+		k.a = 0
+	} else {
+		k.a -= int64(p.now)
+	}
+	return k
 }
 
 func (srtfOrder) wake(*preemptor, View) Time       { return 0 }
@@ -189,9 +209,13 @@ func (priorityPreemptOrder) queuedKey(p *preemptor, j *Job, pj *pjob) qitem {
 	return qitem{f: -float64(j.Priority), a: 1, b: int64(pj.queuedAt), id: j.ID}
 }
 
-func (priorityPreemptOrder) runningKey(p *preemptor, j *Job, pj *pjob) qitem {
-	return qitem{f: -float64(j.Priority), a: 0, b: int64(pj.start), id: j.ID}
+func (priorityPreemptOrder) runningKey(p *preemptor, j *Job, pj *pjob) (qitem, Time) {
+	return qitem{f: -float64(j.Priority), a: 0, b: int64(pj.start), id: j.ID}, 0
 }
+
+func (priorityPreemptOrder) rekeyed(*preemptor, *Job, *pjob) {}
+
+func (priorityPreemptOrder) current(_ *preemptor, k qitem) qitem { return k }
 
 func (priorityPreemptOrder) wake(*preemptor, View) Time       { return 0 }
 func (priorityPreemptOrder) mayPreempt(*preemptor, *Job) bool { return true }
@@ -208,25 +232,24 @@ func (gandivaOrder) queuedKey(p *preemptor, j *Job, pj *pjob) qitem {
 	return qitem{a: 1, b: int64(pj.queuedAt), id: j.ID}
 }
 
-func (o gandivaOrder) runningKey(p *preemptor, j *Job, pj *pjob) qitem {
+// runningKey: a running job's key changes when its quantum ends.
+func (o gandivaOrder) runningKey(p *preemptor, j *Job, pj *pjob) (qitem, Time) {
 	if end := pj.start + o.quantum; p.now < end {
-		return qitem{a: 0, b: int64(pj.start), id: j.ID}
+		return qitem{a: 0, b: int64(pj.start), id: j.ID}, end
 	}
-	return qitem{a: 1, b: int64(pj.start + o.quantum), id: j.ID}
+	return qitem{a: 1, b: int64(pj.start + o.quantum), id: j.ID}, 0
 }
+
+func (gandivaOrder) rekeyed(*preemptor, *Job, *pjob) {}
+
+func (gandivaOrder) current(_ *preemptor, k qitem) qitem { return k }
 
 // wake is the earliest end of a running job's quantum while jobs wait.
 func (o gandivaOrder) wake(p *preemptor, v View) Time {
 	if p.queue.len() == 0 {
 		return 0
 	}
-	var t Time
-	for _, id := range p.running {
-		if end := p.jobs[id].start + o.quantum; end > p.now && (t == 0 || end < t) {
-			t = end
-		}
-	}
-	return t
+	return p.nextRekey()
 }
 
 // mayPreempt: only for a blocked job of the same GPU count.

@@ -66,6 +66,17 @@ type qstep struct {
 	i    int
 }
 
+// cmp is -1, 0 or +1 as x sorts before, with or after y.
+func (x qitem) cmp(y qitem) int {
+	switch {
+	case x.less(y):
+		return -1
+	case y.less(x):
+		return 1
+	}
+	return 0
+}
+
 func (x qitem) less(y qitem) bool {
 	if x.f != y.f {
 		return x.f < y.f

@@ -480,7 +480,7 @@ func TestNamesAndLabels(t *testing.T) {
 		msg  string
 	}{
 		{"lifo", Options{}, "known: fair, fcfs, gandiva, gavel, kueue, las, multifactor, priority, seed, sjf, srtf, tiresias"},
-		{"fcfs", Options{Placement: "worstfit"}, "known: bestfit, clustering, consolidate, dotprod, fgd, firstfit, packing, random"},
+		{"fcfs", Options{Placement: "worstfit"}, "known: bestfit, clustering, consolidate, dotprod, fgd, firstfit, mostfree, packing, random"},
 		{"fcfs", Options{BackfillDepth: -1}, "backfill depth"},
 	} {
 		if _, err := New(tc.name, tc.opt); err == nil || !strings.Contains(err.Error(), tc.msg) {

@@ -46,6 +46,11 @@ type Options struct {
 	// at its measured pace on every model.
 	Speeds         *hwmodel.SpeedTable
 	SpeedReference hwmodel.ModelID
+	// Interval is the decision grid (sim.Config.Interval; 0: none); Apps
+	// the application model that times jobs that train an application
+	// (sim.Config.Apps).
+	Interval hwmodel.Time
+	Apps     *hwmodel.AppModel
 	// Faults sets detection, retries, restart and default checkpoints;
 	// nil leaves the engine's defaults. Run draws the failures it
 	// injects once, from Spec.Seed's failure stream, so every policy
@@ -84,6 +89,8 @@ func (o Options) engineConfig() sim.Config {
 		Faults:           o.FaultSchedule,
 		Speeds:           o.Speeds,
 		SpeedReference:   o.SpeedReference,
+		Interval:         o.Interval,
+		Apps:             o.Apps,
 	}
 	if f := o.Faults; f != nil {
 		cfg.Heartbeat = sim.Heartbeat{Interval: f.HeartbeatInterval, Timeout: f.HeartbeatTimeout}

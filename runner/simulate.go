@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,9 @@ type Comparison struct {
 	// "" for none); SpeedReference the model durations were measured on
 	// (SpeedReference: "" picks the cluster's most common model).
 	Speeds, SpeedReference string
+	// AppsDir is a folder holding an application model
+	// (hwmodel.LoadApps), which Options.Apps is read from when set.
+	AppsDir string
 	// Fail are failures as --fail writes them (hwmodel.ParseFault);
 	// FailTrace is a CSV file of failures (hwmodel.ReadFaultTrace).
 	Fail      []string
@@ -234,6 +238,11 @@ func Simulate(c Comparison) (*Simulation, error) {
 	if err := c.speeds(&opt, spec, probe, w, warn); err != nil {
 		return nil, err
 	}
+	if c.AppsDir != "" {
+		if opt.Apps, err = hwmodel.LoadApps(os.DirFS(c.AppsDir), "."); err != nil {
+			return nil, &RequestError{"apps", err}
+		}
+	}
 	target := TargetOf(w)
 	opt.FragTarget = &target
 	s.Jobs = len(w.Jobs)
@@ -388,8 +397,9 @@ func (c *Comparison) workload(cluster *hwmodel.Cluster, s *Simulation) (*workloa
 
 // inputs lists the files a comparison read, for run.json: the trace (or
 // the embedded default, or the generated trace as written into Out), the
-// cluster (a file, or a built-in preset), the tenant weights and the
-// failure trace. A synthetic workload is no file: its seed is in run.json.
+// cluster (a file, or a built-in preset), the tenant weights, the failure
+// trace, the speed table, the Kueue manifest and the application model's
+// files. A synthetic workload is no file: its seed is in run.json.
 func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
 	var in results.Inputs
 	switch {
@@ -415,6 +425,19 @@ func (c *Comparison) inputs(clusterFile string) ([]results.InputFile, error) {
 			if err := in.AddFile(x.role, x.path); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if c.AppsDir != "" {
+		// The application model is a folder: each of its CSV files, in
+		// lexical order.
+		err := filepath.WalkDir(c.AppsDir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Ext(path) != ".csv" {
+				return err
+			}
+			return in.AddFile("apps", path)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return in, nil

@@ -33,6 +33,9 @@ type File struct {
 	// MIGReconfigTime is how long a MIG reconfiguration blocks its GPU.
 	MIGReconfigTime string  `json:"mig_reconfig_time"`
 	Faults          *Faults `json:"faults"`
+	// Preemption is what a preempted job loses and pays: every setup's,
+	// unless the setup gives its own.
+	Preemption *Preemption `json:"preemption"`
 	// Speeds names a speed table (a file relative to this one, or
 	// default) that every setup runs with; SpeedReference the GPU model
 	// the workload's durations were measured on (required with Speeds).
@@ -168,6 +171,17 @@ type Setup struct {
 	NoCheckpoints bool `json:"no_checkpoints"`
 	// WholeGPUs serves every MIG request with a whole GPU.
 	WholeGPUs bool `json:"whole_gpus"`
+	// Preemption replaces the file's preemption cost for this setup.
+	Preemption *Preemption `json:"preemption"`
+}
+
+// Preemption is the cost of a preemption (sim.Config.PreemptRestart and
+// SaveOnPreempt): Restart is added to the attempt after each one; with
+// Save a preempted job saves all its progress as it stops, without it
+// it keeps what its completed checkpoints saved.
+type Preemption struct {
+	Restart string `json:"restart"`
+	Save    bool   `json:"save"`
 }
 
 // Column is one column of the results table: a header and the value it
@@ -275,6 +289,9 @@ func (f *File) Check(e *config.Errors) {
 		}
 	}
 	duration(e, "mig_reconfig_time", f.MIGReconfigTime)
+	if f.Preemption != nil {
+		duration(e.In("preemption"), "restart", f.Preemption.Restart)
+	}
 	checkSpeeds(e, f.Speeds, f.SpeedReference)
 	f.Workload.Check(e.In("workload"))
 	if f.Faults != nil {
@@ -299,6 +316,9 @@ func (f *File) Check(e *config.Errors) {
 		}
 		if s.NoFaults && f.Faults == nil {
 			se.Add("no_faults", "the file has no faults section to leave out")
+		}
+		if s.Preemption != nil {
+			duration(se.In("preemption"), "restart", s.Preemption.Restart)
 		}
 	}
 	for i, c := range f.Columns {

@@ -28,6 +28,10 @@ workload:
 			`workload.jobs[1].duration: want a positive duration`,
 			`workload.jobs[1].checkpoint.every: want a positive duration`,
 		}},
+		{"preemption", "cluster: h200x8\npolicy: srtf\nworkload: {jobs: [{name: a, duration: 1h, gpus: 1}]}\npreemption: {restart: -1s, save: true}\nsetups:\n  - {name: x, preemption: {restart: soon}}\n", []string{
+			`f.yaml:4: preemption.restart: want a duration such as 30s, 5m, 2h or 21d, got "-1s"`,
+			`f.yaml:6: setups[0].preemption.restart: want a duration such as 30s, 5m, 2h or 21d, got "soon"`,
+		}},
 		{"generator", `cluster: h200x8
 policy: fcfs
 workload:
@@ -159,6 +163,54 @@ columns:
 	want := "setup | small waits | late waits | done\n" +
 		"fcfs | 7140 | 7680 | 3/3\n" +
 		"sjf | 7440 | 7080 | 3/3\n"
+	if got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestRunPreemptionCost: the preemption section sets what a preempted
+// job loses and pays, for the file and per setup.
+func TestRunPreemptionCost(t *testing.T) {
+	f, err := Parse([]byte(`cluster: h200x8
+policy: srtf
+workload:
+  jobs:
+    - {name: long, duration: 2h, gpus: 8, checkpoint: {every: 30m}}
+    - {name: short, submit: 45m, duration: 10m, gpus: 8}
+preemption: {restart: 5m}
+setups:
+  - {name: checkpoints}
+  - {name: save, preemption: {save: true}}
+  - {name: save+restart, preemption: {restart: 5m, save: true}}
+columns:
+  - {header: setup, value: setup.name}
+  - {header: long jct, value: job.long.jct_s, format: int}
+  - {header: preemptions, value: job.long.preemptions, format: int}
+  - {header: lost, value: job.long.preempt_lost_s, format: int}
+  - {header: short jct, value: job.short.jct_s, format: int}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(f, Options{CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := res.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, r := range rows {
+		got += strings.Join(r, " | ") + "\n"
+	}
+	// At 45m short (10m left) preempts long (75m left). Long resumes at
+	// 55m plus the restart: from its 30m checkpoint (15m of progress
+	// lost, 90m to go), or from where it stopped when it saves.
+	want := "setup | long jct | preemptions | lost | short jct\n" +
+		"checkpoints | 9000 | 1 | 1200 | 600\n" +
+		"save | 7800 | 1 | 0 | 600\n" +
+		"save+restart | 8100 | 1 | 300 | 600\n"
 	if got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}

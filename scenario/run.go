@@ -173,11 +173,16 @@ func Run(f *File, opt Options) (*Result, error) {
 			reqs[k] = wl.Jobs[k].Req
 		}
 		target := policies.TargetFromRequests(reqs)
+		pre := f.Preemption
+		if s.Preemption != nil {
+			pre = s.Preemption
+		}
 		runs, err := runner.Run(runner.Spec{
 			Workload: wl, WorkloadName: desc, NewCluster: spec.Build, ClusterName: s.Cluster,
 			Policies: specs, Placer: policies.PlacerConfig{Seed: f.Seed, Target: target}, Seed: f.Seed,
 			Options: runner.Options{MIGReconfigTime: reconfig, CheckInvariants: opt.CheckInvariants, Faults: f.faults(s), FragTarget: &target,
-				Speeds: speeds, SpeedReference: f.speedReference()},
+				Speeds: speeds, SpeedReference: f.speedReference(),
+				PreemptRestart: pre.restart(), SaveOnPreempt: pre != nil && pre.Save},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: setup %s: %w", f.path, s.Name, err)
@@ -217,6 +222,15 @@ func (f *File) resolveCluster(c string) string {
 
 // faults is setup s's failures and retry rules; nil without a faults
 // section.
+// restart is the preemption's restart delay (0 without a preemption
+// section).
+func (p *Preemption) restart() hwmodel.Time {
+	if p == nil {
+		return 0
+	}
+	return duration(nil, "", p.Restart)
+}
+
 func (f *File) faults(s Setup) *runner.Faults {
 	if f.Faults == nil {
 		return nil

@@ -15,7 +15,8 @@ import (
 //
 //	KEY                   a summary.json field by its dotted path (wait_s.p99, faults.count)
 //	setup.FIELD           the setup's name, what, cluster or policy
-//	job.NAME.FIELD        an explicit job's state, jct_s, wait_s, attempts or hardware_failures
+//	job.NAME.FIELD        an explicit job's state, jct_s, wait_s, attempts, hardware_failures,
+//	                      preemptions or preempt_lost_s (the time they cost it: unsaved progress, start-up, restart)
 //	generated.FIELD       over the jobs not listed explicitly (generated, or a trace's): jobs, succeeded,
 //	                      wait_s_mean (of those that ran), restarts (attempts beyond each job's first:
 //	                      preemptions, failures, retries)
@@ -23,7 +24,7 @@ import (
 //	A / B                 two numbers shown as A/B (format "of")
 var (
 	setupFields     = []string{"name", "what", "cluster", "policy"}
-	jobFields       = []string{"state", "jct_s", "wait_s", "attempts", "hardware_failures"}
+	jobFields       = []string{"state", "jct_s", "wait_s", "attempts", "hardware_failures", "preemptions", "preempt_lost_s"}
 	generatedFields = []string{"jobs", "succeeded", "wait_s_mean", "restarts"}
 	tenantFields    = []string{"jobs", "wait_s_mean", "wait_s_p95", "gpu_hours"}
 	formats         = []string{"", "text", "int", "float0", "float2", "percent", "percent2", "duration", "days", "of"}
@@ -124,6 +125,10 @@ func (o *Outcome) value(v string) (any, error) {
 				return float64(j.Attempts), nil
 			case "hardware_failures":
 				return float64(j.HardwareFailures), nil
+			case "preemptions":
+				return float64(j.Preemptions), nil
+			case "preempt_lost_s":
+				return j.PreemptLost.Seconds(), nil
 			}
 		}
 		return nil, fmt.Errorf("%q: no explicit job %q", v, parts[1])

@@ -167,6 +167,21 @@
 // the dataset from the end of that read (hwmodel's LRU caches), even if
 // the attempt fails during it. Result.Data counts what was read.
 //
+// The decision grid and the application model (apps.go). With
+// Config.Interval > 0 the policy is called only at multiples of it: an
+// instant off the grid processes its events, and if the policy has news
+// pushes the next grid point as an event. With Config.Apps, a job that
+// trains an application (workloads.Job.App) has no duration: its attempt
+// trains from the end of its start-up at the pace of its placement
+// (hwmodel.AppRun), and its end is played forward at its start in the
+// pieces the grid cuts time into, epoch ends rounded to whole seconds in
+// each (hwmodel.AppRun.Advance); on the grid it keeps its GPUs until the
+// grid point that ends the piece in which it is done, and its End is when
+// its training was done. A preemption with SaveOnPreempt advances its
+// state to the cut the same way and keeps it; without, the attempt keeps
+// nothing. Checkpoints, processor sharing and GPU-model speeds do not
+// apply to such jobs (New refuses the first two).
+//
 // Stepping (step.go): Run and RunUntil share one step function, which
 // processes one instant as described above, so a run stepped by RunUntil
 // in any increments is the run Run makes: the same Result, the same
@@ -209,5 +224,8 @@
 //     attempt's checkpoints at its rate;
 //   - coupled.go: the Coupled model interface and its access to the
 //     cluster;
+//   - apps.go: the application model (Config.Apps): jobs' training
+//     states, an attempt's end played forward in the pieces the decision
+//     grid (Config.Interval) cuts, what a preemption keeps;
 //   - testdata/scenarios: the scenario files datadriven_test.go runs.
 package sim

@@ -251,6 +251,24 @@ type Config struct {
 	// (coupled.go); the run lasts until both are done. With Faults it must
 	// implement CoupledFaults.
 	Coupled Coupled
+
+	// Interval, when > 0, is the decision grid: the policy is called only
+	// at multiples of it (the Pollux artifact's 60 s), so a job arriving
+	// between two points is first seen at the next one, and a change
+	// between them (an end, a wake-up) is heard at the next one. A job
+	// that ends between two points ends then (its End). A job the
+	// application model times keeps its GPUs until the grid point that
+	// learns of its end, as the artifact's jobs do (apps.go); any other
+	// releases them at its end, and no one can use them before the next
+	// point anyway. 0: the policy is called at every event.
+	Interval hwmodel.Time
+	// Apps is the application model that times the jobs that train an
+	// application (workloads.Job.App): each progresses epoch by epoch at
+	// the pace of its current placement, from the end of its start-up
+	// (apps.go). Its restarts cost StartupDelay, PreemptRestart and what
+	// SaveOnPreempt does not keep, as any job's. Required when a job has
+	// an App; other jobs run by their Duration beside them.
+	Apps *hwmodel.AppModel
 }
 
 // Result is the outcome of a run.
@@ -400,6 +418,12 @@ type Engine struct {
 	// coupledMilli is what Config.Coupled holds of the cluster.
 	coupledMilli int64
 
+	// apps are the training states of jobs that train an application;
+	// gridAt is the latest decision-grid point pushed as an event (0:
+	// none).
+	apps   appBooks
+	gridAt hwmodel.Time
+
 	// fits[:nfits] are requests the cluster can satisfy (satisfiable).
 	fits     [4]hwmodel.Request
 	nfits    int
@@ -506,6 +530,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if err := e.initSharing(); err != nil {
+		return nil, err
+	}
+	if err := e.initApps(); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -651,6 +678,10 @@ func (e *Engine) finish(ev event) error {
 	case evRequeue:
 		e.requeueEvent(int(ev.job), ev.attempt)
 		return nil
+	case evGrid:
+		// A point of the decision grid: the instant's scheduling point
+		// hears what changed since the last one.
+		return nil
 	case evWake:
 		if ev.at == e.wakeQueued {
 			e.wakeQueued = 0
@@ -686,6 +717,11 @@ func (e *Engine) finish(ev event) error {
 	}
 	e.stopRunning(i, AttemptSucceeded)
 	e.setTerminal(i, Succeeded, FailNone, "")
+	if e.isApp(i) && e.cfg.Interval > 0 {
+		// It ended when its training was done; its GPUs, kept until
+		// the grid point that learnt of it, were released now.
+		e.out[i].End = e.apps.jobs[i].doneAt
+	}
 	if !r.hasDeps {
 		return nil
 	}

@@ -479,6 +479,9 @@ func (e *Engine) attemptLength(i int) hwmodel.Time {
 	if e.data.on {
 		e.data.read[i] = read
 	}
+	if e.isApp(i) {
+		return r.restart + read + e.appLength(i, e.now+r.restart+read)
+	}
 	w := r.duration
 	ck := r.ck
 	r.ckpts = 0
@@ -508,6 +511,9 @@ func (e *Engine) endAttempt(i int, cut hwmodel.Time) hwmodel.Time {
 // progress it made after its last checkpoint (a job that saves as it is
 // preempted). It returns the wall time it booked as lost.
 func (e *Engine) endAttemptSaving(i int, cut hwmodel.Time, saveAll bool) hwmodel.Time {
+	if e.isApp(i) {
+		return e.appEndAttempt(i, cut, saveAll)
+	}
 	r := &e.runs[i]
 	s := r.start
 	ck := r.ck

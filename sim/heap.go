@@ -12,6 +12,7 @@ const (
 	evRepair                       // failed hardware is repaired: job is the node, attempt the GPU (-1: the node)
 	evRequeue                      // a back-off ends: job re-enters the queue if still at this attempt
 	evWake                         // the policy asked to be called (policies.WakeView); stale unless still asked for
+	evGrid                         // a point of the decision grid (Config.Interval) at which the policy has news
 )
 
 // event is a value type so the heap never allocates per event.

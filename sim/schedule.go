@@ -15,6 +15,9 @@ func (e *Engine) schedule() error {
 	e.pendingChange = false
 	e.host.Schedule(e.policy, e.applyFn)
 	e.res.Calls++
+	if e.apps.err != nil {
+		return e.apps.err
+	}
 	ev := e.host.Events()
 	e.res.Rejections += int64(len(ev.Rejected))
 	// The policy must hear of rejections and of capacity that preemptions
@@ -70,6 +73,16 @@ func (e *Engine) apply(d policies.Decision) string {
 		}
 		if reason := e.checkPlacement(i, d.Placement); reason != "" {
 			return reason
+		}
+		if e.isApp(i) {
+			if err := e.appPace(i, d.Placement); err != nil {
+				// The model cannot time the job there: a gap in the
+				// model's data, which stops the run.
+				if e.apps.err == nil {
+					e.apps.err = err
+				}
+				return err.Error()
+			}
 		}
 		if err := e.host.Start(d.Job, d.Placement); err != nil {
 			return err.Error()

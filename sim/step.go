@@ -127,6 +127,17 @@ func (e *Engine) instant(t hwmodel.Time) error {
 	if err := e.check(); err != nil {
 		return err
 	}
+	if e.cfg.Interval > 0 && t%e.cfg.Interval != 0 {
+		// Off the decision grid: what changed waits for the next point.
+		if e.pendingChange {
+			if g := e.gridAfter(t); g != e.gridAt {
+				e.heap.push(event{at: g, kind: evGrid})
+				e.gridAt = g
+			}
+		}
+		e.observe()
+		return nil
+	}
 	// A call that preempted is followed by another at the same instant,
 	// so that the policy can place what it freed at once (a preemptive
 	// order swaps jobs within one instant); a few at most, so that a
@@ -143,6 +154,12 @@ func (e *Engine) instant(t hwmodel.Time) error {
 			break
 		}
 	}
+	e.observe()
+	return nil
+}
+
+// observe calls the Observe hook with the state after the instant.
+func (e *Engine) observe() {
 	if e.cfg.Observe != nil {
 		o := Observation{Queued: e.queued, Running: e.running, InSystem: e.inSystem,
 			AllocatedMilli: e.cluster.AllocatedMilli() - e.flt.downMilli, DownMilli: e.flt.downMilli,
@@ -150,7 +167,6 @@ func (e *Engine) instant(t hwmodel.Time) error {
 		e.observeMIG(&o)
 		e.cfg.Observe(e.now, o)
 	}
-	return nil
 }
 
 // Now is the engine's clock: the last instant processed, or the time

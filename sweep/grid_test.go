@@ -68,7 +68,7 @@ func TestBadGrids(t *testing.T) {
 		{"unknown nested field", "synthetic: [{jobs: 10}]\nclusters: [h200x8]\npolicies: [{name: fcfs}, {name: sjf, backfil: true}]\nseeds: 1-2\n", `policies[1].backfil: unknown field (known fields: name, label, placement, backfill, backfill_depth, priority_weight, wait_weight, oracle); did you mean "backfill"?`},
 		{"wrong type", "synthetic: [{jobs: ten}]\nclusters: [h200x8]\npolicies: [{name: fcfs}]\nseeds: 1-2\n", `:1: synthetic[0].jobs: want a whole number, got "ten"`},
 		{"no workload", "clusters: [h200x8]\npolicies: [{name: fcfs}]\nseeds: 1-2\n", "no workload"},
-		{"bad format", "traces: [{path: grid.yaml, format: csv}]\nclusters: [h200x8]\npolicies: [{name: fcfs}]\nseeds: 1\n", "traces[0].format: want philly, openb, brigade or swf"},
+		{"bad format", "traces: [{path: grid.yaml, format: csv}]\nclusters: [h200x8]\npolicies: [{name: fcfs}]\nseeds: 1\n", "traces[0].format: want philly, openb, brigade, pollux or swf"},
 		{"missing trace", "traces: [{path: nope.csv, format: philly}]\nclusters: [h200x8]\npolicies: [{name: fcfs}]\nseeds: 1\n", "traces[0].path"},
 		{"no cluster", "synthetic: [{jobs: 10}]\npolicies: [{name: fcfs}]\nseeds: 1-2\n", "clusters: want at least one"},
 		{"bad cluster", "synthetic: [{jobs: 10}]\nclusters: [h200x9]\npolicies: [{name: fcfs}]\nseeds: 1-2\n", `:2: clusters[0]: cluster "h200x9": no such file`},

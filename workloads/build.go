@@ -207,7 +207,13 @@ func checkJob(j *Job, file string) *ParseError {
 		return bad("tenant", "want a tenant name, found an empty one")
 	case j.Submit < 0 || j.Submit > maxTime:
 		return bad("submit_s", "want a submit time in [0, %g] s, found %g s", float64(maxSeconds), j.Submit.Seconds())
-	case j.Duration <= 0 || j.Duration > maxTime:
+	case j.App != "" && j.Duration != 0:
+		return bad("duration_s", "want no duration for a job that trains application %q (its application model times it), found %g s", j.App, j.Duration.Seconds())
+	case j.App != "" && (j.BatchSize <= 0 || j.BatchSize > maxCount):
+		return bad("batch_size", "want a batch size in 1..%d, found %d", maxCount, j.BatchSize)
+	case j.App == "" && j.BatchSize != 0:
+		return bad("batch_size", "want no batch size for a job without an application, found %d", j.BatchSize)
+	case j.App == "" && (j.Duration <= 0 || j.Duration > maxTime):
 		return bad("duration_s", "want a duration > 0 and <= %g s, found %g s", float64(maxSeconds), j.Duration.Seconds())
 	case j.Estimate < 0 || j.Estimate > maxTime:
 		return bad("estimate_s", "want an estimate >= 0 (0 = none) and <= %g s, found %g s", float64(maxSeconds), j.Estimate.Seconds())

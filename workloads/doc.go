@@ -13,7 +13,8 @@
 //     Jobs is its ID in a run. Submit >= 0. The trace readers shift submit
 //     times so that the earliest is 0; ReadBrigade keeps them as written.
 //   - Names are non-empty and unique.
-//   - Duration > 0; Estimate >= 0 (0 means none; FillEstimates fills it);
+//   - Duration > 0, except for a job that trains an App (Pollux traces),
+//     whose Duration is 0 and BatchSize > 0; Estimate >= 0 (0 means none; FillEstimates fills it);
 //     MaxRetries >= 0 and FailedAttempts >= 0; Deadline, Checkpoint.Every
 //     and Checkpoint.Cost >= 0, and a Cost only with an Every; Req passes
 //     hwmodel.Request.Validate. Times stay below 1e12 s and counts below
@@ -62,6 +63,8 @@
 //     its detection and SkipText; phillyfast.go: the Philly reader's fast path
 //     for philly.csv's plain shape, which hands anything else (and every
 //     error) to the general reader, replaying the input from its start.
+//   - pollux.go: the Pollux artifact's workload reader (jobs that train
+//     an application with a GPU count and batch size, Job.App).
 //   - default.go: the embedded default trace (data/).
 //   - synthetic.go: SyntheticConfig and Generate, the seeded generator.
 //   - load.go: offered load and ScaleToLoad.

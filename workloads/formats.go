@@ -41,6 +41,7 @@ var formats = []Format{
 	{Name: "philly", Signature: []string{"timestamp", "num_gpus"}, Read: ReadPhilly},
 	{Name: "openb", Signature: []string{"num_gpu", "gpu_milli"}, Read: ReadOpenB},
 	{Name: "brigade", Signature: []string{"submit_s"}, Read: ReadBrigade},
+	{Name: "pollux", Signature: []string{"application", "num_replicas"}, Read: ReadPollux},
 	{Name: "swf", Claims: swfClaims, Looks: "';' header lines or records of 18 numbers", Read: ReadSWF},
 }
 

@@ -34,7 +34,7 @@ func TestDetectFormat(t *testing.T) {
 		// nor a CSV header.
 		{"17 numbers", "1 0 -1 10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1\n", `:1: cannot tell the trace format from the header "1 0 -1`, true},
 		{"18 fields, one a word", "1 0 -1 10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 x\n", `:1: cannot tell the trace format`, true},
-		{"unknown header", "# x\nid,start,end\n", `:2: cannot tell the trace format from the header "id,start,end" (philly has timestamp and num_gpus, openb has num_gpu and gpu_milli, brigade has submit_s, swf has ';' header lines or records of 18 numbers)`, true},
+		{"unknown header", "# x\nid,start,end\n", `:2: cannot tell the trace format from the header "id,start,end" (philly has timestamp and num_gpus, openb has num_gpu and gpu_milli, brigade has submit_s, pollux has application and num_replicas, swf has ';' header lines or records of 18 numbers)`, true},
 		{"empty", "", ":1: want a header line", true},
 		{"only comments", "# nothing\n\n", ":1: want a header line", true},
 		{"bad csv", "a,\"b\n", ":1: want a CSV header", true},
@@ -110,7 +110,7 @@ func TestCheckFormat(t *testing.T) {
 		}
 	}
 	err := CheckFormat("pbs")
-	if err == nil || err.Error() != `want philly, openb, brigade or swf, or auto to tell by the header; got "pbs"` {
+	if err == nil || err.Error() != `want philly, openb, brigade, pollux or swf, or auto to tell by the header; got "pbs"` {
 		t.Errorf("pbs: %v", err)
 	}
 }

@@ -104,3 +104,9 @@ func FuzzReadTenants(f *testing.F) {
 		}
 	})
 }
+
+func FuzzReadPollux(f *testing.F) {
+	addFixtures(f, "pollux")
+	f.Add([]byte("name,time,application,num_replicas,batch_size\na,0,x,1048576,1\nb,1e12,y,1,1048576\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { checkRead(t, ReadPollux, data, false) })
+}

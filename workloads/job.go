@@ -16,7 +16,14 @@ type Job struct {
 	Tenant   string
 	Priority int
 	Submit   hwmodel.Time
-	Duration hwmodel.Time // true running time of one attempt, > 0
+	// Duration is the true running time of one attempt, > 0; 0 for a job
+	// that trains an App, whose time the application model gives.
+	Duration hwmodel.Time
+	// App is the application the job trains under an application model
+	// (hwmodel.AppModel, sim.Config.Apps), with global batch size
+	// BatchSize on Req.GPUs GPUs; "" for other jobs.
+	App       string
+	BatchSize int
 	// DemandMilli is the job's GPU compute demand in milli-GPU under
 	// processor sharing (sim.Config.ProcessorSharing); 0 means its
 	// Req.GPUMilli.

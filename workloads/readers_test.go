@@ -235,7 +235,7 @@ func TestReadTenants(t *testing.T) {
 }
 
 func TestReadFileErrors(t *testing.T) {
-	if _, err := ReadFile("testdata/philly/good.csv", "pbs"); err == nil || !strings.Contains(err.Error(), "want philly, openb, brigade or swf") {
+	if _, err := ReadFile("testdata/philly/good.csv", "pbs"); err == nil || !strings.Contains(err.Error(), "want philly, openb, brigade, pollux or swf") {
 		t.Errorf("unknown format: got %v", err)
 	}
 	if _, err := ReadFile("testdata/nope.csv", "philly"); !errors.Is(err, os.ErrNotExist) {

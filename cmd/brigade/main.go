@@ -32,6 +32,7 @@ func commands() []command {
 		{"run", "run scenario files: a cluster, a workload, faults and the setups to compare, declared in YAML; the worked examples are examples/*.yaml (docs/scenarios.md)", runRun},
 		{"bench", "measure the engine's speed in events per second", runBench},
 		{"fill", "the FGD paper's experiment: fill a cluster with sampled pods under placement policies", runFill},
+		{"pollux", "the Pollux artifact's Tiresias runs (8 workloads × 4 loads), job by job beside the published JCTs (docs/pollux.md)", runPollux},
 		{"report", "write a results folder's self-contained report.html (plots, tables, metadata)", runReport},
 		{"compare", "put two results folders side by side: which metrics moved and by how much", runCompare},
 		{"sweep", "run a grid of workloads × clusters × loads × seeds × policies, resumable and shardable; mean, 95% CI and paired tests across seeds (docs/sweeps.md)", runSweep},

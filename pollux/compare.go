@@ -1,0 +1,140 @@
+package pollux
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Row compares one workload at one load with the published run.
+type Row struct {
+	Load     string
+	Workload string // "workload-1"
+	Jobs     int
+	// Ours and Published are the mean JCTs in seconds; Exact counts the
+	// jobs whose JCT equals the published one; Missing those the
+	// published run lacks or ours does.
+	Ours, Published float64
+	Exact, Missing  int
+}
+
+// Compare runs every workload of every load under spec and compares it
+// with the published JCTs. loads nil means all.
+func Compare(spec string, loads []string) ([]Row, error) {
+	apps, err := Apps()
+	if err != nil {
+		return nil, err
+	}
+	if loads == nil {
+		loads = Loads
+	}
+	var rows []Row
+	for _, load := range loads {
+		pub, err := Published(load)
+		if err != nil {
+			return nil, err
+		}
+		for n := 1; n <= Workloads; n++ {
+			w, err := Workload(load, n)
+			if err != nil {
+				return nil, err
+			}
+			ours, err := JCTs(w, apps, spec)
+			if err != nil {
+				return nil, fmt.Errorf("load %s workload %d: %w", load, n, err)
+			}
+			name := "workload-" + strconv.Itoa(n)
+			names := make([]string, len(w.Jobs))
+			for i := range w.Jobs {
+				names[i] = w.Jobs[i].Name
+			}
+			rows = append(rows, compareOne(load, name, names, ours, pub[name]))
+		}
+	}
+	return rows, nil
+}
+
+// compareOne compares one workload's JCTs with the published ones, in
+// the workload's job order (names), so that no map order reaches a sum.
+func compareOne(load, name string, names []string, ours, pub map[string]float64) Row {
+	r := Row{Load: load, Workload: name, Jobs: len(names)}
+	var so, sp float64
+	np := 0
+	for _, job := range names {
+		o := ours[job]
+		so += o
+		p, ok := pub[job]
+		if !ok {
+			r.Missing++
+			continue
+		}
+		sp += p
+		np++
+		if o == p {
+			r.Exact++
+		}
+	}
+	// Published jobs the workload lacks.
+	r.Missing += len(pub) - np
+	if len(names) > 0 {
+		r.Ours = so / float64(len(names))
+	}
+	if np > 0 {
+		r.Published = sp / float64(np)
+	}
+	return r
+}
+
+// Write prints the rows as a table: per workload and load our mean JCT
+// beside the published one and the jobs exactly equal, then per load the
+// mean over workloads, then the total.
+func Write(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "load\tworkload\tjobs\tmean JCT (s)\tpublished (s)\tdiff\texact\t")
+	var exact, jobs, missing int
+	byLoad := map[string][]Row{}
+	var order []string
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%s\t%d\t\n", r.Load, r.Workload, r.Jobs, r.Ours, r.Published, pct(r.Ours, r.Published), r.Exact)
+		exact += r.Exact
+		jobs += r.Jobs
+		missing += r.Missing
+		if _, ok := byLoad[r.Load]; !ok {
+			order = append(order, r.Load)
+		}
+		byLoad[r.Load] = append(byLoad[r.Load], r)
+	}
+	for _, load := range order {
+		var o, p float64
+		e, n := 0, 0
+		for _, r := range byLoad[load] {
+			o += r.Ours
+			p += r.Published
+			e += r.Exact
+			n += r.Jobs
+		}
+		k := float64(len(byLoad[load]))
+		fmt.Fprintf(tw, "%s\tmean of %d\t%d\t%.4f\t%.4f\t%s\t%d\t\n", load, len(byLoad[load]), n, o/k, p/k, pct(o/k, p/k), e)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "%s of %s exactly equal to the published JCTs\n", hwmodel.Plural(exact, "job", "jobs"), strconv.Itoa(jobs)); err != nil {
+		return err
+	}
+	if missing > 0 {
+		_, err := fmt.Fprintf(w, "%s in one of the runs and not the other\n", hwmodel.Plural(missing, "job", "jobs"))
+		return err
+	}
+	return nil
+}
+
+func pct(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*(a-b)/b)
+}
