@@ -123,7 +123,7 @@ func TestQTreeAgainstSortedSlice(t *testing.T) {
 								if !tr.insert(it, testMeta(it.id)) {
 									t.Fatalf("insert %v refused", it)
 								}
-								i, _ := slices.BinarySearchFunc(want, it, cmpItem)
+								i, _ := slices.BinarySearchFunc(want, it, qitem.cmp)
 								want = slices.Insert(want, i, it)
 							}
 						case op < 7: // delete some, the head or at random
@@ -169,7 +169,7 @@ func TestQTreeAgainstSortedSlice(t *testing.T) {
 									if !tr.delete(it) {
 										t.Fatalf("take %v refused", it)
 									}
-									i, _ := slices.BinarySearchFunc(want, it, cmpItem)
+									i, _ := slices.BinarySearchFunc(want, it, qitem.cmp)
 									want = slices.Delete(want, i, i+1)
 								}
 							}
@@ -201,16 +201,6 @@ func TestQTreeAgainstSortedSlice(t *testing.T) {
 			}
 		}
 	}
-}
-
-func cmpItem(x, y qitem) int {
-	switch {
-	case x.less(y):
-		return -1
-	case y.less(x):
-		return 1
-	}
-	return 0
 }
 
 func TestQTreeSummaries(t *testing.T) {
@@ -304,7 +294,7 @@ func TestQTreeResetReusesLeaves(t *testing.T) {
 		tr.insert(it, testMeta(it.id))
 		want = append(want, it)
 	}
-	slices.SortFunc(want, cmpItem)
+	slices.SortFunc(want, qitem.cmp)
 	tr.check(t, want)
 	leaves := map[*qleaf]bool{}
 	for l := tr.first; l != nil; l = l.next {
@@ -323,12 +313,12 @@ func TestQTreeResetReusesLeaves(t *testing.T) {
 			want = append(want, it)
 		}
 		if round == 1 {
-			slices.SortFunc(want, cmpItem) // ascending: each behind the last
+			slices.SortFunc(want, qitem.cmp) // ascending: each behind the last
 		}
 		for _, it := range want {
 			tr.insert(it, testMeta(it.id))
 		}
-		slices.SortFunc(want, cmpItem)
+		slices.SortFunc(want, qitem.cmp)
 		tr.check(t, want)
 		for l := tr.first; l != nil; l = l.next {
 			if !leaves[l] && len(tr.pool) > 0 {

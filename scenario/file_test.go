@@ -126,7 +126,7 @@ setups: [{name: a}]
 // TestRunExplicitJobs: explicit jobs keep their names and order, setups
 // change only what they name, and the value grammar reads them.
 func TestRunExplicitJobs(t *testing.T) {
-	f, err := Parse([]byte(`cluster: h200x8
+	got := runTable(t, `cluster: h200x8
 policy: fcfs
 workload:
   jobs:
@@ -141,22 +141,7 @@ columns:
   - {header: small waits, value: job.small.wait_s, format: int}
   - {header: late waits, value: job.late.wait_s, format: int}
   - {header: done, value: jobs_succeeded / jobs_submitted, format: of}
-`), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(f, Options{CheckInvariants: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := res.Table()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := ""
-	for _, r := range rows {
-		got += strings.Join(r, " | ") + "\n"
-	}
+`)
 	// Both wait for big to end at 2h. FCFS starts small (submitted
 	// first) at 2h and late, which needs all 8 GPUs, when small ends at
 	// 2h10m; SJF starts late (5m) first and small at 2h05m.
@@ -171,7 +156,7 @@ columns:
 // TestRunPreemptionCost: the preemption section sets what a preempted
 // job loses and pays, for the file and per setup.
 func TestRunPreemptionCost(t *testing.T) {
-	f, err := Parse([]byte(`cluster: h200x8
+	got := runTable(t, `cluster: h200x8
 policy: srtf
 workload:
   jobs:
@@ -188,7 +173,24 @@ columns:
   - {header: preemptions, value: job.long.preemptions, format: int}
   - {header: lost, value: job.long.preempt_lost_s, format: int}
   - {header: short jct, value: job.short.jct_s, format: int}
-`), "t.yaml")
+`)
+	// At 45m short (10m left) preempts long (75m left). Long resumes at
+	// 55m plus the restart: from its 30m checkpoint (15m of progress
+	// lost, 90m to go), or from where it stopped when it saves.
+	want := "setup | long jct | preemptions | lost | short jct\n" +
+		"checkpoints | 9000 | 1 | 1200 | 600\n" +
+		"save | 7800 | 1 | 0 | 600\n" +
+		"save+restart | 8100 | 1 | 300 | 600\n"
+	if got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// runTable runs a scenario file's setups and gives its results table,
+// one row per line, cells joined by " | ".
+func runTable(t *testing.T, body string) string {
+	t.Helper()
+	f, err := Parse([]byte(body), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,14 +206,5 @@ columns:
 	for _, r := range rows {
 		got += strings.Join(r, " | ") + "\n"
 	}
-	// At 45m short (10m left) preempts long (75m left). Long resumes at
-	// 55m plus the restart: from its 30m checkpoint (15m of progress
-	// lost, 90m to go), or from where it stopped when it saves.
-	want := "setup | long jct | preemptions | lost | short jct\n" +
-		"checkpoints | 9000 | 1 | 1200 | 600\n" +
-		"save | 7800 | 1 | 0 | 600\n" +
-		"save+restart | 8100 | 1 | 300 | 600\n"
-	if got != want {
-		t.Errorf("table:\n%s\nwant:\n%s", got, want)
-	}
+	return got
 }
