@@ -10,7 +10,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
-	sigs.k8s.io/yaml v1.6.0
 )
 
 require go.etcd.io/bbolt v1.4.3
