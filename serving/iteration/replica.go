@@ -1,0 +1,318 @@
+package iteration
+
+import "fmt"
+
+// Params are a replica's engine settings (vLLM's names in brackets).
+type Params struct {
+	MaxSeqs      int   // requests running at once [max-num-seqs]
+	TokenBudget  int   // tokens computed per step [max-num-batched-tokens]
+	LongPrefill  int   // a prompt chunk's limit (0: the budget) [long-prefill-token-threshold]
+	BlockSize    int   // tokens per KV block
+	KVBlocks     int64 // the cache's capacity in blocks
+	MaxReqTokens int   // longest prompt + output the replica must hold
+}
+
+// Req is one request on a replica: its tokens and, once it has them, its
+// results. Times are µs.
+type Req struct {
+	Arrive  int64 // at the server (TTFT and E2E count from here)
+	In, Out int32 // prompt and output tokens
+	// First is when the first token was out, Done when the last was
+	// (-1: not yet); ITLSum and ITLs are its inter-token gaps' sum and
+	// count since its last (re)start, Preempted how often it was.
+	First, Done int64
+	ITLSum      int64
+	ITLs        int32
+	Preempted   int32
+
+	progress int64 // tokens in the KV cache
+	computed int64 // tokens in the cache once this step is done
+	numNew   int32 // tokens this step computes for it
+	started  bool  // first token out since its last (re)start
+	blocks   []int32
+	cached   []int32 // block holding each prompt block, -1: none
+}
+
+// Replica is one engine: a wait queue, a running batch, a KV cache and a
+// latency model. The caller adds requests (Queue) and runs steps (Step)
+// at the times Next says; the replica owns nothing else, so the same code
+// serves trace replays and package serving's event loop.
+type Replica struct {
+	p    Params
+	lat  *Latency
+	kv   kvCache
+	Reqs []Req
+
+	wait    deque
+	running []int32
+	next    int64 // time of the next step; -1: idle
+	done    []int32
+
+	// Counters.
+	Steps, Preemptions int64
+	// BlockUS is Σ blocks held × step duration; PeakBlocks the most
+	// held at a step's end.
+	BlockUS, BusyUS float64
+	PeakBlocks      int64
+}
+
+// NewReplica builds a replica; lat gives step times and the overheads.
+func NewReplica(p Params, lat *Latency) (*Replica, error) {
+	if p.MaxSeqs < 1 || p.TokenBudget < 1 || p.BlockSize < 1 || p.LongPrefill < 0 {
+		return nil, fmt.Errorf("engine params %+v: want max sequences, token budget and block size ≥ 1", p)
+	}
+	if need := (int64(p.MaxReqTokens) + int64(p.BlockSize) - 1) / int64(p.BlockSize); p.KVBlocks < max(need, 1) {
+		return nil, fmt.Errorf("KV cache of %d blocks cannot hold one request of %d tokens", p.KVBlocks, p.MaxReqTokens)
+	}
+	return &Replica{p: p, lat: lat, kv: newKVCache(p.KVBlocks, p.BlockSize), next: -1}, nil
+}
+
+// Add registers a request arriving at arrive and returns its index; it
+// joins the wait queue when Queue is called (after the server's
+// queueing overhead, Latency's Alpha[0]).
+func (r *Replica) Add(arrive int64, in, out int32) int32 {
+	r.Reqs = append(r.Reqs, Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1})
+	return int32(len(r.Reqs) - 1)
+}
+
+// Queue puts request i at the back of the wait queue at now; an idle
+// replica steps at once.
+func (r *Replica) Queue(i int32, now int64) {
+	r.wait.pushBack(i)
+	if r.next < 0 {
+		r.next = now
+	}
+}
+
+// Next is the time of the next step, -1 when idle.
+func (r *Replica) Next() int64 { return r.next }
+
+// Waiting and Running are the requests in the queue and the batch.
+func (r *Replica) Waiting() int { return r.wait.len() }
+func (r *Replica) Running() int { return len(r.running) }
+
+// UsedBlocks is the KV blocks held now.
+func (r *Replica) UsedBlocks() int64 { return r.p.KVBlocks - int64(r.kv.free) }
+
+// Step runs the engine step due at now (Next) and returns the requests
+// that completed in it (valid until the next Step); their Done times
+// may lie after the step's end by the per-request overhead.
+func (r *Replica) Step(now int64) []int32 {
+	r.done = r.done[:0]
+	if len(r.running) == 0 && r.wait.len() == 0 {
+		r.next = -1
+		return r.done
+	}
+	r.Steps++
+	var b Batch
+	r.form(&b)
+	dur := r.lat.StepUS(&b)
+	r.execute(now, dur)
+	used := r.UsedBlocks()
+	r.BlockUS += float64(used) * float64(dur)
+	r.BusyUS += float64(dur)
+	r.PeakBlocks = max(r.PeakBlocks, used)
+	if len(r.running) > 0 || r.wait.len() > 0 {
+		r.next = now + dur
+	} else {
+		r.next = -1
+	}
+	return r.done
+}
+
+// form builds the step's batch as vLLM's scheduler does: running
+// requests first, in order, each its next prompt chunk or one decode
+// token while the token budget lasts, preempting the newest running
+// request when the cache is full; then, if nothing was preempted, new
+// requests from the front of the queue while sequences, budget and
+// blocks allow.
+func (r *Replica) form(b *Batch) {
+	budget := int64(r.p.TokenBudget)
+	thr := int64(r.p.LongPrefill)
+	preempted := false
+	for _, i := range r.running {
+		r.Reqs[i].numNew = 0
+	}
+	for k := 0; k < len(r.running); k++ {
+		if budget <= 0 {
+			break
+		}
+		i := r.running[k]
+		q := &r.Reqs[i]
+		if n := int64(q.In) - q.progress; n > 0 {
+			if thr > 0 && thr < n {
+				n = thr
+			}
+			n = min(n, budget)
+			ok := r.makeRoom(i, k, n, &budget, &preempted)
+			if !ok {
+				break
+			}
+			budget -= n
+			q.numNew = int32(n)
+			q.computed += n
+		} else if q.Out > 0 {
+			if !r.makeRoom(i, k, 1, &budget, &preempted) {
+				break
+			}
+			budget--
+			q.numNew = 1
+			q.computed++
+		}
+	}
+	for len(r.running) < r.p.MaxSeqs && r.wait.len() > 0 && budget > 0 && !preempted {
+		i := r.wait.front()
+		q := &r.Reqs[i]
+		cached := r.kv.cachedPrefix(q)
+		start := int64(cached) * int64(r.p.BlockSize)
+		n := int64(q.In) - start
+		if thr > 0 && thr < n {
+			n = thr
+		}
+		n = min(n, budget)
+		if !r.kv.allocPrompt(r.Reqs, i, start, start+n, cached) {
+			break
+		}
+		r.wait.popFront()
+		r.running = append(r.running, i)
+		budget -= n
+		q.numNew = int32(n)
+		q.computed = start + n
+	}
+	// The batch's composition, for the latency model.
+	for _, i := range r.running {
+		q := &r.Reqs[i]
+		if q.numNew == 0 {
+			continue
+		}
+		b.Seqs++
+		if q.progress < int64(q.In) {
+			t := float64(q.numNew)
+			b.PrefillTokens += t
+			b.PrefillAttn += t * (float64(q.In) + t/2)
+		} else {
+			b.Decodes++
+			b.DecodeCtx += float64(q.progress)
+		}
+	}
+}
+
+// makeRoom allocates n tokens for running request i (at position k),
+// preempting the newest running requests while the cache is short. It
+// reports whether i got its room; false when i itself was preempted or
+// is alone and still does not fit.
+func (r *Replica) makeRoom(i int32, k int, n int64, budget *int64, preempted *bool) bool {
+	q := &r.Reqs[i]
+	for {
+		var ok bool
+		if q.progress < int64(q.In) {
+			ok = r.kv.allocPrompt(r.Reqs, i, q.progress, q.progress+n, 0)
+		} else {
+			ok = r.kv.allocDecode(r.Reqs, i)
+		}
+		if ok {
+			return true
+		}
+		last := len(r.running) - 1
+		if last < 0 {
+			return false
+		}
+		*preempted = true
+		v := r.running[last]
+		r.running = r.running[:last]
+		vq := &r.Reqs[v]
+		*budget += int64(vq.numNew)
+		vq.numNew = 0
+		vq.progress, vq.computed = 0, 0
+		vq.ITLSum, vq.ITLs = 0, 0
+		vq.started = false
+		vq.Preempted++
+		r.Preemptions++
+		r.kv.release(vq)
+		r.wait.pushFront(v)
+		if v == i {
+			return false
+		}
+	}
+}
+
+// execute advances every request in the batch by the step and takes out
+// the finished ones.
+func (r *Replica) execute(now, dur int64) {
+	c := r.lat.Coeffs()
+	perTok := int64(c.Alpha[2])
+	keep := r.running[:0]
+	for _, i := range r.running {
+		q := &r.Reqs[i]
+		in := int64(q.In)
+		if q.progress < in {
+			q.progress = q.computed
+		} else if q.numNew > 0 {
+			q.progress++
+			q.ITLSum += dur + perTok
+			q.ITLs++
+		}
+		if q.progress == in && !q.started {
+			q.started = true
+			q.First = now + dur + perTok
+		}
+		if q.progress >= in+max(int64(q.Out), 1)-1 {
+			if q.Out > 0 && q.progress < in+int64(q.Out) {
+				// the last token's KV is written before the blocks go
+				r.kv.allocDecode(r.Reqs, i)
+			}
+			r.kv.release(q)
+			q.cached = nil
+			q.Done = q.First + q.ITLSum
+			if q.Out > 0 {
+				q.Done += int64(c.Alpha[1])
+			}
+			r.done = append(r.done, i)
+			continue
+		}
+		keep = append(keep, i)
+	}
+	r.running = keep
+}
+
+// deque is a ring buffer of request indices: the wait queue takes new
+// requests at the back and preempted ones at the front, both O(1).
+type deque struct {
+	buf        []int32
+	head, size int
+}
+
+func (d *deque) len() int { return d.size }
+
+func (d *deque) grow() {
+	n := max(16, 2*len(d.buf))
+	nb := make([]int32, n)
+	for k := range d.size {
+		nb[k] = d.buf[(d.head+k)%len(d.buf)]
+	}
+	d.buf, d.head = nb, 0
+}
+
+func (d *deque) pushBack(i int32) {
+	if d.size == len(d.buf) {
+		d.grow()
+	}
+	d.buf[(d.head+d.size)%len(d.buf)] = i
+	d.size++
+}
+
+func (d *deque) pushFront(i int32) {
+	if d.size == len(d.buf) {
+		d.grow()
+	}
+	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
+	d.buf[d.head] = i
+	d.size++
+}
+
+func (d *deque) front() int32 { return d.buf[d.head] }
+
+func (d *deque) popFront() {
+	d.head = (d.head + 1) % len(d.buf)
+	d.size--
+}
