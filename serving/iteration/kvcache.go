@@ -15,7 +15,6 @@ type kvCache struct {
 	head, tail int32
 	next, prev []int32 // free list links (-1: none)
 	inUse      []bool
-	fill       []int32 // tokens in the block
 	// keyReq, keyIdx: the prompt block the block holds, found by prefix
 	// lookups (-1: none).
 	keyReq, keyIdx []int32
@@ -25,7 +24,7 @@ func newKVCache(blocks int64, blockSize int) kvCache {
 	n := int32(blocks)
 	c := kvCache{bs: int32(blockSize), head: -1, tail: -1,
 		next: make([]int32, n), prev: make([]int32, n), inUse: make([]bool, n),
-		fill: make([]int32, n), keyReq: make([]int32, n), keyIdx: make([]int32, n)}
+		keyReq: make([]int32, n), keyIdx: make([]int32, n)}
 	for b := range n {
 		c.keyReq[b] = -1
 		c.appendFree(b)
@@ -71,7 +70,6 @@ func (c *kvCache) popFree(reqs []Req) int32 {
 		}
 		c.keyReq[b] = -1
 	}
-	c.fill[b] = 0
 	return b
 }
 
@@ -109,7 +107,7 @@ func (c *kvCache) allocPrompt(reqs []Req, r int32, start, end int64, cached int)
 	n := int32(end - start)
 	eff := n
 	if len(q.blocks) > 0 {
-		if spare := c.bs - c.fill[q.blocks[len(q.blocks)-1]]; spare > 0 && spare < c.bs {
+		if spare := c.bs - q.lastFill; spare > 0 && spare < c.bs {
 			eff -= min(spare, eff)
 		}
 	}
@@ -128,16 +126,16 @@ func (c *kvCache) allocPrompt(reqs []Req, r int32, start, end int64, cached int)
 			c.removeFree(b)
 			c.inUse[b] = true
 			q.blocks = append(q.blocks, b)
+			q.lastFill = c.bs
 		}
 	}
 	if len(q.blocks) > 0 {
-		last := q.blocks[len(q.blocks)-1]
-		if f := c.fill[last]; f > 0 && f < c.bs {
+		if f := q.lastFill; f > 0 && f < c.bs {
 			add := min(c.bs-f, n)
-			c.fill[last] += add
+			q.lastFill += add
 			n -= add
-			if c.fill[last] == c.bs {
-				c.remember(reqs, r, len(q.blocks)-1, last)
+			if q.lastFill == c.bs {
+				c.remember(reqs, r, len(q.blocks)-1, q.blocks[len(q.blocks)-1])
 			}
 		}
 	}
@@ -145,7 +143,7 @@ func (c *kvCache) allocPrompt(reqs []Req, r int32, start, end int64, cached int)
 		b := c.popFree(reqs)
 		c.inUse[b] = true
 		f := min(c.bs, n)
-		c.fill[b] = f
+		q.lastFill = f
 		n -= f
 		q.blocks = append(q.blocks, b)
 		if f == c.bs {
@@ -159,22 +157,18 @@ func (c *kvCache) allocPrompt(reqs []Req, r int32, start, end int64, cached int)
 // needs a new block and none is free.
 func (c *kvCache) allocDecode(reqs []Req, r int32) bool {
 	q := &reqs[r]
-	if len(q.blocks) > 0 {
-		last := q.blocks[len(q.blocks)-1]
-		if c.fill[last] < c.bs {
-			c.fill[last]++
-			if c.fill[last] == c.bs {
-				c.remember(reqs, r, len(q.blocks)-1, last)
-			}
-			return true
-		}
+	if len(q.blocks) > 0 && q.lastFill < c.bs {
+		// A decode token never completes a prompt block (the block holds
+		// this output token), so there is nothing to remember.
+		q.lastFill++
+		return true
 	}
 	if c.free == 0 {
 		return false
 	}
 	b := c.popFree(reqs)
 	c.inUse[b] = true
-	c.fill[b] = 1
+	q.lastFill = 1
 	q.blocks = append(q.blocks, b)
 	return true
 }
@@ -187,4 +181,5 @@ func (c *kvCache) release(q *Req) {
 		c.appendFree(b)
 	}
 	q.blocks = q.blocks[:0]
+	q.lastFill = 0
 }

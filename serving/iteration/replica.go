@@ -28,6 +28,7 @@ type Req struct {
 	progress int64 // tokens in the KV cache
 	computed int64 // tokens in the cache once this step is done
 	numNew   int32 // tokens this step computes for it
+	lastFill int32 // tokens in its last block (the others are full)
 	started  bool  // first token out since its last (re)start
 	blocks   []int32
 	cached   []int32 // block holding each prompt block, -1: none
@@ -130,35 +131,46 @@ func (r *Replica) form(b *Batch) {
 	budget := int64(r.p.TokenBudget)
 	thr := int64(r.p.LongPrefill)
 	preempted := false
-	for _, i := range r.running {
-		r.Reqs[i].numNew = 0
-	}
-	for k := 0; k < len(r.running); k++ {
+	// The batch's composition is summed as requests are taken: a
+	// preemption only ever removes the running list's tail, which has not
+	// been visited yet.
+	k := 0
+	for ; k < len(r.running); k++ {
 		if budget <= 0 {
 			break
 		}
 		i := r.running[k]
 		q := &r.Reqs[i]
+		q.numNew = 0
 		if n := int64(q.In) - q.progress; n > 0 {
 			if thr > 0 && thr < n {
 				n = thr
 			}
 			n = min(n, budget)
-			ok := r.makeRoom(i, k, n, &budget, &preempted)
-			if !ok {
+			if !r.makeRoom(i, n, &budget, &preempted) {
 				break
 			}
 			budget -= n
 			q.numNew = int32(n)
 			q.computed += n
+			b.Seqs++
+			t := float64(n)
+			b.PrefillTokens += t
+			b.PrefillAttn += t * (float64(q.In) + t/2)
 		} else if q.Out > 0 {
-			if !r.makeRoom(i, k, 1, &budget, &preempted) {
+			if !r.makeRoom(i, 1, &budget, &preempted) {
 				break
 			}
 			budget--
 			q.numNew = 1
 			q.computed++
+			b.Seqs++
+			b.Decodes++
+			b.DecodeCtx += float64(q.progress)
 		}
+	}
+	for ; k < len(r.running); k++ {
+		r.Reqs[r.running[k]].numNew = 0 // left out of this step
 	}
 	for len(r.running) < r.p.MaxSeqs && r.wait.len() > 0 && budget > 0 && !preempted {
 		i := r.wait.front()
@@ -178,30 +190,20 @@ func (r *Replica) form(b *Batch) {
 		budget -= n
 		q.numNew = int32(n)
 		q.computed = start + n
-	}
-	// The batch's composition, for the latency model.
-	for _, i := range r.running {
-		q := &r.Reqs[i]
-		if q.numNew == 0 {
-			continue
-		}
-		b.Seqs++
-		if q.progress < int64(q.In) {
-			t := float64(q.numNew)
+		if n > 0 {
+			b.Seqs++
+			t := float64(n)
 			b.PrefillTokens += t
 			b.PrefillAttn += t * (float64(q.In) + t/2)
-		} else {
-			b.Decodes++
-			b.DecodeCtx += float64(q.progress)
 		}
 	}
 }
 
-// makeRoom allocates n tokens for running request i (at position k),
+// makeRoom allocates n tokens for running request i,
 // preempting the newest running requests while the cache is short. It
 // reports whether i got its room; false when i itself was preempted or
 // is alone and still does not fit.
-func (r *Replica) makeRoom(i int32, k int, n int64, budget *int64, preempted *bool) bool {
+func (r *Replica) makeRoom(i int32, n int64, budget *int64, preempted *bool) bool {
 	q := &r.Reqs[i]
 	for {
 		var ok bool
