@@ -111,6 +111,8 @@ func (m *model) scaleIn(s *service, k int, now hwmodel.Time) {
 			r.state = repDraining
 			if r.cb != nil {
 				r.lastDone = m.decodeDrainBound(s, r, now)
+			} else if r.it != nil {
+				r.lastDone = m.iterDrainBound(s, r, now)
 			}
 		}
 	}

@@ -23,6 +23,7 @@ type request struct {
 	work       hwmodel.Time
 	in, out    int32
 	replica    int32
+	eng        int32 // its index in the replica's iteration engine
 	gen        uint32
 	svc        int32
 	class      int16
@@ -67,6 +68,8 @@ type replica struct {
 	busy  float64 // request-µs
 	// cb is the decode state under continuous batching (nil otherwise).
 	cb *decodeBatch
+	// it is the engine under the iteration-level model (nil otherwise).
+	it *iterReplica
 }
 
 func (r *replica) integrate(now hwmodel.Time) {
@@ -169,6 +172,13 @@ type model struct {
 func newModel(spec *Spec, seed uint64) (*model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
+	}
+	for _, sp := range spec.Services {
+		if im := sp.Replica.Iteration; im != nil {
+			if err := im.build(sp.GPUsPerReplica); err != nil {
+				return nil, fmt.Errorf("service %s: replica.iteration: %w", sp.Name, err)
+			}
+		}
 	}
 	m := &model{spec: spec, seed: seed, horizon: spec.Horizon, nextRoll: spec.bucket()}
 	for si := range spec.Services {
@@ -307,7 +317,9 @@ func (m *model) start() {
 func (m *model) newReplica(s *service, now hwmodel.Time) *replica {
 	r := &replica{id: len(s.replicas), state: repPending, slow: 1, ewma: 1,
 		book: ReplicaResult{ID: len(s.replicas), Requested: now, Placed: -1, Ready: -1, Released: -1, Node: -1}}
-	if s.spec.Replica.ContinuousBatching {
+	if s.spec.Replica.Iteration != nil {
+		r.it = m.newIterReplica(s)
+	} else if s.spec.Replica.ContinuousBatching {
 		r.cb = &decodeBatch{}
 	}
 	s.replicas = append(s.replicas, r)
@@ -476,6 +488,15 @@ func (m *model) advance(until hwmodel.Time) {
 		case evDecode:
 			s = m.svcs[ev.a]
 			m.decodeStep(s, s.replicas[ev.b], ev.gen)
+		case evIterQueue:
+			q := &m.reqs[ev.a]
+			if q.gen != ev.gen || q.state != reqRunning {
+				continue
+			}
+			m.iterQueue(ev.a)
+		case evIterStep:
+			s = m.svcs[ev.a]
+			m.iterStep(s, s.replicas[ev.b], ev.gen)
 		case evRestart:
 			s = m.svcs[ev.a]
 			r := s.replicas[ev.b]
@@ -634,6 +655,14 @@ func (m *model) dispatch(s *service, r *replica, i int32) {
 		m.fail(s, i, false)
 		return
 	}
+	if r.it != nil {
+		r.integrate(now)
+		r.inflight++
+		s.inflight++
+		q.state = reqRunning
+		m.iterDispatch(s, r, i)
+		return
+	}
 	rm := &s.spec.Replica
 	continuous := r.cb != nil && q.work == 0
 	if continuous {
@@ -711,6 +740,11 @@ func (m *model) incident(s *service, inc Incident) {
 	}
 	switch inc.Kind {
 	case "slow":
+		if r.it != nil {
+			r.slow = inc.Factor
+			r.it.eng.Slow = inc.Factor
+			return
+		}
 		if r.cb != nil {
 			m.decodeAdvance(s, r, m.now)
 			r.slow = inc.Factor
@@ -736,6 +770,13 @@ func (m *model) breakReplica(s *service, r *replica) {
 	if r.cb != nil {
 		r.cb.entries = r.cb.entries[:0]
 		r.cb.ver++
+	}
+	if r.it != nil {
+		// Its engine's state is lost; a restart begins with an empty one.
+		ver := r.it.ver + 1
+		r.it = m.newIterReplica(s)
+		r.it.ver = ver
+		r.it.eng.Slow = r.slow
 	}
 	now := m.now
 	s.integrate(now)

@@ -217,6 +217,11 @@ func (e *Experiment) checkFiles() error {
 		}
 	}
 	for i, s := range e.Spec.Services {
+		if im := s.Replica.Iteration; im != nil {
+			if err := im.build(s.GPUsPerReplica); err != nil {
+				p.Add(fmt.Sprintf("services[%d].replica.iteration", i), "%v", err)
+			}
+		}
 		if s.Arrivals.Trace == "" {
 			continue
 		}

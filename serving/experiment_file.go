@@ -66,6 +66,24 @@ type replicaFile struct {
 	MaxConcurrent      int       `json:"max_concurrent"`
 	LoadTime           duration  `json:"load_time"`
 	ServiceTime        *distFile `json:"service_time"`
+	Iteration          *iterFile `json:"iteration"`
+}
+
+// iterFile selects the iteration-level replica (IterationModel); paths
+// are relative to the experiment file.
+type iterFile struct {
+	Model        string  `json:"model" config:"required"`
+	Hardware     string  `json:"hardware" config:"required"`
+	GPU          string  `json:"gpu" config:"required"`
+	Coefficients string  `json:"coefficients" config:"required"`
+	TP           int     `json:"tp"`
+	MaxNumSeqs   int     `json:"max_num_seqs"`
+	MaxBatched   int     `json:"max_num_batched_tokens"`
+	LongPrefill  int     `json:"long_prefill_token_threshold"`
+	BlockSize    int     `json:"block_size"`
+	MemoryUtil   float64 `json:"gpu_memory_utilization"`
+	KVBlocks     int64   `json:"kv_blocks"`
+	MaxTokens    int     `json:"max_request_tokens"`
 }
 
 type distFile struct {
@@ -296,6 +314,12 @@ func (f *serviceFile) service(path func(string) string) Service {
 	if r.ServiceTime != nil {
 		d := r.ServiceTime.dist()
 		s.Replica.ServiceTime = &d
+	}
+	if it := r.Iteration; it != nil {
+		s.Replica.Iteration = &IterationModel{Model: path(it.Model), Hardware: path(it.Hardware), GPU: it.GPU,
+			Coefficients: path(it.Coefficients), TP: it.TP, MaxSeqs: it.MaxNumSeqs, TokenBudget: it.MaxBatched,
+			LongPrefill: it.LongPrefill, BlockSize: it.BlockSize, MemoryUtil: it.MemoryUtil, KVBlocks: it.KVBlocks,
+			MaxRequestTokens: it.MaxTokens}
 	}
 	s.Replicas = ReplicaBounds{Initial: f.Replicas.Initial, Min: f.Replicas.Initial, Max: f.Replicas.Initial}
 	if f.Replicas.Min != nil {

@@ -7,15 +7,17 @@ import "github.com/brigadesim/brigade/hwmodel"
 type evKind uint8
 
 const (
-	evArrival  evKind = iota // a service, b class
-	evComplete               // a request slot, gen
-	evTimeout                // a request slot, gen
-	evReady                  // a service, b replica, gen: replica epoch
-	evProbe                  // a service, b replica, gen: ejection count
-	evIncident               // a service, b incident
-	evRestart                // a service, b replica, gen: replica epoch
-	evPrefill                // a request slot, gen: its first token (continuous batching)
-	evDecode                 // a service, b replica, gen: decode version (continuous batching)
+	evArrival   evKind = iota // a service, b class
+	evComplete                // a request slot, gen
+	evTimeout                 // a request slot, gen
+	evReady                   // a service, b replica, gen: replica epoch
+	evProbe                   // a service, b replica, gen: ejection count
+	evIncident                // a service, b incident
+	evRestart                 // a service, b replica, gen: replica epoch
+	evPrefill                 // a request slot, gen: its first token (continuous batching)
+	evDecode                  // a service, b replica, gen: decode version (continuous batching)
+	evIterQueue               // a request slot, gen: it joins its engine's wait queue (iteration-level)
+	evIterStep                // a service, b replica, gen: step version (iteration-level)
 )
 
 type event struct {

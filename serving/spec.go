@@ -74,6 +74,12 @@ type ReplicaModel struct {
 	// service time is drawn from it (seconds) and its first token comes at
 	// the end. For queueing checks (exponential service).
 	ServiceTime *Dist
+	// Iteration, when set, replaces the token model by the
+	// iteration-level engine (iterlevel.go, package iteration); the
+	// token rates, BatchSlowdown, Jitter and ContinuousBatching then do
+	// not apply, and MaxConcurrent bounds the requests a replica holds
+	// (its engine's queue and batch).
+	Iteration *IterationModel
 }
 
 // ReplicaBounds: Initial replicas at the start; the autoscaler keeps the

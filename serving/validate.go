@@ -123,6 +123,11 @@ func (v *Service) check(e *config.Errors, horizon hwmodel.Time) {
 	r := &v.Replica
 	if r.ServiceTime != nil {
 		r.ServiceTime.check(e.In("replica.service_time"))
+		if r.Iteration != nil {
+			e.Add("replica.iteration", "want either service_time or iteration, not both")
+		}
+	} else if r.Iteration != nil {
+		r.Iteration.check(e.In("replica.iteration"))
 	} else {
 		if !(r.PrefillTokensPerS > 0) || math.IsInf(r.PrefillTokensPerS, 0) {
 			e.Add("replica.prefill_tokens_per_s", "want a rate > 0 (or a service_time), got %g", r.PrefillTokensPerS)

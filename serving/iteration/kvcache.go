@@ -18,13 +18,14 @@ type kvCache struct {
 	// keyReq, keyIdx: the prompt block the block holds, found by prefix
 	// lookups (-1: none).
 	keyReq, keyIdx []int32
+	keyGen         []uint32 // the request slot's generation (Recycle)
 }
 
 func newKVCache(blocks int64, blockSize int) kvCache {
 	n := int32(blocks)
 	c := kvCache{bs: int32(blockSize), head: -1, tail: -1,
 		next: make([]int32, n), prev: make([]int32, n), inUse: make([]bool, n),
-		keyReq: make([]int32, n), keyIdx: make([]int32, n)}
+		keyReq: make([]int32, n), keyIdx: make([]int32, n), keyGen: make([]uint32, n)}
 	for b := range n {
 		c.keyReq[b] = -1
 		c.appendFree(b)
@@ -65,7 +66,7 @@ func (c *kvCache) popFree(reqs []Req) int32 {
 	b := c.head
 	c.removeFree(b)
 	if r := c.keyReq[b]; r >= 0 {
-		if q := &reqs[r]; q.cached != nil {
+		if q := &reqs[r]; q.cached != nil && q.gen == c.keyGen[b] {
 			q.cached[c.keyIdx[b]] = -1
 		}
 		c.keyReq[b] = -1
@@ -86,7 +87,7 @@ func (c *kvCache) remember(reqs []Req, r int32, j int, b int32) {
 		}
 	}
 	q.cached[j] = b
-	c.keyReq[b], c.keyIdx[b] = r, int32(j)
+	c.keyReq[b], c.keyIdx[b], c.keyGen[b] = r, int32(j), q.gen
 }
 
 // cachedPrefix is how many of request r's leading prompt blocks are still

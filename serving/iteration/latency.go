@@ -124,3 +124,31 @@ func (l *Latency) StepUS(b *Batch) int64 {
 	}
 	return max(1, int64(us)) // truncated, as BLIS does
 }
+
+// AloneUS estimates a request's end-to-end time on an idle replica that
+// computes budget tokens a step: the queueing overhead, its prompt in
+// chunks, then a decode step per further token at the context's midpoint,
+// the per-token and per-request overheads. For a gateway's latency
+// ratio, not for results.
+func (l *Latency) AloneUS(in, out, budget int) float64 {
+	c := &l.c
+	us := c.Alpha[0]
+	chunk := func(t int) float64 {
+		return float64(l.StepUS(&Batch{PrefillTokens: float64(t), PrefillAttn: float64(t) * (float64(in) + float64(t)/2), Seqs: 1}))
+	}
+	if full := in / budget; full > 0 {
+		us += float64(full) * chunk(budget) // every full chunk costs the same
+	}
+	if rem := in % budget; rem > 0 {
+		us += chunk(rem)
+	}
+	us += c.Alpha[2]
+	if out > 1 {
+		mid := float64(in) + float64(out)/2
+		us += float64(out-1) * (float64(l.StepUS(&Batch{Decodes: 1, DecodeCtx: mid, Seqs: 1})) + c.Alpha[2])
+	}
+	if out > 0 {
+		us += c.Alpha[1]
+	}
+	return us
+}

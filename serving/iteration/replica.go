@@ -1,6 +1,9 @@
 package iteration
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Params are a replica's engine settings (vLLM's names in brackets).
 type Params struct {
@@ -25,11 +28,12 @@ type Req struct {
 	ITLs        int32
 	Preempted   int32
 
-	progress int64 // tokens in the KV cache
-	computed int64 // tokens in the cache once this step is done
-	numNew   int32 // tokens this step computes for it
-	lastFill int32 // tokens in its last block (the others are full)
-	started  bool  // first token out since its last (re)start
+	progress int64  // tokens in the KV cache
+	computed int64  // tokens in the cache once this step is done
+	numNew   int32  // tokens this step computes for it
+	lastFill int32  // tokens in its last block (the others are full)
+	started  bool   // first token out since its last (re)start
+	gen      uint32 // bumped when the slot is reused (Recycle)
 	blocks   []int32
 	cached   []int32 // block holding each prompt block, -1: none
 }
@@ -46,8 +50,13 @@ type Replica struct {
 
 	wait    deque
 	running []int32
-	next    int64 // time of the next step; -1: idle
+	free    []int32 // recycled request slots
+	next    int64   // time of the next step; -1: idle
 	done    []int32
+
+	// Slow stretches every step (1 or 0: none), for an injected
+	// slow-down.
+	Slow float64
 
 	// Counters.
 	Steps, Preemptions int64
@@ -72,9 +81,21 @@ func NewReplica(p Params, lat *Latency) (*Replica, error) {
 // joins the wait queue when Queue is called (after the server's
 // queueing overhead, Latency's Alpha[0]).
 func (r *Replica) Add(arrive int64, in, out int32) int32 {
+	if n := len(r.free); n > 0 {
+		i := r.free[n-1]
+		r.free = r.free[:n-1]
+		q := &r.Reqs[i]
+		gen, blocks := q.gen+1, q.blocks[:0]
+		*q = Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1, gen: gen, blocks: blocks}
+		return i
+	}
 	r.Reqs = append(r.Reqs, Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1})
 	return int32(len(r.Reqs) - 1)
 }
+
+// Recycle gives back the slot of a completed request (after its results
+// are read), so a long run holds only the requests in flight.
+func (r *Replica) Recycle(i int32) { r.free = append(r.free, i) }
 
 // Queue puts request i at the back of the wait queue at now; an idle
 // replica steps at once.
@@ -108,6 +129,9 @@ func (r *Replica) Step(now int64) []int32 {
 	var b Batch
 	r.form(&b)
 	dur := r.lat.StepUS(&b)
+	if r.Slow > 0 && r.Slow != 1 {
+		dur = max(1, int64(math.Ceil(float64(dur)*r.Slow)))
+	}
 	r.execute(now, dur)
 	used := r.UsedBlocks()
 	r.BlockUS += float64(used) * float64(dur)
@@ -317,4 +341,51 @@ func (d *deque) front() int32 { return d.buf[d.head] }
 func (d *deque) popFront() {
 	d.head = (d.head + 1) % len(d.buf)
 	d.size--
+}
+
+// Later is a request added to the replica that joins its queue at At.
+type Later struct {
+	Req int32
+	At  int64
+}
+
+// DrainEnd is when the last request on the replica will be done if no
+// request joins but those in later (in order of At): the replica's
+// future is then fixed, so a copy of it is run to the end (for a replica
+// being drained, which must know when to give its GPUs back).
+func (r *Replica) DrainEnd(now int64, later []Later) int64 {
+	c := *r
+	c.Reqs = make([]Req, len(r.Reqs))
+	copy(c.Reqs, r.Reqs)
+	for k := range c.Reqs {
+		q := &c.Reqs[k]
+		q.blocks = append([]int32(nil), q.blocks...)
+		if q.cached != nil {
+			q.cached = append([]int32(nil), q.cached...)
+		}
+	}
+	c.kv.next = append([]int32(nil), r.kv.next...)
+	c.kv.prev = append([]int32(nil), r.kv.prev...)
+	c.kv.inUse = append([]bool(nil), r.kv.inUse...)
+	c.kv.keyReq = append([]int32(nil), r.kv.keyReq...)
+	c.kv.keyIdx = append([]int32(nil), r.kv.keyIdx...)
+	c.kv.keyGen = append([]uint32(nil), r.kv.keyGen...)
+	c.wait.buf = append([]int32(nil), r.wait.buf...)
+	c.running = append([]int32(nil), r.running...)
+	c.done = nil
+	end := now
+	for {
+		t := c.next
+		if len(later) > 0 && (t < 0 || later[0].At <= t) {
+			c.Queue(later[0].Req, later[0].At)
+			later = later[1:]
+			continue
+		}
+		if t < 0 {
+			return end
+		}
+		for _, k := range c.Step(t) {
+			end = max(end, c.Reqs[k].Done)
+		}
+	}
 }

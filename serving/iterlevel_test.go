@@ -1,0 +1,124 @@
+package serving
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/brigadesim/brigade/serving/iteration"
+)
+
+// iterExperiment is a one-service experiment on the iteration-level
+// model with BLIS's Qwen3-14B / H100 files, fed by trace.
+func iterExperiment(t *testing.T, trace, extra string) string {
+	t.Helper()
+	abs := func(p string) string {
+		a, err := filepath.Abs(filepath.Join("iteration/testdata/blis", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	return fmt.Sprintf(`cluster: dgx-h100x64
+horizon: 2h
+services:
+  - name: qwen
+    replica:
+      max_concurrent: 100000
+      iteration: {model: %s, hardware: %s, gpu: H100, coefficients: %s%s}
+    replicas: {initial: 1}
+    arrivals: {trace: %s}
+    classes:
+      - name: c
+        input_tokens: {dist: constant, mean: 100}
+        output_tokens: {dist: constant, mean: 10}
+`, abs("qwen3-14b-config.json"), abs("hardware_config.json"), abs("defaults.yaml"), extra, trace)
+}
+
+// TestIterationServeMatchesReplay runs BLIS's first rate-14 requests
+// through brigade serve's event loop with one iteration-level replica and
+// through iteration.Replay: the gateway hands each request on at once,
+// so both must give the same TTFT and E2E to the µs.
+func TestIterationServeMatchesReplay(t *testing.T) {
+	reqs, err := iteration.ReadBLISTrace("iteration/testdata/blis/r14_head.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs = reqs[:300]
+	var b strings.Builder
+	b.WriteString("time_s,class,input_tokens,output_tokens\n")
+	for k := range reqs {
+		reqs[k].Arrive = reqs[k].Arrive / 1000 * 1000 // whole ms, exact in time_s
+		fmt.Fprintf(&b, "%d.%03d,c,%d,%d\n", reqs[k].Arrive/1e6, reqs[k].Arrive/1000%1000, reqs[k].In, reqs[k].Out)
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	if err := os.WriteFile(trace, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := ParseExperiment([]byte(iterExperiment(t, trace, "")), filepath.Join(dir, "x.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := RunExperiment(exp, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rs.Variants[0].Result.Services[0].Classes[0]
+	im := exp.Spec.Services[0].Replica.Iteration
+	r, err := iteration.Replay(im.params, im.lat, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ttft, e2e float64
+	for _, q := range r.Reqs {
+		ttft += float64(q.First - q.Arrive)
+		e2e += float64(q.Done - q.Arrive)
+	}
+	n := float64(len(reqs))
+	if got.Completed != int64(len(reqs)) {
+		t.Fatalf("completed %d of %d", got.Completed, len(reqs))
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"TTFT mean", got.TTFT.Mean, ttft / n / 1e6}, {"E2E mean", got.E2E.Mean, e2e / n / 1e6}} {
+		if math.Abs(c.got-c.want) > 1e-9 {
+			t.Errorf("%s: serve %.9f s, replay %.9f s", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestIterationExperimentErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, extra, want string
+	}{
+		{"unknown GPU", ", gpu: B300", "no GPU \"B300\""},
+		{"bad utilisation", ", gpu_memory_utilization: 1.5", "gpu_memory_utilization: want a fraction"},
+		{"cache too small", ", kv_blocks: 10", "cannot hold one request"},
+		{"misspelt field", ", max_num_seq: 8", "max_num_seq"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			trace := filepath.Join(dir, "trace.csv")
+			if err := os.WriteFile(trace, []byte("time_s,class,input_tokens,output_tokens\n0,c,10,10\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			text := strings.Replace(iterExperiment(t, trace, c.extra), "gpu: H100, ", "", strings.Count(c.extra, "gpu:"))
+			path := filepath.Join(dir, "x.yaml")
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadExperiment(path)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+			if !strings.Contains(err.Error(), "x.yaml") {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
