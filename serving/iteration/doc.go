@@ -18,7 +18,9 @@
 //   - Deterministic: the same requests and parameters give the same
 //     results; nothing depends on map order or the wall clock.
 //   - Blocks are conserved: free + held = capacity after every step, and a
-//     request holds ceil(tokens in cache / block size) blocks.
+//     request holds ceil(tokens in cache / block size) blocks, but for
+//     one case kept from BLIS: a request whose whole prompt is found in
+//     the prefix cache takes no blocks for it (see allocPrompt).
 //   - A request is in exactly one place: waiting (not yet arrived at the
 //     queue, or queued), running, or done; each ends once.
 //   - A step costs O(running batch) plus O(1) per request admitted or
