@@ -77,6 +77,20 @@ func (m *model) result() []ServiceResult {
 		if s.intReady > 0 {
 			res.Saturation = s.intInflight / (s.intReady * float64(s.spec.Replica.MaxConcurrent))
 		}
+		if im := s.spec.Replica.Iteration; im != nil {
+			eb := s.engine // the engines lost to failures
+			for _, r := range s.replicas {
+				if r.it != nil {
+					eb.add(r.it)
+				}
+			}
+			eb.KVBlocks = im.params.KVBlocks
+			if eb.busyUS > 0 {
+				eb.KVUtilMean = eb.blockUS / eb.busyUS / float64(eb.KVBlocks)
+			}
+			eb.KVUtilPeak = float64(eb.peak) / float64(eb.KVBlocks)
+			res.Engine = &eb
+		}
 		out[si] = res
 	}
 	return out

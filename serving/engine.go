@@ -111,6 +111,7 @@ func (l *lane) drop() {
 }
 
 type service struct {
+	engine   EngineBooks // iteration-level engines replaced after failures
 	idx      int
 	spec     Service
 	models   hwmodel.ModelSet
@@ -774,6 +775,7 @@ func (m *model) breakReplica(s *service, r *replica) {
 	if r.it != nil {
 		// Its engine's state is lost; a restart begins with an empty one.
 		ver := r.it.ver + 1
+		s.engine.add(r.it)
 		r.it = m.newIterReplica(s)
 		r.it.ver = ver
 		r.it.eng.Slow = r.slow

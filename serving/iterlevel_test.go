@@ -79,6 +79,9 @@ func TestIterationServeMatchesReplay(t *testing.T) {
 		e2e += float64(q.Done - q.Arrive)
 	}
 	n := float64(len(reqs))
+	if e := rs.Variants[0].Result.Services[0].Engine; e == nil || e.Steps != r.Steps || e.Preemptions != r.Preemptions || e.KVBlocks != 15909 {
+		t.Errorf("engine books %+v; want %d steps, %d preemptions, 15,909 blocks as the replay", e, r.Steps, r.Preemptions)
+	}
 	if got.Completed != int64(len(reqs)) {
 		t.Fatalf("completed %d of %d", got.Completed, len(reqs))
 	}

@@ -45,6 +45,30 @@ type ServiceResult struct {
 	// Saturation is the time-averaged fraction of ready replicas' slots in
 	// use.
 	Saturation float64
+	// Engine is the iteration-level engines' books, summed over the
+	// service's replicas (nil under the token-rate model).
+	Engine *EngineBooks
+}
+
+// EngineBooks counts what iteration-level replicas did: engine steps,
+// recompute preemptions, and their KV cache's use (KVUtilMean: blocks
+// held over capacity, averaged over the time engines were stepping;
+// KVUtilPeak: the most held at a step's end, over capacity).
+type EngineBooks struct {
+	Steps, Preemptions     int64
+	KVBlocks               int64 // one replica's capacity
+	KVUtilMean, KVUtilPeak float64
+	blockUS, busyUS        float64
+	peak                   int64
+}
+
+func (b *EngineBooks) add(r *iterReplica) {
+	e := r.eng
+	b.Steps += e.Steps
+	b.Preemptions += e.Preemptions
+	b.blockUS += e.BlockUS
+	b.busyUS += e.BusyUS
+	b.peak = max(b.peak, e.PeakBlocks)
 }
 
 // ClassResult holds one class's (or a service's) request books.

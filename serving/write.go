@@ -229,6 +229,16 @@ type jsonService struct {
 	ReplicasLost int64       `json:"replicas_lost"`
 	Preempted    int64       `json:"batch_jobs_preempted"`
 	GPUWaitS     num         `json:"gpu_wait_s"`
+	Engine       *jsonEngine `json:"engine,omitempty"`
+}
+
+// jsonEngine is EngineBooks (iteration-level services only).
+type jsonEngine struct {
+	Steps       int64 `json:"steps"`
+	Preemptions int64 `json:"preemptions"`
+	KVBlocks    int64 `json:"kv_blocks"`
+	KVUtilMean  num   `json:"kv_util_mean"`
+	KVUtilPeak  num   `json:"kv_util_peak"`
 }
 
 type jsonBatch struct {
@@ -335,6 +345,10 @@ func WriteSummaryJSON(w io.Writer, rs *RunSet) error {
 				MeanReplicas: num(sv.MeanReplicas), Replicas: len(sv.Replicas), Saturation: num(sv.Saturation),
 				ScaleOuts: sv.ScaleOuts, ScaleIns: sv.ScaleIns, Ejections: sv.Ejections, ReplicasLost: sv.ReplicasLost, Preempted: sv.Preempted,
 				GPUWaitS: num(sv.GPUWait.Seconds())}
+			if e := sv.Engine; e != nil {
+				js.Engine = &jsonEngine{Steps: e.Steps, Preemptions: e.Preemptions, KVBlocks: e.KVBlocks,
+					KVUtilMean: num(e.KVUtilMean), KVUtilPeak: num(e.KVUtilPeak)}
+			}
 			for _, b := range sv.Series {
 				js.MaxReplicas = max(js.MaxReplicas, b.ReplicasReady)
 			}
