@@ -52,7 +52,10 @@
 //   - arrivals.go: rate schedules and per-class PCG streams; trace.go:
 //     request traces.
 //   - route.go: the gateway's queue and routing; batching.go: continuous
-//     batching; health.go: outlier ejection; autoscale.go: the
+//     batching; iterlevel.go: the iteration-level replica
+//     (IterationModel, replica.iteration in experiment files), which
+//     hands requests to package iteration's engine and runs its steps
+//     as events; health.go: outlier ejection; autoscale.go: the
 //     autoscaler.
 //   - faults.go: injected faults under replicas (sim.CoupledFaults).
 //   - books.go: the per-bucket books; hist.go: log-bucketed latency
