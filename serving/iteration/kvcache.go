@@ -116,6 +116,16 @@ func (c *kvCache) allocPrompt(reqs []Req, r int32, start, end int64, cached int)
 	if need+int32(cached) > c.free {
 		return false
 	}
+	if q.blocks == nil {
+		// One allocation for the request's whole life in the cache: its
+		// blocks, and where each of its prompt blocks is.
+		nb, np := (q.In+q.Out+c.bs)/c.bs, q.In/c.bs
+		buf := make([]int32, nb+np)
+		q.blocks, q.cached = buf[:0:nb], buf[nb:]
+		for k := range q.cached {
+			q.cached[k] = -1
+		}
+	}
 	if n == 0 {
 		// Nothing new to compute: vLLM (and BLIS) take no blocks, not
 		// even the cached ones, until the first decode token.
