@@ -1,0 +1,308 @@
+package policies
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/brigadesim/brigade/hwmodel"
+)
+
+// Optimus is the Optimus baseline of the Pollux (OSDI'21) artifact
+// (simulator/optimus.py): every round (round=, default 1m) it sizes every
+// active job anew, from scratch, and places the jobs whose size changed.
+//
+// Sizing is a greedy on marginal gain, as in the Optimus paper: every
+// active job first gets one GPU (in submission order, while GPUs last);
+// then each further GPU goes to the job whose predicted time to finish
+// drops most by it, gain = (t(n) − t(n+1)) · iterations left, the first
+// such job in submission order on a tie, until no gain is positive or no
+// GPU is left. A job grows to at most batch size / smallest per-GPU batch
+// GPUs (one for ncf, whose batch the artifact never splits). t(n) is the
+// application model's true time of an iteration on n GPUs packed 4 to a
+// node (hwmodel.App.PredictConfig, IterTime), and the iterations left are
+// the validation traces' count at the job's batch size from its current
+// epoch to its last (hwmodel.App.Iterations): the artifact gives Optimus
+// the truth where the paper fits a model online.
+//
+// Placement keeps a job's GPUs when its size is unchanged; the others, in
+// order of size (smallest first, then submission), take min(idle, still
+// needed) GPUs from the node with the most idle GPUs, ties to the lowest
+// index, as MostFree does. A job whose size changed is preempted and
+// started on its new GPUs in the same call (with the engine's restart
+// cost); a job sized 0 is preempted.
+//
+// It needs an AppView (a run under an application model): a job the view
+// cannot time keeps its requested GPU count, sized before the greedy.
+type optimus struct {
+	name  string
+	round Time
+
+	state []ostate
+	// preempted are the jobs this policy preempted at its last call,
+	// whose Ended events are its own doing, not ends.
+	preempted map[JobID]bool
+	ds        []Decision
+}
+
+type ostate struct {
+	active bool
+	nodes  []int             // the allocation, one node index per GPU, in the order taken
+	place  hwmodel.Placement // nil when not running
+}
+
+// DefaultOptimusRound is how often optimus sizes its jobs anew: the
+// artifact's scheduling interval.
+const DefaultOptimusRound = hwmodel.Minute
+
+func newOptimus(label string, o Options) *optimus {
+	r := o.Round
+	if r <= 0 {
+		r = DefaultOptimusRound
+	}
+	return &optimus{name: label, round: r, preempted: map[JobID]bool{}}
+}
+
+func (p *optimus) Name() string { return p.name }
+
+// Suspends implements Suspender: a resized job keeps its progress.
+func (p *optimus) Suspends() bool { return true }
+
+func (p *optimus) grow(id JobID) *ostate {
+	for int(id) >= len(p.state) {
+		p.state = append(p.state, ostate{})
+	}
+	return &p.state[id]
+}
+
+// absorb brings the books up to date with the events since the last call.
+func (p *optimus) absorb(v View) {
+	ev := v.Events()
+	for _, rj := range ev.Rejected {
+		if rj.Decision.Kind == Start && rj.Decision.Job >= 0 {
+			st := p.grow(rj.Decision.Job)
+			st.nodes, st.place = nil, nil
+		}
+	}
+	for _, id := range ev.Ended {
+		if id < 0 {
+			continue
+		}
+		if p.preempted[id] {
+			delete(p.preempted, id)
+			continue
+		}
+		st := p.grow(id)
+		st.active, st.nodes, st.place = false, nil, nil
+	}
+	clear(p.preempted)
+	for _, id := range ev.Queued {
+		if id >= 0 {
+			p.grow(id).active = true
+		}
+	}
+}
+
+// Schedule implements Policy. The returned slice is reused by the next
+// call.
+func (p *optimus) Schedule(v View) []Decision {
+	p.ds = p.ds[:0]
+	p.absorb(v)
+	var active []JobID
+	for id := range p.state {
+		if p.state[id].active {
+			active = append(active, JobID(id))
+		}
+	}
+	if len(active) == 0 {
+		return p.ds
+	}
+	c := v.Cluster()
+	size := p.size(v, c, active)
+	p.place(v, c, active, size)
+	wakeAt(v, v.Now()+p.round)
+	return p.ds
+}
+
+// size is the greedy on marginal gain: the GPU count of each active job.
+func (p *optimus) size(v View, c hwmodel.ClusterView, active []JobID) map[JobID]int {
+	av, _ := v.(AppView)
+	free := 0
+	for i := range c.NumNodes() {
+		free += c.NodeGPUs(i)
+	}
+	n := make(map[JobID]int, len(active))
+	type grow struct {
+		id   JobID
+		aj   AppJob
+		max  int
+		left float64
+		gain float64
+	}
+	var gs []grow
+	// Jobs the view cannot time: their request, first.
+	for _, id := range active {
+		if av != nil {
+			if _, ok := av.AppJob(id); ok {
+				continue
+			}
+		}
+		if g := v.Job(id).Req.GPUs; g <= free {
+			n[id] = g
+			free -= g
+		}
+	}
+	for _, id := range active {
+		if av == nil {
+			break
+		}
+		aj, ok := av.AppJob(id)
+		if !ok {
+			continue
+		}
+		g := grow{id: id, aj: aj, left: optimusLeft(aj)}
+		g.max = aj.Batch / aj.App.MinLocal
+		if aj.App.Name == "ncf" {
+			g.max = 1
+		}
+		if free < 1 {
+			n[id] = 0
+			gs = append(gs, g)
+			continue
+		}
+		n[id] = 1
+		free--
+		g.gain = optimusGain(g.aj, 1, g.max, free, g.left)
+		gs = append(gs, g)
+	}
+	for free > 0 {
+		best := -1
+		for k := range gs {
+			if gs[k].gain > 0 && (best < 0 || gs[k].gain > gs[best].gain) {
+				best = k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		g := &gs[best]
+		n[g.id]++
+		g.gain = optimusGain(g.aj, n[g.id], g.max, free, g.left)
+		free--
+	}
+	return n
+}
+
+// optimusLeft is the artifact's estimate of a job's work left: the
+// iterations from its current epoch to its last at its batch size, 1 once
+// it is in its last epoch.
+func optimusLeft(aj AppJob) float64 {
+	last := aj.App.MaxEpochs - 1
+	if last <= aj.State.Epoch {
+		return 1
+	}
+	end, err1 := aj.App.Iterations(aj.Batch, last)
+	now, err2 := aj.App.Iterations(aj.Batch, aj.State.Epoch)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return end - now
+}
+
+// optimusGain is the predicted drop in a job's time to finish from its
+// n-th GPU to an n+1-th; 0 when it may not grow (max GPUs, or free, the
+// GPUs still unallocated before this one was taken, below 1).
+func optimusGain(aj AppJob, n, maxGPUs, free int, left float64) float64 {
+	if n+1 > maxGPUs || free < 1 {
+		return 0
+	}
+	a, b := optimusStep(aj, n), optimusStep(aj, n+1)
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return 0
+	}
+	return (a - b) * left
+}
+
+// optimusStep is the predicted time of one iteration on n GPUs packed
+// four to a node; NaN when the model cannot time it.
+func optimusStep(aj AppJob, n int) float64 {
+	var counts []int
+	for left := n; left > 0; left -= 4 {
+		counts = append(counts, min(left, 4))
+	}
+	cfg, err := aj.App.PredictConfig(n, aj.Batch)
+	if err != nil {
+		return math.NaN()
+	}
+	t, err := aj.App.IterTime(counts, cfg)
+	if err != nil {
+		return math.NaN()
+	}
+	return t
+}
+
+// place keeps the allocations whose size is unchanged, preempts the
+// others, and places the jobs sized above 0 without one.
+func (p *optimus) place(v View, c hwmodel.ClusterView, active []JobID, size map[JobID]int) {
+	nn := c.NumNodes()
+	idle := make([]uint64, nn)
+	for i := range nn {
+		for g := range c.NodeGPUs(i) {
+			if c.FreeMilli(i, g) == hwmodel.MilliPerGPU {
+				idle[i] |= 1 << uint(g)
+			}
+		}
+	}
+	for _, id := range active {
+		st := &p.state[id]
+		if st.place == nil || len(st.nodes) == size[id] {
+			continue
+		}
+		// Preempted: its GPUs are idle once the decision is applied
+		// (Preempts come before Starts).
+		for _, s := range st.place {
+			idle[s.Node] |= s.GPUs
+		}
+		p.ds = append(p.ds, Decision{Kind: Preempt, Job: id})
+		p.preempted[id] = true
+		st.nodes, st.place = nil, nil
+	}
+	order := slices.Clone(active)
+	slices.SortStableFunc(order, func(a, b JobID) int { return size[a] - size[b] })
+	for _, id := range order {
+		st := &p.state[id]
+		want := size[id]
+		if want == 0 || st.place != nil {
+			continue
+		}
+		var pl hwmodel.Placement
+		var nodes []int
+		for len(nodes) < want {
+			best, bestN := -1, 0
+			for i := range nn {
+				if k := bits.OnesCount64(idle[i]); k > bestN {
+					best, bestN = i, k
+				}
+			}
+			if best < 0 {
+				break
+			}
+			take := min(bestN, want-len(nodes))
+			var m uint64
+			for k := 0; k < take; k++ {
+				low := idle[best] & -idle[best]
+				m |= low
+				idle[best] &^= low
+			}
+			pl = append(pl, hwmodel.Share{Node: best, GPUs: m, Milli: hwmodel.MilliPerGPU})
+			for k := 0; k < take; k++ {
+				nodes = append(nodes, best)
+			}
+		}
+		if len(nodes) < want {
+			continue // cannot happen: the sizes fit the cluster
+		}
+		st.nodes, st.place = nodes, pl
+		p.ds = append(p.ds, Decision{Kind: Start, Job: id, Placement: pl})
+	}
+}
