@@ -11,14 +11,15 @@ import (
 )
 
 // TestPolluxGolden holds brigade pollux's table: every workload and load
-// of the artifact, every job exactly equal to the published JCT.
+// of the artifact's Tiresias and Optimus runs, every job exactly equal to
+// the published JCT.
 func TestPolluxGolden(t *testing.T) {
 	code, stdout, stderr := brigade(t, "pollux")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	golden(t, "pollux.golden.txt", []byte(stdout))
-	if !strings.Contains(stdout, "\n6400 jobs of 6400 exactly equal") {
+	if !strings.Contains(stdout, "\n7680 jobs of 7680 exactly equal") {
 		t.Errorf("not every job is exact:\n%s", stdout)
 	}
 }
@@ -32,6 +33,9 @@ func TestPolluxFlags(t *testing.T) {
 		{[]string{"pollux", "--load", "3.0"}, exitUsage, `--load: want loads among 0.5, 1.0, 1.5, 2.0, got "3.0"`},
 		{[]string{"pollux", "--load", "0.5", "--policy", "nosuch"}, exitError, "nosuch"},
 		{[]string{"pollux", "--load", "0.5", "--policy", "fcfs/mostfree"}, exitOK, "0.5   mean of 8"},
+		{[]string{"pollux", "--baseline", "pollux"}, exitUsage, `--baseline: want baselines among tiresias, optimus, got "pollux"`},
+		{[]string{"pollux", "--baseline", "optimus", "--load", "0.5"}, exitUsage, "no selected baseline publishes it"},
+		{[]string{"pollux", "--baseline", "optimus"}, exitOK, "1280 jobs of 1280 exactly equal"},
 	} {
 		code, stdout, stderr := brigade(t, c.args...)
 		if code != c.code || !strings.Contains(stdout+stderr, c.want) {
