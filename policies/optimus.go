@@ -32,11 +32,15 @@ import (
 // started on its new GPUs in the same call (with the engine's restart
 // cost); a job sized 0 is preempted.
 //
-// It needs an AppView (a run under an application model): a job the view
-// cannot time keeps its requested GPU count, sized before the greedy.
+// It is meant for an AppView (a run under an application model). A job
+// the view cannot time is not elastic: it is started on its request, in
+// submission order when the spec's placement finds room, before the
+// greedy, and is never resized or preempted; the greedy shares what is
+// left.
 type optimus struct {
-	name  string
-	round Time
+	name   string
+	round  Time
+	placer Placer
 
 	state []ostate
 	// preempted are the jobs this policy preempted at its last call,
@@ -55,12 +59,12 @@ type ostate struct {
 // artifact's scheduling interval.
 const DefaultOptimusRound = hwmodel.Minute
 
-func newOptimus(label string, o Options) *optimus {
+func newOptimus(label string, placer Placer, o Options) *optimus {
 	r := o.Round
 	if r <= 0 {
 		r = DefaultOptimusRound
 	}
-	return &optimus{name: label, round: r, preempted: map[JobID]bool{}}
+	return &optimus{name: label, round: r, placer: placer, preempted: map[JobID]bool{}}
 }
 
 func (p *optimus) Name() string { return p.name }
@@ -118,20 +122,56 @@ func (p *optimus) Schedule(v View) []Decision {
 		return p.ds
 	}
 	c := v.Cluster()
-	size := p.size(v, c, active)
-	p.place(v, c, active, size)
+	av, _ := v.(AppView)
+	var apps []JobID
+	var infos []AppJob
+	for _, id := range active {
+		if av != nil {
+			if aj, ok := av.AppJob(id); ok {
+				apps, infos = append(apps, id), append(infos, aj)
+				continue
+			}
+		}
+		p.startFixed(v, c, id)
+	}
+	if len(apps) > 0 {
+		size := p.size(c, apps, infos)
+		p.place(v, c, apps, size)
+	}
 	wakeAt(v, v.Now()+p.round)
 	return p.ds
 }
 
-// size is the greedy on marginal gain: the GPU count of each active job.
-func (p *optimus) size(v View, c hwmodel.ClusterView, active []JobID) map[JobID]int {
-	av, _ := v.(AppView)
+// startFixed starts job id, which the view cannot time, on its request
+// if it is queued and the placement finds room.
+func (p *optimus) startFixed(v View, c hwmodel.ClusterView, id JobID) {
+	st := &p.state[id]
+	if st.place != nil {
+		return
+	}
+	pl, ok := p.placer.Place(nil, c, v.Job(id).Req)
+	if !ok || v.Reserve(pl) != nil {
+		return
+	}
+	st.place = pl
+	p.ds = append(p.ds, Decision{Kind: Start, Job: id, Placement: pl})
+}
+
+// size is the greedy on marginal gain: the GPU count of each job of
+// apps (infos: what the view tells of it), sharing the idle whole GPUs
+// and those the jobs hold.
+func (p *optimus) size(c hwmodel.ClusterView, apps []JobID, infos []AppJob) map[JobID]int {
 	free := 0
 	for i := range c.NumNodes() {
-		free += c.NodeGPUs(i)
+		for g := range c.NodeGPUs(i) {
+			if c.FreeMilli(i, g) == hwmodel.MilliPerGPU {
+				free++
+			}
+		}
 	}
-	n := make(map[JobID]int, len(active))
+	for _, id := range apps {
+		free += p.state[id].place.GPUCount()
+	}
 	type grow struct {
 		id   JobID
 		aj   AppJob
@@ -139,34 +179,15 @@ func (p *optimus) size(v View, c hwmodel.ClusterView, active []JobID) map[JobID]
 		left float64
 		gain float64
 	}
-	var gs []grow
-	// Jobs the view cannot time: their request, first.
-	for _, id := range active {
-		if av != nil {
-			if _, ok := av.AppJob(id); ok {
-				continue
-			}
-		}
-		if g := v.Job(id).Req.GPUs; g <= free {
-			n[id] = g
-			free -= g
-		}
-	}
-	for _, id := range active {
-		if av == nil {
-			break
-		}
-		aj, ok := av.AppJob(id)
-		if !ok {
-			continue
-		}
-		g := grow{id: id, aj: aj, left: optimusLeft(aj)}
-		g.max = aj.Batch / aj.App.MinLocal
+	n := make(map[JobID]int, len(apps))
+	gs := make([]grow, 0, len(apps))
+	for k, id := range apps {
+		aj := infos[k]
+		g := grow{id: id, aj: aj, left: optimusLeft(aj), max: aj.Batch / aj.App.MinLocal}
 		if aj.App.Name == "ncf" {
-			g.max = 1
+			g.max = 1 // the artifact never splits ncf's batch
 		}
 		if free < 1 {
-			n[id] = 0
 			gs = append(gs, g)
 			continue
 		}
@@ -242,7 +263,8 @@ func optimusStep(aj AppJob, n int) float64 {
 }
 
 // place keeps the allocations whose size is unchanged, preempts the
-// others, and places the jobs sized above 0 without one.
+// others, and places the jobs sized above 0 without one, on whole GPUs
+// idle now (after this call's reservations) or freed by its preemptions.
 func (p *optimus) place(v View, c hwmodel.ClusterView, active []JobID, size map[JobID]int) {
 	nn := c.NumNodes()
 	idle := make([]uint64, nn)
@@ -275,11 +297,15 @@ func (p *optimus) place(v View, c hwmodel.ClusterView, active []JobID, size map[
 		if want == 0 || st.place != nil {
 			continue
 		}
+		req := v.Job(id).Req
 		var pl hwmodel.Placement
 		var nodes []int
 		for len(nodes) < want {
 			best, bestN := -1, 0
 			for i := range nn {
+				if !req.Models.Accepts(c.NodeModel(i)) {
+					continue
+				}
 				if k := bits.OnesCount64(idle[i]); k > bestN {
 					best, bestN = i, k
 				}
@@ -300,7 +326,11 @@ func (p *optimus) place(v View, c hwmodel.ClusterView, active []JobID, size map[
 			}
 		}
 		if len(nodes) < want {
-			continue // cannot happen: the sizes fit the cluster
+			// Only when models it refuses hold the GPUs left: it waits.
+			for _, sh := range pl {
+				idle[sh.Node] |= sh.GPUs
+			}
+			continue
 		}
 		st.nodes, st.place = nodes, pl
 		p.ds = append(p.ds, Decision{Kind: Start, Job: id, Placement: pl})

@@ -183,7 +183,7 @@ var orders = []orderEntry{
 			if o.Round < 0 {
 				return nil, fmt.Errorf("policy %s: round must be > 0, got %gs", label, o.Round.Seconds())
 			}
-			return newOptimus(label, o), nil
+			return newOptimus(label, placer, o), nil
 		}},
 }
 
