@@ -46,7 +46,16 @@ type optimus struct {
 	// preempted are the jobs this policy preempted at its last call,
 	// whose Ended events are its own doing, not ends.
 	preempted map[JobID]bool
-	ds        []Decision
+	// steps caches the predicted iteration times by application and batch
+	// size, by GPU count (index n; -1 until computed): they depend on
+	// nothing else, and the greedy asks for them at every round.
+	steps map[stepKey][]float64
+	ds    []Decision
+}
+
+type stepKey struct {
+	app   *hwmodel.App
+	batch int
 }
 
 type ostate struct {
@@ -64,7 +73,7 @@ func newOptimus(label string, placer Placer, o Options) *optimus {
 	if r <= 0 {
 		r = DefaultOptimusRound
 	}
-	return &optimus{name: label, round: r, placer: placer, preempted: map[JobID]bool{}}
+	return &optimus{name: label, round: r, placer: placer, preempted: map[JobID]bool{}, steps: map[stepKey][]float64{}}
 }
 
 func (p *optimus) Name() string { return p.name }
@@ -193,7 +202,7 @@ func (p *optimus) size(c hwmodel.ClusterView, apps []JobID, infos []AppJob) map[
 		}
 		n[id] = 1
 		free--
-		g.gain = optimusGain(g.aj, 1, g.max, free, g.left)
+		g.gain = p.gain(g.aj, 1, g.max, free, g.left)
 		gs = append(gs, g)
 	}
 	for free > 0 {
@@ -208,7 +217,7 @@ func (p *optimus) size(c hwmodel.ClusterView, apps []JobID, infos []AppJob) map[
 		}
 		g := &gs[best]
 		n[g.id]++
-		g.gain = optimusGain(g.aj, n[g.id], g.max, free, g.left)
+		g.gain = p.gain(g.aj, n[g.id], g.max, free, g.left)
 		free--
 	}
 	return n
@@ -230,18 +239,32 @@ func optimusLeft(aj AppJob) float64 {
 	return end - now
 }
 
-// optimusGain is the predicted drop in a job's time to finish from its
-// n-th GPU to an n+1-th; 0 when it may not grow (max GPUs, or free, the
-// GPUs still unallocated before this one was taken, below 1).
-func optimusGain(aj AppJob, n, maxGPUs, free int, left float64) float64 {
+// gain is the predicted drop in a job's time to finish from its n-th GPU
+// to an n+1-th; 0 when it may not grow (max GPUs, or free, the GPUs still
+// unallocated before this one was taken, below 1).
+func (p *optimus) gain(aj AppJob, n, maxGPUs, free int, left float64) float64 {
 	if n+1 > maxGPUs || free < 1 {
 		return 0
 	}
-	a, b := optimusStep(aj, n), optimusStep(aj, n+1)
+	a, b := p.step(aj, n), p.step(aj, n+1)
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return 0
 	}
 	return (a - b) * left
+}
+
+// step is optimusStep, cached.
+func (p *optimus) step(aj AppJob, n int) float64 {
+	k := stepKey{aj.App, aj.Batch}
+	ts := p.steps[k]
+	for len(ts) <= n {
+		ts = append(ts, -1)
+	}
+	p.steps[k] = ts
+	if ts[n] == -1 {
+		ts[n] = optimusStep(aj, n)
+	}
+	return ts[n]
 }
 
 // optimusStep is the predicted time of one iteration on n GPUs packed
