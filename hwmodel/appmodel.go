@@ -16,8 +16,9 @@ import (
 )
 
 // The application speed model of the Pollux (OSDI'21) artifact's
-// simulator: a job trains one application with a fixed GPU count and
-// batch size; how fast it progresses depends on where its GPUs are (the
+// simulator: a job trains one application with a fixed batch size on
+// the GPUs it is given (its request, or another count a policy such as
+// Optimus chooses; the batch configuration follows the count); how fast it progresses depends on where its GPUs are (the
 // per-node GPU counts of its placement) and on the statistical
 // efficiency of its batch size at its current epoch. The model is data
 // (measured step times by placement, per-epoch gradient statistics by
