@@ -22,8 +22,10 @@ import (
 // application model's true time of an iteration on n GPUs packed 4 to a
 // node (hwmodel.App.PredictConfig, IterTime), and the iterations left are
 // the validation traces' count at the job's batch size from its current
-// epoch to its last (hwmodel.App.Iterations): the artifact gives Optimus
-// the truth where the paper fits a model online.
+// epoch to its last (hwmodel.App.Iterations; an application model without
+// the validation files' iteration column gives none, and its jobs never
+// grow past one GPU): the artifact gives Optimus the truth where the paper
+// fits a model online.
 //
 // Placement keeps a job's GPUs when its size is unchanged; the others, in
 // order of size (smallest first, then submission), take min(idle, still
@@ -92,9 +94,17 @@ func (p *optimus) grow(id JobID) *ostate {
 func (p *optimus) absorb(v View) {
 	ev := v.Events()
 	for _, rj := range ev.Rejected {
-		if rj.Decision.Kind == Start && rj.Decision.Job >= 0 {
-			st := p.grow(rj.Decision.Job)
+		id := rj.Decision.Job
+		if id < 0 {
+			continue
+		}
+		switch rj.Decision.Kind {
+		case Start:
+			st := p.grow(id)
 			st.nodes, st.place = nil, nil
+		case Preempt:
+			// Not preempted: a later Ended is the job's end.
+			delete(p.preempted, id)
 		}
 	}
 	for _, id := range ev.Ended {
