@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestPublishedJCTs runs every published baseline run that is embedded
-// (Tiresias: 32 runs, 6,400 jobs; Optimus at load 1.0: 8 runs, 1,280
-// jobs) and requires every job to have exactly the published JCT.
+// TestPublishedJCTs runs every published baseline run (Tiresias and
+// Optimus, 32 runs and 6,400 jobs each) and requires every job to have
+// exactly the published JCT.
 func TestPublishedJCTs(t *testing.T) {
 	apps, err := Apps()
 	if err != nil {
@@ -18,7 +18,7 @@ func TestPublishedJCTs(t *testing.T) {
 		jobs     int
 	}{
 		{"tiresias", 6400},
-		{"optimus", 1280},
+		{"optimus", 6400},
 	} {
 		t.Run(c.baseline, func(t *testing.T) {
 			b, ok := LookupBaseline(c.baseline)
@@ -92,8 +92,8 @@ func TestBadInput(t *testing.T) {
 	if _, err := Published("0.7"); err == nil {
 		t.Error("published load 0.7 accepted")
 	}
-	if _, err := PublishedOf("optimus", "0.5"); err == nil {
-		t.Error("published optimus load 0.5 accepted (not embedded)")
+	if _, err := PublishedOf("optimus", "3.0"); err == nil {
+		t.Error("published optimus load 3.0 accepted")
 	}
 	if _, err := PublishedOf("pollux", "1.0"); err == nil {
 		t.Error("published pollux accepted (no exact target)")
@@ -103,21 +103,23 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// BenchmarkOptimus runs the artifact's 8 Optimus runs at load 1.0 (1,280
-// jobs): its CPU time per op is docs/pollux.md's speed.
+// BenchmarkOptimus runs the artifact's 32 Optimus runs (6,400 jobs): its
+// CPU time per op is docs/pollux.md's speed.
 func BenchmarkOptimus(b *testing.B) {
 	apps, err := Apps()
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		for n := 1; n <= Workloads; n++ {
-			w, err := Workload("1.0", n)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := JCTs(w, apps, OptimusPolicy); err != nil {
-				b.Fatal(err)
+		for _, load := range Loads {
+			for n := 1; n <= Workloads; n++ {
+				w, err := Workload(load, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := JCTs(w, apps, OptimusPolicy); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 	}

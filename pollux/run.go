@@ -52,12 +52,11 @@ type Baseline struct {
 	Loads []string
 }
 
-// Baselines are the published runs Brigade reproduces: Tiresias at every
-// load, Optimus at load 1.0 (the artifact publishes Optimus at the other
-// loads too; they are not embedded: see docs/pollux.md).
+// Baselines are the published runs Brigade reproduces: Tiresias and
+// Optimus, each at every load.
 var Baselines = []Baseline{
 	{Name: "tiresias", Spec: Policy, Loads: Loads},
-	{Name: "optimus", Spec: OptimusPolicy, Loads: []string{"1.0"}},
+	{Name: "optimus", Spec: OptimusPolicy, Loads: Loads},
 }
 
 // LookupBaseline returns the baseline called name.

@@ -19,7 +19,7 @@ decision grid (--interval 60s), 30 s restart (--startup-delay 30s,
 
   tiresias  its 8 workloads at job loads 0.5, 1.0, 1.5 and 2.0 under the
             policy tiresias/mostfree
-  optimus   its 8 workloads at job load 1.0 under the policy optimus
+  optimus   the same 32 runs under the policy optimus
 
 The workloads, the application model and the published JCTs are embedded
 (pollux/data).
@@ -31,7 +31,7 @@ measure) and the count of exact jobs. Definitions: pollux/doc.go and
 docs/pollux.md.`
 
 const polluxExamples = `  brigade pollux
-  brigade pollux --baseline optimus
+  brigade pollux --baseline optimus --load 1.0
   brigade pollux --baseline tiresias --load 1.0
   brigade pollux --baseline tiresias --policy las/mostfree
 `
