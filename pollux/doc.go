@@ -1,10 +1,10 @@
 // Package pollux reproduces the baseline runs of the Pollux (OSDI'21)
 // artifact (petuum/adaptdl, branch osdi21-artifact, simulator/) job by
-// job through Brigade's engine: Tiresias on the 8 workloads at each of
-// the job loads 0.5, 1.0, 1.5 and 2.0 (6,400 jobs) and Optimus on the 8
-// workloads at load 1.0 (1,280 jobs), every job with the JCT the artifact
-// published (results-jobload/<policy>-<load>/summary.json) to the
-// second (Baselines). `brigade pollux` is its command line; Compare is its entry
+// job through Brigade's engine: Tiresias and Optimus on the 8 workloads
+// at each of the job loads 0.5, 1.0, 1.5 and 2.0 (6,400 jobs each), every
+// job with the JCT the artifact published
+// (results-jobload/<policy>-<load>/summary.json) to the second
+// (Baselines). `brigade pollux` is its command line; Compare is its entry
 // point; docs/pollux.md has the table and the differences between the
 // artifact and the papers.
 //

@@ -21,7 +21,7 @@ artifact calls it, so the triangulation and its walk are the artifact's.
 The points are those the jobs of pollux/data/workloads can reach:
   - Tiresias (every load): a job runs on its CSV num_replicas R at its CSV
     batch size, spread over ceil(R/4)..min(R, 16) nodes;
-  - Optimus (load 1.0): a job runs on any n in 1..max_replicas GPUs
+  - Optimus (every load): a job runs on any n in 1..max_replicas GPUs
     (max_replicas = batch_size // min_local_bsz, 1 for ncf, at most the 64
     GPUs), spread over ceil(n/4)..min(n, 16) nodes; its predictions use the
     packed placement (4, 4, ..., rest), one of those.
@@ -67,15 +67,12 @@ def main():
 
     wdir = os.path.join(repo, "pollux", "data", "workloads")
     for path in sorted(glob.glob(os.path.join(wdir, "*", "workload-*.csv"))):
-        load = os.path.basename(os.path.dirname(path))
         with open(path) as f:
             for row in csv.DictReader(f):
                 name, batch = row["application"], int(row["batch_size"])
                 app = APPLICATIONS[name]
                 r = int(row["num_replicas"])
                 add(name, r, atomic_bsz(app, batch, r, batch > app.init_batch_size))
-                if load != "1.0":
-                    continue
                 max_r = 1 if name == "ncf" else batch // app.min_local_bsz
                 for n in range(1, min(max_r, 64) + 1):
                     add(name, n, atomic_bsz(app, batch, n, batch > app.init_batch_size))
