@@ -16,8 +16,9 @@ import (
 )
 
 // The application speed model of the Pollux (OSDI'21) artifact's
-// simulator: a job trains one application with a fixed GPU count and
-// batch size; how fast it progresses depends on where its GPUs are (the
+// simulator: a job trains one application with a fixed batch size on
+// the GPUs it is given (its request, or another count a policy such as
+// Optimus chooses; the batch configuration follows the count); how fast it progresses depends on where its GPUs are (the
 // per-node GPU counts of its placement) and on the statistical
 // efficiency of its batch size at its current epoch. The model is data
 // (measured step times by placement, per-epoch gradient statistics by
@@ -50,6 +51,10 @@ type App struct {
 type validation struct {
 	batch     int
 	sqr, vari []float64 // per epoch
+	// iters[e] is the iterations run by the end of epoch e (the optional
+	// iteration column; nil without it): Optimus' estimate of the work
+	// left reads it (Iterations).
+	iters []int
 }
 
 type placeRow struct {
@@ -81,12 +86,26 @@ func ceilEps(x float64) int { return int(math.Ceil(x - 1e-8)) }
 // Config is the batch configuration of a job on replicas GPUs with global
 // batch size batch.
 func (a *App) Config(replicas, batch int) (AppConfig, error) {
+	return a.config(replicas, batch, batch > a.B0)
+}
+
+// PredictConfig is the batch configuration the artifact's Optimus
+// assumes when it predicts a step time: Config, except that on one GPU it
+// always accumulates at least once, whatever the batch size (its
+// predict_step_time drops the batch > B0 condition Config has).
+func (a *App) PredictConfig(replicas, batch int) (AppConfig, error) {
+	return a.config(replicas, batch, true)
+}
+
+// config is Config; oneGPUAccum says whether one GPU accumulates at least
+// once.
+func (a *App) config(replicas, batch int, oneGPUAccum bool) (AppConfig, error) {
 	if replicas <= 0 || batch <= 0 {
 		return AppConfig{}, fmt.Errorf("%s: want GPUs > 0 and a batch size > 0, got %d and %d", a.Name, replicas, batch)
 	}
 	local := ceilEps(float64(batch) / float64(replicas))
 	accum := ceilEps(float64(local)/float64(a.MaxLocal)) - 1
-	if replicas == 1 && batch > a.B0 {
+	if replicas == 1 && oneGPUAccum {
 		accum = max(1, accum)
 	}
 	atomic := ceilEps(float64(local) / float64(accum+1))
@@ -155,6 +174,43 @@ func (a *App) Throughput(counts []int, local int) (step, sync float64, err error
 	return v[0], v[1], nil
 }
 
+// IterTime is the wall time of one iteration, accumulation steps
+// included, of configuration c on a placement with these per-node GPU
+// counts: step + (step - sync)·accum, as the artifact's simulator and its
+// Optimus compute it.
+func (a *App) IterTime(counts []int, c AppConfig) (float64, error) {
+	step, sync, err := a.Throughput(counts, c.Atomic)
+	if err != nil {
+		return 0, err
+	}
+	return step + (step-sync)*float64(c.Accum), nil
+}
+
+// Iterations is the number of iterations a run at global batch size
+// batch has made by the end of epoch (0-based), interpolated linearly
+// between the validated batch sizes around batch as the artifact's
+// get_iteration does: (b-lo)·it_hi + (hi-b)·it_lo over hi-lo, in integers
+// until the division. It needs the validation files' iteration column.
+func (a *App) Iterations(batch, epoch int) (float64, error) {
+	hi := slices.IndexFunc(a.valid, func(v validation) bool { return v.batch >= batch })
+	if hi < 0 || batch < a.valid[0].batch {
+		return 0, fmt.Errorf("%s: batch size %d is outside the validated %d..%d", a.Name, batch, a.B0, a.MaxBatch)
+	}
+	lo := hi
+	if a.valid[hi].batch != batch {
+		lo = hi - 1
+	}
+	l, h := &a.valid[lo], &a.valid[hi]
+	if epoch < 0 || epoch >= len(l.iters) || epoch >= len(h.iters) {
+		return 0, fmt.Errorf("%s: no iteration count for epoch %d at batch size %d (the validation files' iteration column)", a.Name, epoch, batch)
+	}
+	if lo == hi {
+		return float64(l.iters[epoch]), nil
+	}
+	num := (batch-l.batch)*h.iters[epoch] + (h.batch-batch)*l.iters[epoch]
+	return float64(num) / float64(h.batch-l.batch), nil
+}
+
 // gradStats are the gradient's squared norm and variance during epoch at
 // effective batch batch, interpolated linearly between the validated
 // batch sizes around it.
@@ -184,11 +240,11 @@ type AppRun struct {
 // Run is the pace of a job with configuration c on a placement with these
 // per-node GPU counts.
 func (a *App) Run(counts []int, c AppConfig) (AppRun, error) {
-	step, sync, err := a.Throughput(counts, c.Atomic)
+	iter, err := a.IterTime(counts, c)
 	if err != nil {
 		return AppRun{}, err
 	}
-	r := AppRun{app: a, iter: step + (step-sync)*float64(c.Accum), gains: make([]float64, a.MaxEpochs)}
+	r := AppRun{app: a, iter: iter, gains: make([]float64, a.MaxEpochs)}
 	if !(r.iter > 0) || math.IsInf(r.iter, 0) {
 		return AppRun{}, fmt.Errorf("%s: placement %s: an iteration takes %g s; want a finite time > 0", a.Name, PlacementID(counts), r.iter)
 	}
@@ -405,10 +461,20 @@ func loadApp(fsys fs.FS, dir string, a *App) error {
 				return err
 			}
 			prog, v.sqr, v.vari = append(prog, p), append(v.sqr, s), append(v.vari, g)
+			if f.str("iteration") != "" {
+				it, err := f.int("iteration", 0, 1<<40)
+				if err != nil {
+					return err
+				}
+				v.iters = append(v.iters, it)
+			}
 			return nil
 		})
 		if err != nil {
 			return err
+		}
+		if v.iters != nil && len(v.iters) != len(prog) {
+			return fmt.Errorf("%s: the iteration column is set on %d of %d rows; want all or none", vf, len(v.iters), len(prog))
 		}
 		if len(prog) < a.MaxEpochs {
 			return fmt.Errorf("%s: %d epochs, fewer than the %d the application trains (apps.csv)", vf, len(prog), a.MaxEpochs)

@@ -240,3 +240,25 @@ type Policy interface {
 	Name() string
 	Schedule(v View) []Decision
 }
+
+// AppJob is what an AppView tells of a job that trains an application
+// under the run's application model (hwmodel.AppModel): the application,
+// the global batch size the job keeps on any GPU count, and its training
+// state now (a running job's progress played forward to Now).
+type AppJob struct {
+	App   *hwmodel.App
+	Batch int
+	State hwmodel.AppState
+}
+
+// AppView is a View whose run times jobs by an application model: a
+// policy that sizes jobs by their predicted speed (optimus) reads a job's
+// application and training state from it. ok is false for a job that
+// trains no application, and AppJob is never ok when the run has no
+// application model. Under the model a job may be started on another GPU
+// count than it asks for (the driver rescales its batch configuration to
+// the placement's GPUs; see sim's application model).
+type AppView interface {
+	View
+	AppJob(id JobID) (AppJob, bool)
+}

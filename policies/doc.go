@@ -219,6 +219,21 @@
 // suspends (Suspender). Backfill, MIG reconfiguration, fastest and local
 // do not combine with it.
 //
+// # Optimus
+//
+// The optimus order (optimus.go) is the Optimus baseline of the Pollux
+// artifact (Peng et al., EuroSys'18, as petuum/adaptdl's
+// simulator/optimus.py runs it): every Options.Round (DefaultOptimusRound,
+// 1 minute) it sizes every active job anew by a greedy on the predicted
+// drop in its time to finish per added GPU, keeps the GPUs of the jobs
+// whose size is unchanged, and preempts and restarts the others on the
+// nodes with the most idle GPUs. It reads each job's application, batch
+// size and epoch from an AppView: it is meant for runs under the
+// application model, whose jobs are elastic (any GPU count; the driver
+// rescales the batch configuration). A job the view cannot time runs on
+// its request, never resized. It suspends (Suspender). Backfill, MIG
+// reconfiguration, fastest and local do not combine with it.
+//
 // # Placements
 //
 // firstfit is the lowest-numbered node that fits (placement.go); mostfree
@@ -439,6 +454,8 @@
 //     active jobs, their classes, the rounds and the work-conserving fill
 //     between them; gavellp.go: its LPs over classes of jobs (max-min
 //     fairness, finish-time fairness by bisection) on gonum's simplex.
+//   - optimus.go: the optimus order, a preemptive policy of its own: its
+//     books, the greedy sizing on marginal gain and the placement.
 //   - kueue.go: Kueue, the kueue order's configuration (flavors,
 //     ClusterQueues and their quotas, LocalQueues, priority classes) as
 //     plain data; kueuepolicy.go: the kueue order, its queues, quota books

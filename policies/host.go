@@ -60,13 +60,29 @@ type Host struct {
 	// wake is when the policy asked to be called again (0: never);
 	// asking collects the current call's requests.
 	wake, asking Time
+	// appJob answers AppView.AppJob; nil when the run has no application
+	// model.
+	appJob func(JobID) (AppJob, bool)
 }
 
 var (
 	_ SpeedView = (*Host)(nil)
 	_ DataView  = (*Host)(nil)
 	_ WakeView  = (*Host)(nil)
+	_ AppView   = (*Host)(nil)
 )
+
+// SetAppJobs sets where AppJob's answers come from: the driver's
+// application model (nil: none).
+func (h *Host) SetAppJobs(f func(JobID) (AppJob, bool)) { h.appJob = f }
+
+// AppJob implements AppView.
+func (h *Host) AppJob(id JobID) (AppJob, bool) {
+	if h.appJob == nil {
+		return AppJob{}, false
+	}
+	return h.appJob(id)
+}
 
 // Init sets the cluster, tenants and jobs the Host books; the tenants'
 // books start as given (usually empty). jobs[i].ID must be i; the Host
@@ -284,6 +300,20 @@ func (h *Host) book(id JobID, p hwmodel.Placement, sign int64) {
 // job's placement names one instance, which only the driver's MIG books
 // can check; it is refused here.
 func (h *Host) CheckPlacement(id JobID, p hwmodel.Placement) string {
+	return h.checkPlacement(id, p, false)
+}
+
+// CheckElasticPlacement is CheckPlacement for a job whose GPU count the
+// driver lets the policy choose (a job training an application under an
+// application model, which rescales its batch configuration to the
+// placement): p must have whole GPUs of an accepted model, of any count
+// above 0, and CPU and memory are not checked against the request (they
+// scale with the GPUs; the application model does not time them).
+func (h *Host) CheckElasticPlacement(id JobID, p hwmodel.Placement) string {
+	return h.checkPlacement(id, p, true)
+}
+
+func (h *Host) checkPlacement(id JobID, p hwmodel.Placement, elastic bool) string {
 	j := h.Job(id)
 	if j == nil {
 		return fmt.Sprintf("job %d does not exist", id)
@@ -312,6 +342,12 @@ func (h *Host) CheckPlacement(id JobID, p hwmodel.Placement) string {
 		}
 		cpu += s.CPUMilli
 		mem += s.MemoryMiB
+	}
+	if elastic {
+		if p.GPUCount() == 0 || req.GPUMilli != hwmodel.MilliPerGPU {
+			return fmt.Sprintf("placement has %d whole GPUs; an elastic job needs at least one", p.GPUCount())
+		}
+		return ""
 	}
 	if n := p.GPUCount(); n != req.GPUs {
 		return fmt.Sprintf("placement has %d GPUs, job asks for %d", n, req.GPUs)

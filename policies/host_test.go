@@ -113,3 +113,35 @@ func TestHostScheduleReservations(t *testing.T) {
 		})
 	}
 }
+
+// TestHostCheckElasticPlacement: an elastic job may take any number of
+// whole GPUs of a model it accepts, with any CPU and memory; the plain
+// check still wants its request exactly.
+func TestHostCheckElasticPlacement(t *testing.T) {
+	c := newCluster(t, node(model(t, "A100"), 4, 64000, 64<<10))
+	var h Host
+	if err := h.Init(c, []Tenant{{Name: "t", Weight: 1}}, []Job{{ID: 0, Estimate: hwmodel.Hour, Req: whole(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	on := func(mask uint64) hwmodel.Placement {
+		return hwmodel.Placement{{Node: 0, GPUs: mask, Milli: hwmodel.MilliPerGPU}}
+	}
+	for _, c := range []struct {
+		name           string
+		p              hwmodel.Placement
+		plain, elastic bool // accepted
+	}{
+		{"three GPUs", on(0b0111), false, true},
+		{"one GPU", on(0b0001), false, true},
+		{"no GPU", hwmodel.Placement{{Node: 0, CPUMilli: 1000}}, false, false},
+		{"no node", hwmodel.Placement{{Node: 3, GPUs: 1, Milli: hwmodel.MilliPerGPU}}, false, false},
+		{"half a GPU", hwmodel.Placement{{Node: 0, GPUs: 1, Milli: 500}}, false, false},
+	} {
+		if got := h.CheckPlacement(0, c.p) == ""; got != c.plain {
+			t.Errorf("%s: CheckPlacement accepts: %v, want %v", c.name, got, c.plain)
+		}
+		if got := h.CheckElasticPlacement(0, c.p) == ""; got != c.elastic {
+			t.Errorf("%s: CheckElasticPlacement accepts: %v, want %v", c.name, got, c.elastic)
+		}
+	}
+}

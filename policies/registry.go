@@ -175,6 +175,16 @@ var orders = []orderEntry{
 			}
 			return newGavel(label, placer, o), nil
 		}},
+	{"optimus", "preemptive: the Pollux artifact's Optimus, which every round (round=, default 1m) sizes every job by a greedy on the predicted drop in its time to finish per added GPU and places resized jobs on the nodes with the most idle GPUs; needs the application model",
+		nil, nil, nil, func(label string, placer Placer, o Options) (Policy, error) {
+			if err := refusePreemptive(label, "optimus", o); err != nil {
+				return nil, err
+			}
+			if o.Round < 0 {
+				return nil, fmt.Errorf("policy %s: round must be > 0, got %gs", label, o.Round.Seconds())
+			}
+			return newOptimus(label, placer, o), nil
+		}},
 }
 
 // thresholdsOr is o's thresholds, or def when it sets none.

@@ -445,7 +445,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestNamesAndLabels(t *testing.T) {
-	if got, want := Names(), []string{"fair", "fcfs", "gandiva", "gavel", "kueue", "las", "multifactor", "priority", "seed", "sjf", "srtf", "tiresias"}; !reflect.DeepEqual(got, want) {
+	if got, want := Names(), []string{"fair", "fcfs", "gandiva", "gavel", "kueue", "las", "multifactor", "optimus", "priority", "seed", "sjf", "srtf", "tiresias"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 	if got, want := NonPreemptiveNames(), []string{"fair", "fcfs", "multifactor", "priority", "seed", "sjf"}; !reflect.DeepEqual(got, want) {
@@ -479,7 +479,7 @@ func TestNamesAndLabels(t *testing.T) {
 		opt  Options
 		msg  string
 	}{
-		{"lifo", Options{}, "known: fair, fcfs, gandiva, gavel, kueue, las, multifactor, priority, seed, sjf, srtf, tiresias"},
+		{"lifo", Options{}, "known: fair, fcfs, gandiva, gavel, kueue, las, multifactor, optimus, priority, seed, sjf, srtf, tiresias"},
 		{"fcfs", Options{Placement: "worstfit"}, "known: bestfit, clustering, consolidate, dotprod, fgd, firstfit, mostfree, packing, random"},
 		{"fcfs", Options{BackfillDepth: -1}, "backfill depth"},
 	} {

@@ -254,7 +254,7 @@ var specOptions = []specOption{
 			}
 			return "objective=" + s.Objective
 		}},
-	{"round", "gavel: how often jobs are given GPU types again (default 6m)",
+	{"round", "gavel: how often jobs are given GPU types again (default 6m); optimus: how often jobs are sized again (default 1m)",
 		func(s *Spec, v string) error {
 			d, err := hwmodel.ParseDuration(v)
 			if err != nil || d <= 0 {
@@ -264,7 +264,7 @@ var specOptions = []specOption{
 			return nil
 		},
 		func(s *Spec) string {
-			if s.Order != "gavel" || s.Round == 0 || s.Round == DefaultRound {
+			if def, ok := roundDefault(s.Order); !ok || s.Round == 0 || s.Round == def {
 				return ""
 			}
 			return "round=" + durationLabel(s.Round)
@@ -535,7 +535,7 @@ func (s Spec) Canonical() Spec {
 	if c.Order != "gavel" || c.Objective == GavelMaxMin {
 		c.Objective = ""
 	}
-	if c.Order != "gavel" || c.Round == DefaultRound {
+	if def, ok := roundDefault(c.Order); !ok || c.Round == def {
 		c.Round = 0
 	}
 	if c.Preempt {
@@ -665,6 +665,7 @@ func AllSpecs() []Spec {
 	out = appendNew(out, Spec{Order: "gavel", Options: Options{Objective: GavelFTF}}.Canonical())
 	out = appendNew(out, Spec{Order: "gavel", Options: Options{Objective: GavelFTF, UseOracle: true}}.Canonical())
 	out = appendNew(out, Spec{Order: "gavel", Options: Options{Round: 2 * hwmodel.Minute}}.Canonical())
+	out = appendNew(out, Spec{Order: "optimus", Options: Options{Round: 2 * hwmodel.Minute}}.Canonical())
 	for _, m := range []Multifactor{
 		{Age: 1000, Fairshare: 10000},
 		{Age: 1000, Fairshare: 10000, JobSize: 500, QOS: 2000, FavorSmall: true, MaxAge: hwmodel.Day, HalfLife: hwmodel.Hour, CalcPeriod: -1},
@@ -674,6 +675,18 @@ func AllSpecs() []Spec {
 		out = appendNew(out, Spec{Order: "multifactor", Options: Options{Multifactor: m, Backfill: true}}.Canonical())
 	}
 	return out
+}
+
+// roundDefault is the default round of the orders that take round=
+// (gavel, optimus); false for the others, which ignore it.
+func roundDefault(order string) (Time, bool) {
+	switch order {
+	case "gavel":
+		return DefaultRound, true
+	case "optimus":
+		return DefaultOptimusRound, true
+	}
+	return 0, false
 }
 
 func appendNew(list []Spec, s Spec) []Spec {

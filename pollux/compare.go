@@ -11,6 +11,7 @@ import (
 
 // Row compares one workload at one load with the published run.
 type Row struct {
+	Baseline string // "tiresias", "optimus": the published run
 	Load     string
 	Workload string // "workload-1"
 	Jobs     int
@@ -22,18 +23,30 @@ type Row struct {
 }
 
 // Compare runs every workload of every load under spec and compares it
-// with the published JCTs. loads nil means all.
+// with the published Tiresias JCTs. loads nil means all.
 func Compare(spec string, loads []string) ([]Row, error) {
+	b, _ := LookupBaseline("tiresias")
+	return CompareBaseline(b, spec, loads)
+}
+
+// CompareBaseline runs every workload of each of the baseline's loads in
+// loads (nil: all of them) under spec ("": the baseline's own) and
+// compares it with the baseline's published JCTs. A load the baseline
+// does not publish is an error.
+func CompareBaseline(b Baseline, spec string, loads []string) ([]Row, error) {
 	apps, err := Apps()
 	if err != nil {
 		return nil, err
 	}
 	if loads == nil {
-		loads = Loads
+		loads = b.Loads
+	}
+	if spec == "" {
+		spec = b.Spec
 	}
 	var rows []Row
 	for _, load := range loads {
-		pub, err := Published(load)
+		pub, err := PublishedOf(b.Name, load)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +64,9 @@ func Compare(spec string, loads []string) ([]Row, error) {
 			for i := range w.Jobs {
 				names[i] = w.Jobs[i].Name
 			}
-			rows = append(rows, compareOne(load, name, names, ours, pub[name]))
+			r := compareOne(load, name, names, ours, pub[name])
+			r.Baseline = b.Name
+			rows = append(rows, r)
 		}
 	}
 	return rows, nil
@@ -88,36 +103,38 @@ func compareOne(load, name string, names []string, ours, pub map[string]float64)
 	return r
 }
 
-// Write prints the rows as a table: per workload and load our mean JCT
-// beside the published one and the jobs exactly equal, then per load the
-// mean over workloads, then the total.
+// Write prints the rows as a table: per baseline, workload and load our
+// mean JCT beside the published one and the jobs exactly equal, then per
+// baseline and load the mean over workloads, then the total.
 func Write(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tworkload\tjobs\tmean JCT (s)\tpublished (s)\tdiff\texact\t")
+	fmt.Fprintln(tw, "baseline\tload\tworkload\tjobs\tmean JCT (s)\tpublished (s)\tdiff\texact\t")
 	var exact, jobs, missing int
-	byLoad := map[string][]Row{}
-	var order []string
+	type group struct{ baseline, load string }
+	byLoad := map[group][]Row{}
+	var order []group
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%s\t%d\t\n", r.Load, r.Workload, r.Jobs, r.Ours, r.Published, pct(r.Ours, r.Published), r.Exact)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%s\t%d\t\n", r.Baseline, r.Load, r.Workload, r.Jobs, r.Ours, r.Published, pct(r.Ours, r.Published), r.Exact)
 		exact += r.Exact
 		jobs += r.Jobs
 		missing += r.Missing
-		if _, ok := byLoad[r.Load]; !ok {
-			order = append(order, r.Load)
+		g := group{r.Baseline, r.Load}
+		if _, ok := byLoad[g]; !ok {
+			order = append(order, g)
 		}
-		byLoad[r.Load] = append(byLoad[r.Load], r)
+		byLoad[g] = append(byLoad[g], r)
 	}
-	for _, load := range order {
+	for _, g := range order {
 		var o, p float64
 		e, n := 0, 0
-		for _, r := range byLoad[load] {
+		for _, r := range byLoad[g] {
 			o += r.Ours
 			p += r.Published
 			e += r.Exact
 			n += r.Jobs
 		}
-		k := float64(len(byLoad[load]))
-		fmt.Fprintf(tw, "%s\tmean of %d\t%d\t%.4f\t%.4f\t%s\t%d\t\n", load, len(byLoad[load]), n, o/k, p/k, pct(o/k, p/k), e)
+		k := float64(len(byLoad[g]))
+		fmt.Fprintf(tw, "%s\t%s\tmean of %d\t%d\t%.4f\t%.4f\t%s\t%d\t\n", g.baseline, g.load, len(byLoad[g]), n, o/k, p/k, pct(o/k, p/k), e)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

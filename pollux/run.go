@@ -38,6 +38,37 @@ const (
 // within a queue, no promotion, the artifact's placement.
 const Policy = "tiresias/mostfree"
 
+// OptimusPolicy is the spec under which Brigade runs the artifact's
+// Optimus: the optimus order, which sizes and places jobs itself, every
+// 60 s (its default round, the artifact's interval).
+const OptimusPolicy = "optimus"
+
+// Baseline is one of the artifact's published baseline runs: the policy
+// it ran (the name in results-jobload/<name>-<load>), the spec Brigade
+// runs it under, and the loads whose JCTs are published and embedded.
+type Baseline struct {
+	Name  string
+	Spec  string
+	Loads []string
+}
+
+// Baselines are the published runs Brigade reproduces: Tiresias and
+// Optimus, each at every load.
+var Baselines = []Baseline{
+	{Name: "tiresias", Spec: Policy, Loads: Loads},
+	{Name: "optimus", Spec: OptimusPolicy, Loads: Loads},
+}
+
+// LookupBaseline returns the baseline called name.
+func LookupBaseline(name string) (Baseline, bool) {
+	for _, b := range Baselines {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Baseline{}, false
+}
+
 // Apps is the artifact's application model as the package embeds it
 // (data/apps: the traces the artifact ships, and the throughputs it
 // interpolates for the placements its Tiresias runs used over five
@@ -120,10 +151,21 @@ func JCTs(w *workloads.Workload, apps *hwmodel.AppModel, spec string) (map[strin
 // (results-jobload/tiresias-<load>/summary.json), by workload name
 // ("workload-1") and job name, in seconds.
 func Published(load string) (map[string]map[string]float64, error) {
-	if !slices.Contains(Loads, load) {
-		return nil, fmt.Errorf("pollux: no published results at load %s (loads %v)", load, Loads)
+	return PublishedOf("tiresias", load)
+}
+
+// PublishedOf are the artifact's published JCTs of the baseline called
+// name at load (results-jobload/<name>-<load>/summary.json), by workload
+// name and job name, in seconds.
+func PublishedOf(name, load string) (map[string]map[string]float64, error) {
+	bl, ok := LookupBaseline(name)
+	if !ok {
+		return nil, fmt.Errorf("pollux: no published baseline %q", name)
 	}
-	file := path.Join("data/published", "tiresias-"+load+".json")
+	if !slices.Contains(bl.Loads, load) {
+		return nil, fmt.Errorf("pollux: no published %s results at load %s (loads %v)", name, load, bl.Loads)
+	}
+	file := path.Join("data/published", name+"-"+load+".json")
 	b, err := fs.ReadFile(data, file)
 	if err != nil {
 		return nil, err

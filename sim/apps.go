@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
 )
 
 // The application model (Config.Apps) and the decision grid
@@ -36,10 +37,13 @@ type appBooks struct {
 }
 
 type appJob struct {
-	app   *hwmodel.App
-	cfg   hwmodel.AppConfig
-	state hwmodel.AppState
-	run   hwmodel.AppRun // the current attempt's pace
+	app *hwmodel.App
+	cfg hwmodel.AppConfig
+	// cfgGPUs is the GPU count cfg is for: the request, until a policy
+	// places the job on another count.
+	cfgGPUs int
+	state   hwmodel.AppState
+	run     hwmodel.AppRun // the current attempt's pace
 	// from is when the current attempt's training starts (after its
 	// start-up); doneAt when its training will be done if it runs on,
 	// the job's end (appLength).
@@ -95,18 +99,46 @@ func (e *Engine) initApps() error {
 		if err != nil {
 			return fmt.Errorf("sim: job %q (%s): %v", j.Name, j.Source, err)
 		}
-		b.jobs[i] = appJob{app: a, cfg: c}
+		b.jobs[i] = appJob{app: a, cfg: c, cfgGPUs: j.Req.GPUs}
 	}
+	e.host.SetAppJobs(e.appJob)
 	return nil
+}
+
+// appJob answers policies.AppView.AppJob: job id's application, batch
+// size and training state now (a running attempt's progress played
+// forward to now on the grid's pieces, without changing the books).
+func (e *Engine) appJob(id policies.JobID) (policies.AppJob, bool) {
+	i := int(id)
+	if i < 0 || i >= len(e.jobs) || !e.isApp(i) {
+		return policies.AppJob{}, false
+	}
+	aj := &e.apps.jobs[i]
+	s := aj.state
+	if e.runs[i].state == Running && e.now > aj.from {
+		e.appAdvance(i, &s, aj.from, e.now)
+	}
+	return policies.AppJob{App: aj.app, Batch: e.w.Jobs[i].BatchSize, State: s}, true
 }
 
 // isApp reports whether job i trains an application.
 func (e *Engine) isApp(i int) bool { return e.apps.on && e.apps.jobs[i].app != nil }
 
-// appPace sets job i's pace for placement p, or says why the model cannot
-// time it there.
+// appPace sets job i's batch configuration and pace for placement p, or
+// says why the model cannot time it there. The configuration is that of
+// p's GPU count, which is the job's request unless the policy chose
+// another (jobs that train an application are elastic: the batch size
+// stays, the per-GPU batch and accumulation steps follow the GPUs, as the
+// artifact's simulator rescales a job on every reallocation).
 func (e *Engine) appPace(i int, p hwmodel.Placement) error {
 	aj := &e.apps.jobs[i]
+	if n := p.GPUCount(); n != aj.cfgGPUs {
+		c, err := aj.app.Config(n, e.w.Jobs[i].BatchSize)
+		if err != nil {
+			return fmt.Errorf("sim: job %q at %gs: %v", e.jobs[i].Name, e.now.Seconds(), err)
+		}
+		aj.cfg, aj.cfgGPUs = c, n
+	}
 	var counts []int
 	last := -1
 	for _, s := range p {

@@ -179,8 +179,14 @@
 // grid point that ends the piece in which it is done, and its End is when
 // its training was done. A preemption with SaveOnPreempt advances its
 // state to the cut the same way and keeps it; without, the attempt keeps
-// nothing. Checkpoints, processor sharing and GPU-model speeds do not
-// apply to such jobs (New refuses the first two).
+// nothing. Such a job is elastic: a policy may start it on any number of
+// whole GPUs (policies.Host.CheckElasticPlacement), and its batch
+// configuration and pace are those of its placement's GPU count, the
+// batch size kept (the artifact rescales a job so on every reallocation;
+// its Optimus chooses the counts). The Host answers policies.AppView with
+// its application, batch size and training state now. Checkpoints,
+// processor sharing and GPU-model speeds do not apply to such jobs (New
+// refuses the first two).
 //
 // Stepping (step.go): Run and RunUntil share one step function, which
 // processes one instant as described above, so a run stepped by RunUntil

@@ -120,10 +120,15 @@ func (e *Engine) preempt(i int) {
 
 // checkPlacement verifies that p gives job i exactly what it asked for on
 // nodes whose GPU model it accepts: the Host's rule, and the MIG books'
-// for a MIG job.
+// for a MIG job. A job that trains an application is elastic: any number
+// of whole GPUs will do, since the application model rescales its batch
+// configuration to the placement (appPace).
 func (e *Engine) checkPlacement(i int, p hwmodel.Placement) string {
 	if e.jobs[i].Req.WantsMIG() && len(p) > 0 {
 		return e.checkMIGPlacement(i, p)
+	}
+	if e.isApp(i) {
+		return e.host.CheckElasticPlacement(policies.JobID(i), p)
 	}
 	return e.host.CheckPlacement(policies.JobID(i), p)
 }

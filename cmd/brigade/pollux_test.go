@@ -11,14 +11,15 @@ import (
 )
 
 // TestPolluxGolden holds brigade pollux's table: every workload and load
-// of the artifact, every job exactly equal to the published JCT.
+// of the artifact's Tiresias and Optimus runs, every job exactly equal to
+// the published JCT.
 func TestPolluxGolden(t *testing.T) {
 	code, stdout, stderr := brigade(t, "pollux")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	golden(t, "pollux.golden.txt", []byte(stdout))
-	if !strings.Contains(stdout, "\n6400 jobs of 6400 exactly equal") {
+	if !strings.Contains(stdout, "\n12800 jobs of 12800 exactly equal") {
 		t.Errorf("not every job is exact:\n%s", stdout)
 	}
 }
@@ -32,6 +33,8 @@ func TestPolluxFlags(t *testing.T) {
 		{[]string{"pollux", "--load", "3.0"}, exitUsage, `--load: want loads among 0.5, 1.0, 1.5, 2.0, got "3.0"`},
 		{[]string{"pollux", "--load", "0.5", "--policy", "nosuch"}, exitError, "nosuch"},
 		{[]string{"pollux", "--load", "0.5", "--policy", "fcfs/mostfree"}, exitOK, "0.5   mean of 8"},
+		{[]string{"pollux", "--baseline", "pollux"}, exitUsage, `--baseline: want baselines among tiresias, optimus, got "pollux"`},
+		{[]string{"pollux", "--baseline", "optimus", "--load", "1.0"}, exitOK, "1280 jobs of 1280 exactly equal"},
 	} {
 		code, stdout, stderr := brigade(t, c.args...)
 		if code != c.code || !strings.Contains(stdout+stderr, c.want) {
@@ -41,15 +44,15 @@ func TestPolluxFlags(t *testing.T) {
 }
 
 // TestSimPolluxFlags runs an artifact workload through brigade sim with
-// the flags docs/pollux.md shows: tiresias/mostfree gives the published
-// mean JCT of workload-1 at load 1.0 (2473.65 s), and las/mostfree runs
-// under the same engine options beside it.
+// the flags docs/pollux.md shows: tiresias/mostfree and optimus give the
+// published mean JCTs of workload-1 at load 1.0 (2473.65 s and 4087.06 s),
+// and las/mostfree runs under the same engine options beside them.
 func TestSimPolluxFlags(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--out", out,
 		"--trace", "../../pollux/data/workloads/1.0/workload-1.csv", "--cluster", "../../examples/pollux-cluster.yaml",
 		"--apps", "../../pollux/data/apps", "--interval", "60s", "--startup-delay", "30s", "--save-on-preempt",
-		"--policy", "tiresias/mostfree,las/mostfree")
+		"--policy", "tiresias/mostfree,las/mostfree,optimus")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -75,11 +78,13 @@ func TestSimPolluxFlags(t *testing.T) {
 		sum[r[col["policy"]]] += jct
 		n[r[col["policy"]]]++
 	}
-	if n["tiresias/mostfree"] != 160 || n["las/mostfree"] != 160 {
+	if n["tiresias/mostfree"] != 160 || n["las/mostfree"] != 160 || n["optimus"] != 160 {
 		t.Fatalf("jobs per policy: %v, want 160 each", n)
 	}
-	if got := fmt.Sprintf("%.2f", sum["tiresias/mostfree"]/160); got != "2473.65" {
-		t.Errorf("tiresias/mostfree mean JCT %s s, want the published 2473.65 s", got)
+	for policy, want := range map[string]string{"tiresias/mostfree": "2473.65", "optimus": "4087.06"} {
+		if got := fmt.Sprintf("%.2f", sum[policy]/160); got != want {
+			t.Errorf("%s mean JCT %s s, want the published %s s", policy, got, want)
+		}
 	}
 	// run.json names the application model's files among the inputs.
 	runJSON, err := os.ReadFile(filepath.Join(out, "run.json"))
