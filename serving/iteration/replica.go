@@ -182,7 +182,9 @@ func (r *Replica) form(b *Batch) {
 			b.PrefillTokens += t
 			b.PrefillAttn += t * (float64(q.In) + t/2)
 		} else if q.Out > 0 {
-			if !r.makeRoom(i, 1, &budget, &preempted) {
+			if len(q.blocks) > 0 && q.lastFill < r.kv.bs {
+				q.lastFill++ // room in its last block: the common case, inline
+			} else if !r.makeRoom(i, 1, &budget, &preempted) {
 				break
 			}
 			budget--
