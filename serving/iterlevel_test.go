@@ -125,3 +125,49 @@ func TestIterationExperimentErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestIterationScaleIn drains an iteration-level replica: the autoscaler
+// removes one of two replicas while both hold requests, the drained one
+// finishes them (its end is found by running a copy of its engine) and
+// gives its GPUs back; no request is lost.
+func TestIterationScaleIn(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("time_s,class,input_tokens,output_tokens\n")
+	for k := range 400 {
+		fmt.Fprintf(&b, "%d.%03d,c,%d,%d\n", k/10, k%10*100, 500+k%7*100, 200+k%5*50)
+	}
+	trace := filepath.Join(dir, "trace.csv")
+	if err := os.WriteFile(trace, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := iterExperiment(t, trace, "")
+	text = strings.Replace(text, "replicas: {initial: 1}", "replicas: {initial: 2, min: 1, max: 2}\n    routing: round-robin\n    autoscale: {metric: concurrency, target: 1000, interval: 15s, scale_down_cooldown: 15s}", 1)
+	exp, err := ParseExperiment([]byte(text), filepath.Join(dir, "x.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := RunExperiment(exp, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := rs.Variants[0].Result.Services[0]
+	if sv.ScaleIns == 0 {
+		t.Fatal("no scale-in: the test does not test a drain")
+	}
+	if c := sv.All; c.Completed != 400 || c.Errors+c.Timeouts+c.Unfinished != 0 {
+		t.Errorf("completed %d, errors %d, timeouts %d, unfinished %d; want all 400 completed", c.Completed, c.Errors, c.Timeouts, c.Unfinished)
+	}
+	released := 0
+	for _, r := range sv.Replicas {
+		if r.Released >= 0 && r.Released < exp.Spec.Horizon {
+			released++
+			if r.Released > 60e6 {
+				t.Errorf("replica %d released at %v, long after its last request could end", r.ID, r.Released)
+			}
+		}
+	}
+	if released == 0 {
+		t.Errorf("no replica gave its GPUs back before the horizon: %+v", sv.Replicas)
+	}
+}
