@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"testing"
-	"testing/fstest"
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
@@ -17,16 +16,12 @@ import (
 // two GPUs of one node (0.25 a second).
 func elasticApps(t *testing.T) *hwmodel.AppModel {
 	t.Helper()
-	m, err := hwmodel.LoadApps(fstest.MapFS{
-		"apps.csv":           {Data: []byte("app,max_epochs,max_local_bsz\nx,2,\n")},
-		"x/placements.csv":   {Data: []byte("placement,local_bsz,step_time,sync_time\n1,1,4,0\n1,2,8,0\n2,1,4,0\n2,2,8,0\n")},
-		"x/validation-1.csv": {Data: []byte("progress,iteration,grad_sqr,grad_var\n10,10,1,0\n20,20,1,0\n")},
-		"x/validation-2.csv": {Data: []byte("progress,iteration,grad_sqr,grad_var\n10,5,1,0\n20,10,1,0\n")},
-	}, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return loadApps(t, map[string]string{
+		"apps.csv":           "app,max_epochs,max_local_bsz\nx,2,\n",
+		"x/placements.csv":   "placement,local_bsz,step_time,sync_time\n1,1,4,0\n1,2,8,0\n2,1,4,0\n2,2,8,0\n",
+		"x/validation-1.csv": "progress,iteration,grad_sqr,grad_var\n10,10,1,0\n20,20,1,0\n",
+		"x/validation-2.csv": "progress,iteration,grad_sqr,grad_var\n10,5,1,0\n20,10,1,0\n",
+	})
 }
 
 // TestAppsElastic runs jobs of batch 2 that ask for one GPU on a node of

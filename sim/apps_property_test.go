@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
-	"testing/fstest"
 
 	"github.com/brigadesim/brigade/hwmodel"
 	"github.com/brigadesim/brigade/policies"
@@ -18,19 +17,15 @@ import (
 // two (1+1), z on one node only, and its gain varies by epoch.
 func propApps(t *testing.T) *hwmodel.AppModel {
 	t.Helper()
-	m, err := hwmodel.LoadApps(fstest.MapFS{
-		"apps.csv":           {Data: []byte("app,max_epochs,max_local_bsz\ny,3,\nz,4,4\n")},
-		"y/placements.csv":   {Data: []byte("placement,local_bsz,step_time,sync_time\n1,1,3.3,0.1\n1,4,7.1,0.2\n2,1,3.5,0.4\n2,4,7.7,0.9\n11,1,4.1,1.3\n11,4,9.3,2.2\n")},
-		"y/validation-1.csv": {Data: []byte("progress,grad_sqr,grad_var\n7.5,1,0.5\n15,1,0.5\n22.5,1,0.5\n")},
-		"y/validation-8.csv": {Data: []byte("progress,grad_sqr,grad_var\n8,0.8,0.6\n16,0.7,0.7\n24,0.6,0.9\n")},
-		"z/placements.csv":   {Data: []byte("placement,local_bsz,step_time,sync_time\n1,1,1.7,0\n1,4,2.9,0.1\n2,1,1.9,0.3\n2,4,3.3,0.5\n")},
-		"z/validation-2.csv": {Data: []byte("progress,grad_sqr,grad_var\n5,2,1\n9,1.5,1.5\n14,1,2\n20,0.5,3\n")},
-		"z/validation-4.csv": {Data: []byte("progress,grad_sqr,grad_var\n5.5,2,1\n9.5,1.5,1\n15,1,1\n21,0.5,1\n")},
-	}, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return loadApps(t, map[string]string{
+		"apps.csv":           "app,max_epochs,max_local_bsz\ny,3,\nz,4,4\n",
+		"y/placements.csv":   "placement,local_bsz,step_time,sync_time\n1,1,3.3,0.1\n1,4,7.1,0.2\n2,1,3.5,0.4\n2,4,7.7,0.9\n11,1,4.1,1.3\n11,4,9.3,2.2\n",
+		"y/validation-1.csv": "progress,grad_sqr,grad_var\n7.5,1,0.5\n15,1,0.5\n22.5,1,0.5\n",
+		"y/validation-8.csv": "progress,grad_sqr,grad_var\n8,0.8,0.6\n16,0.7,0.7\n24,0.6,0.9\n",
+		"z/placements.csv":   "placement,local_bsz,step_time,sync_time\n1,1,1.7,0\n1,4,2.9,0.1\n2,1,1.9,0.3\n2,4,3.3,0.5\n",
+		"z/validation-2.csv": "progress,grad_sqr,grad_var\n5,2,1\n9,1.5,1.5\n14,1,2\n20,0.5,3\n",
+		"z/validation-4.csv": "progress,grad_sqr,grad_var\n5.5,2,1\n9.5,1.5,1\n15,1,1\n21,0.5,1\n",
+	})
 }
 
 // appWorkload draws n jobs of y and z (1 or 2 GPUs) over about an hour.

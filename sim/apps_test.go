@@ -17,16 +17,12 @@ import (
 // progress 10 and 20, 40 s each. On two nodes it has no measured pace.
 func tinyApps(t *testing.T) *hwmodel.AppModel {
 	t.Helper()
-	m, err := hwmodel.LoadApps(fstest.MapFS{
-		"apps.csv":           {Data: []byte("app,max_epochs,max_local_bsz\nx,2,\n")},
-		"x/placements.csv":   {Data: []byte("placement,local_bsz,step_time,sync_time\n1,1,4,0\n1,2,8,0\n2,1,4,0\n2,2,8,0\n")},
-		"x/validation-1.csv": {Data: []byte("progress,grad_sqr,grad_var\n10,1,0\n20,1,0\n")},
-		"x/validation-2.csv": {Data: []byte("progress,grad_sqr,grad_var\n10,1,0\n20,1,0\n")},
-	}, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return loadApps(t, map[string]string{
+		"apps.csv":           "app,max_epochs,max_local_bsz\nx,2,\n",
+		"x/placements.csv":   "placement,local_bsz,step_time,sync_time\n1,1,4,0\n1,2,8,0\n2,1,4,0\n2,2,8,0\n",
+		"x/validation-1.csv": "progress,grad_sqr,grad_var\n10,1,0\n20,1,0\n",
+		"x/validation-2.csv": "progress,grad_sqr,grad_var\n10,1,0\n20,1,0\n",
+	})
 }
 
 func appJob(name string, submit hwmodel.Time, gpus int) workloads.Job {
@@ -164,4 +160,18 @@ func TestAppsErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadApps loads an application model from files given by name.
+func loadApps(t *testing.T, files map[string]string) *hwmodel.AppModel {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for name, data := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	m, err := hwmodel.LoadApps(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
