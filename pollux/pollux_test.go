@@ -105,29 +105,14 @@ func TestBadInput(t *testing.T) {
 
 // BenchmarkOptimus runs the artifact's 32 Optimus runs (6,400 jobs): its
 // CPU time per op is docs/pollux.md's speed.
-func BenchmarkOptimus(b *testing.B) {
-	apps, err := Apps()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		for _, load := range Loads {
-			for n := 1; n <= Workloads; n++ {
-				w, err := Workload(load, n)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := JCTs(w, apps, OptimusPolicy); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	}
-}
+func BenchmarkOptimus(b *testing.B) { benchRuns(b, OptimusPolicy) }
 
 // BenchmarkAll32 runs the artifact's 32 Tiresias runs (6,400 jobs): its
 // CPU time per op is docs/pollux.md's speed.
-func BenchmarkAll32(b *testing.B) {
+func BenchmarkAll32(b *testing.B) { benchRuns(b, Policy) }
+
+// benchRuns runs every workload at every load under policy, per op.
+func benchRuns(b *testing.B, policy string) {
 	apps, err := Apps()
 	if err != nil {
 		b.Fatal(err)
@@ -139,7 +124,7 @@ func BenchmarkAll32(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := JCTs(w, apps, Policy); err != nil {
+				if _, err := JCTs(w, apps, policy); err != nil {
 					b.Fatal(err)
 				}
 			}
