@@ -178,18 +178,7 @@ func TestGavelSpecs(t *testing.T) {
 		{"gavel+objective=ftf+oracle", "gavel+oracle+objective=ftf", ""},
 		{"gavel+oracle", "gavel", ""},
 	} {
-		s, err := ParseSpec(tc.in)
-		if err == nil {
-			err = s.Check()
-		}
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: error %v, want one with %q", tc.in, err, tc.err)
-		case tc.err == "" && err != nil:
-			t.Errorf("%s: %v", tc.in, err)
-		case tc.err == "" && s.String() != tc.label:
-			t.Errorf("%s: label %q, want %q", tc.in, s.String(), tc.label)
-		}
+		checkSpec(t, tc.in, tc.label, tc.err)
 	}
 	if !Preemptive("gavel", Options{}) {
 		t.Error("gavel is not preemptive")
@@ -275,4 +264,26 @@ func TestGavelFTFSplit(t *testing.T) {
 			t.Fatalf("shares %v, want %v", x, want)
 		}
 	}
+}
+
+// checkSpec parses and checks spec in: it must fail with an error holding
+// wantErr, or, when wantErr is "", succeed with label. ok reports that it
+// succeeded as wanted, with the spec.
+func checkSpec(t *testing.T, in, label, wantErr string) (s Spec, ok bool) {
+	t.Helper()
+	s, err := ParseSpec(in)
+	if err == nil {
+		err = s.Check()
+	}
+	switch {
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Errorf("%s: error %v, want one with %q", in, err, wantErr)
+	case wantErr == "" && err != nil:
+		t.Errorf("%s: %v", in, err)
+	case wantErr == "" && s.String() != label:
+		t.Errorf("%s: label %q, want %q", in, s.String(), label)
+	case wantErr == "":
+		return s, true
+	}
+	return s, false
 }

@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -20,18 +19,7 @@ func TestOptimusSpecs(t *testing.T) {
 		{"optimus+bf", "", "EASY backfill (bf) does not combine with the preemptive order optimus", 0},
 		{"optimus+fastest", "", "the fastest option does not combine", 0},
 	} {
-		s, err := ParseSpec(tc.in)
-		if err == nil {
-			err = s.Check()
-		}
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: error %v, want one with %q", tc.in, err, tc.err)
-		case tc.err == "" && err != nil:
-			t.Errorf("%s: %v", tc.in, err)
-		case tc.err == "" && s.String() != tc.label:
-			t.Errorf("%s: label %q, want %q", tc.in, s.String(), tc.label)
-		case tc.err == "":
+		if s, ok := checkSpec(t, tc.in, tc.label, tc.err); ok {
 			p, err := s.New()
 			if err != nil {
 				t.Fatalf("%s: %v", tc.in, err)
