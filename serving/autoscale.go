@@ -16,6 +16,8 @@ func (m *model) autoscale(s *service, now hwmodel.Time) {
 	switch as.Metric {
 	case MetricLatency:
 		observed = s.tickLat.quantile(0.95) / 1e6
+	case MetricTTFT:
+		observed = s.tickTTFT.quantile(0.95) / 1e6
 	case MetricQueue:
 		if dReady > 0 {
 			observed = (dSys - dInf) / dReady
@@ -34,6 +36,7 @@ func (m *model) autoscale(s *service, now hwmodel.Time) {
 		}
 	}
 	s.tickLat.reset()
+	s.tickTTFT.reset()
 	active := 0 // pending, loading and ready replicas
 	for _, r := range s.replicas {
 		if r.state == repPending || r.state == repLoading || r.state == repReady {

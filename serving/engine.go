@@ -129,6 +129,7 @@ type service struct {
 	intSys, intInflight, intReady    float64
 	tickSys, tickInflight, tickReady float64
 	tickLat                          hist
+	tickTTFT                         hist // TTFTs completed since the last autoscaler tick
 	tickArrivals                     int64
 	nextTick                         hwmodel.Time
 	lastUp, lastChange               hwmodel.Time
@@ -189,7 +190,7 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 			a := sp.Autoscale.withDefaults()
 			sp.Autoscale = &a
 		}
-		s := &service{idx: si, spec: sp, res: ServiceResult{Name: sp.Name}, tickLat: newHist(5),
+		s := &service{idx: si, spec: sp, res: ServiceResult{Name: sp.Name}, tickLat: newHist(5), tickTTFT: newHist(5),
 			bucketLat: [2]hist{newHist(5), newHist(5)}}
 		s.models = hwmodel.AnyModel
 		if sp.GPUModel != "" {
@@ -722,6 +723,7 @@ func (m *model) complete(i int32) {
 	s.bucketLat[1].add(int64(e2e))
 	if s.spec.Autoscale != nil {
 		s.tickLat.add(int64(e2e))
+		s.tickTTFT.add(int64(ttft))
 	}
 	ratio := float64(now-q.dispatch) / q.expectedUS
 	m.endRequest(i)

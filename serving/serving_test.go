@@ -482,7 +482,7 @@ func TestAutoscaleMetrics(t *testing.T) {
 		metric Metric
 		target float64
 	}{
-		{MetricConcurrency, 12}, {MetricQueue, 1}, {MetricLatency, 30}, {MetricUtilisation, 0.7},
+		{MetricConcurrency, 12}, {MetricQueue, 1}, {MetricLatency, 30}, {MetricTTFT, 1}, {MetricUtilisation, 0.7},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.metric), func(t *testing.T) {

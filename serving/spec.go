@@ -171,6 +171,10 @@ const (
 	// MetricLatency: p95 end-to-end latency in seconds of the requests that
 	// completed in the interval.
 	MetricLatency Metric = "latency"
+	// MetricTTFT: p95 time to first token in seconds (arrival at the gateway
+	// to the first output token) of the requests that completed in the
+	// interval, so "TTFT over 200 ms" is metric ttft, target 0.2.
+	MetricTTFT Metric = "ttft"
 	// MetricUtilisation: mean fraction of ready replicas' slots in use (0..1).
 	MetricUtilisation Metric = "utilisation"
 )

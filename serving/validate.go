@@ -31,7 +31,7 @@ const (
 var (
 	distKinds     = []string{DistConstant, DistExponential, DistLognormal, DistUniform}
 	routings      = []Routing{RoundRobin, LeastOutstanding, LatencyAware, PriorityLanes}
-	metrics       = []Metric{MetricConcurrency, MetricQueue, MetricLatency, MetricUtilisation}
+	metrics       = []Metric{MetricConcurrency, MetricQueue, MetricLatency, MetricTTFT, MetricUtilisation}
 	noGPUChoices  = []NoGPUs{Wait, Preempt}
 	incidentKinds = []string{"slow", "fail"}
 )
