@@ -240,7 +240,8 @@ func Simulate(c Comparison) (*Simulation, error) {
 	}
 	if c.AppsDir != "" {
 		if opt.Apps, err = hwmodel.LoadApps(os.DirFS(c.AppsDir), "."); err != nil {
-			return nil, &RequestError{"apps", err}
+			// The model's file names are relative to its folder: name it.
+			return nil, &RequestError{"apps", fmt.Errorf("%s: %w", c.AppsDir, err)}
 		}
 	}
 	target := TargetOf(w)

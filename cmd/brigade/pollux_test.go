@@ -99,4 +99,10 @@ func TestSimPolluxFlags(t *testing.T) {
 	if code != exitError || !strings.Contains(stderr, "needs an application model") {
 		t.Errorf("without --apps: exit %d, %s; want an error asking for an application model", code, stderr)
 	}
+	missing := filepath.Join(t.TempDir(), "nosuch")
+	code, _, stderr = brigade(t, "sim", "--quiet", "--no-plots", "--out", filepath.Join(t.TempDir(), "o"), "--apps", missing,
+		"--trace", "../../pollux/data/workloads/1.0/workload-1.csv", "--cluster", "../../examples/pollux-cluster.yaml")
+	if code == 0 || !strings.Contains(stderr, missing+": open apps.csv") {
+		t.Errorf("--apps of a missing folder: exit %d, %s; want an error naming the folder and its apps.csv", code, stderr)
+	}
 }
