@@ -32,6 +32,9 @@ type IterationModel struct {
 	mu     sync.Mutex // variants run in parallel and build on first use
 	lat    *iteration.Latency
 	params iteration.Params
+	arch   iteration.Arch
+	gpu    iteration.GPU
+	tp     int
 }
 
 // check reports the settings out of range (the files are read by build).
@@ -100,8 +103,18 @@ func (im *IterationModel) build(gpus int) error {
 	if _, err := iteration.NewReplica(p, lat); err != nil {
 		return err
 	}
-	im.lat, im.params = lat, p
+	im.lat, im.params, im.arch, im.gpu, im.tp = lat, p, a, g, tp
 	return nil
+}
+
+// Calibrate fits the model's latency coefficients to measured requests
+// (iteration.Calibrate) with this replica's model, GPU and settings; gpus
+// is the service's GPUs per replica.
+func (im *IterationModel) Calibrate(gpus int, measured []iteration.TraceReq) (*iteration.Calibration, error) {
+	if err := im.build(gpus); err != nil {
+		return nil, err
+	}
+	return iteration.Calibrate(im.params, im.arch, im.gpu, im.tp, *im.lat.Coeffs(), measured)
 }
 
 func or(v, def int) int {

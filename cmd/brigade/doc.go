@@ -19,7 +19,7 @@
 // # Files
 //
 // One file per command: sim.go, run.go (scenario files), live.go, serve.go (with serveplan.go,
-// serve --plan), plan.go, sweep.go, fill.go, pollux.go, bench.go, fidelity.go,
+// serve --plan, and servecalibrate.go, serve --calibrate), plan.go, sweep.go, fill.go, pollux.go, bench.go, fidelity.go,
 // report.go (report and compare), gpus.go; liveexport.go is brigade live
 // export, livehealth.go and livemetrics.go live's health source and
 // --metrics endpoint; replay.go is sim --replay. main.go holds the

@@ -84,6 +84,9 @@ type serveFlags struct {
 	plan, planService, seeds string
 	planMax                  int
 	planRate                 float64
+
+	// Calibration (servecalibrate.go).
+	calibrate, calibrateService, calibrateOut string
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
@@ -99,6 +102,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fset.IntVar(&f.planMax, "plan-max", 256, "with --plan: the largest replica count to consider")
 	fset.Float64Var(&f.planRate, "plan-rate", 0, "with --plan: replace the service's arrivals by a constant `rps` (plan for a sustained peak); 0 keeps the file's")
 	fset.StringVar(&f.seeds, "seeds", "", "with --plan: seeds, e.g. 1-3 or 1,5,9; every target must hold on each (default: the file's seed, or --seed)")
+	fset.StringVar(&f.calibrate, "calibrate", "", "fit instead of compare: the iteration-level service's latency coefficients to measured requests, a `CSV` with arrival_time_us, input_tokens, output_tokens, first_chunk_time_us, last_chunk_time_us (BLIS's per-request trace)")
+	fset.StringVar(&f.calibrateService, "calibrate-service", "", "with --calibrate: the `service` to fit (needed when the file has several)")
+	fset.StringVar(&f.calibrateOut, "calibrate-out", "", "with --calibrate: write the fitted coefficients to this new `file` (default: print them)")
 	if err := fset.parseFlags(args, stdout); err != nil {
 		return err
 	}
@@ -122,6 +128,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if fset.Changed("plan") {
 		return servePlan(exp, f, stdout, stderr)
+	}
+	if fset.Changed("calibrate") {
+		return serveCalibrate(exp, f, stdout, stderr)
+	}
+	for _, name := range []string{"calibrate-service", "calibrate-out"} {
+		if fset.Changed(name) {
+			return usageError{fmt.Errorf("--%s is for calibration: give --calibrate FILE too", name)}
+		}
 	}
 	for _, name := range []string{"plan-service", "plan-max", "plan-rate", "seeds"} {
 		if fset.Changed(name) {

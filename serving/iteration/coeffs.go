@@ -27,6 +27,9 @@ type Coeffs struct {
 	// Beta[9]·KV); with fewer it is the roofline max(compute, KV) times
 	// Beta[0] (Beta[1]).
 	SplitPrefill, SplitDecode bool
+	// Betas is how many betas the file gave (7 to 11; 0: 11), so that a
+	// calibrated file is written in the same shape.
+	Betas int
 }
 
 // ReadCoeffs reads the trained_physics_coefficients section of a
@@ -84,6 +87,7 @@ func ParseCoeffs(data []byte, file string) (Coeffs, error) {
 	}
 	c.SplitPrefill = len(raw.Beta) >= 9
 	c.SplitDecode = len(raw.Beta) >= 10
+	c.Betas = len(raw.Beta)
 	return c, nil
 }
 

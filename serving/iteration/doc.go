@@ -38,4 +38,6 @@
 //     reuse a preempted request finds.
 //   - replica.go: Replica, the engine steps.
 //   - replay.go: Replay of a request list, BLIS trace files, Summary.
+//   - calibrate.go: Calibrate, fitting the coefficients to measured
+//     requests by replaying them, and WriteCoeffs.
 package iteration
