@@ -1,0 +1,6 @@
+package kube
+
+import (
+	_ "github.com/brigadesim/brigade/policies"
+	_ "k8s.io/client-go/kubernetes"
+)
