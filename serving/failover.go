@@ -423,8 +423,10 @@ func toBackup(s *ServiceResult, c ClassResult) string {
 }
 
 // circuitLines are the lines under the table, one per service with a
-// circuit: where it sends traffic, how often and how long it was open.
+// circuit: where it sends traffic, how often and how long it was open,
+// and its first openings.
 func circuitLines(rs *RunSet) string {
+	const shown = 4
 	var b strings.Builder
 	for _, v := range rs.Variants {
 		for _, s := range v.Result.Services {
@@ -432,17 +434,24 @@ func circuitLines(rs *RunSet) string {
 			if f == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "circuit %s/%s -> %s (%s): opened %d times, open %s", v.Name, s.Name, f.Backup, f.Mode, f.Openings, fmtDur(f.TimeOpen))
-			for k, ev := range f.Events {
+			plural := "s"
+			if f.Openings == 1 {
+				plural = ""
+			}
+			fmt.Fprintf(&b, "circuit %s/%s -> %s (%s): %d opening%s, open %s in all", v.Name, s.Name, f.Backup, f.Mode, f.Openings, plural, fmtDur(f.TimeOpen))
+			for k, ev := range f.Events[:min(len(f.Events), shown)] {
 				sep := ", "
 				if k == 0 {
 					sep = ": "
 				}
-				end := "horizon"
+				end := "the horizon"
 				if ev.Close >= 0 {
 					end = fmtDur(ev.Close)
 				}
-				fmt.Fprintf(&b, "%s%s-%s", sep, fmtDur(ev.Open), end)
+				fmt.Fprintf(&b, "%s%s to %s", sep, fmtDur(ev.Open), end)
+			}
+			if len(f.Events) > shown {
+				fmt.Fprintf(&b, ", and %d more", len(f.Events)-shown)
 			}
 			b.WriteString("\n")
 		}

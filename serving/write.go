@@ -498,7 +498,10 @@ func pct(f float64) string {
 // The service columns (GPU-h, scale-outs, ejections; replicas lost to
 // hardware faults when some variant ran with faults) and the batch
 // columns (jobs preempted, extra mean wait against the batch-only
-// baseline) are printed on the first row of each service.
+// baseline) are printed on the first row of each service. When some
+// service has a failover section, a "to backup" column counts each class's
+// requests its circuit sent to the backup, and a line under the table per
+// such service says when the circuit was open.
 func FormatTable(w io.Writer, rs *RunSet) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
