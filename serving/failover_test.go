@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -209,5 +210,37 @@ func TestParseExperimentFailoverErrors(t *testing.T) {
 	}
 	if f := e.Spec.Services[0].Failover; f == nil || *f != (Failover{Backup: "small", MinHealthy: 1, RecoverAfter: DefaultRecoverAfter, Mode: ModeFailover}) {
 		t.Fatalf("failover %+v", f)
+	}
+}
+
+// Chains: the backup has a backup of its own. Its only replica fails at
+// 400.9 s (replaced long after the run), so its circuit opens then, and
+// the primary's requests from 401.25 s on follow the chain to the last
+// service: 100 served by the backup (301.25 .. 400.25 s), 260 by the last
+// one (401.25 .. 660.25 s), all booked in the primary's class, counted
+// once as failed over.
+func TestFailoverChain(t *testing.T) {
+	spec := failoverSpec(t, ModeFailover, 0.5)
+	b := &spec.Services[1]
+	b.Failover = &Failover{Backup: "last", MinHealthy: 1, RecoverAfter: mnt}
+	b.Incidents = []Incident{{At: 6*mnt + 40*sec + 900*hwmodel.Millisecond, Replica: 0, Kind: "fail", RestartAfter: 30 * mnt}}
+	last := spec.Services[1]
+	last.Name, last.Failover, last.Incidents = "last", nil, nil
+	spec.Services = append(spec.Services, last)
+	res := run(t, spec, testCluster(t, 1, 8), nil)
+	p, bk, l := res.Services[0], res.Services[1], res.Services[2]
+	if p.All.FailedOver != 360 || p.All.Completed != 1200 || bk.Received != 100 || l.Received != 260 {
+		t.Fatalf("failed over %d, completed %d, received by the backup %d and the last %d: want 360, 1200, 100, 260",
+			p.All.FailedOver, p.All.Completed, bk.Received, l.Received)
+	}
+	if f := bk.Failover; f.Openings != 1 || f.Events[0] != (CircuitEvent{Open: 400_900_000, Close: -1}) || f.TimeOpen != 20*mnt-400_900_000 {
+		t.Fatalf("backup's circuit %+v: want open from 400.9 s to the horizon", f)
+	}
+	if bk.All.Requests != 0 || bk.All.FailedOver != 0 {
+		t.Fatalf("backup books %+v: it had no traffic of its own, so nothing of its own was failed over", bk.All)
+	}
+	// The same inputs give the same result.
+	if again := run(t, spec, testCluster(t, 1, 8), nil); !reflect.DeepEqual(again.Services, res.Services) {
+		t.Fatal("two runs differ")
 	}
 }
