@@ -27,8 +27,8 @@ type request struct {
 	gen        uint32
 	svc        int32 // the service whose gateway holds it
 	class      int16 // its class there
-	home       int32 // the service and class it arrived in, whose books it ends in
-	hclass     int16
+	hclass     int16 // the class and service it arrived in, whose books it ends in
+	home       int32
 	state      uint8
 	expectedUS float64 // time on a healthy replica, for the latency ratio
 	// noise multiplies its prefill and decode times (ReplicaModel.Jitter;

@@ -35,7 +35,8 @@ type Failover struct {
 	// back to a service.
 	Backup string
 	// MinHealthy is the floor: the circuit opens when fewer replicas are
-	// ready, not ejected and not failed or lost.
+	// ready, not ejected and not failed or lost. At most
+	// Replicas.Initial, or Replicas.Min when the service autoscales.
 	MinHealthy int
 	// RecoverAfter is how long the service must keep MinHealthy healthy
 	// replicas before the circuit closes (0: at once).
@@ -119,8 +120,8 @@ func (s *Spec) checkFailover(e *config.Errors) {
 				fe.Add("backup", "service %s and %s describe requests differently (service_time against tokens); want both the same", v.Name, bk.Name)
 			}
 		}
-		if f.MinHealthy < 1 || (v.Replicas.Max >= 1 && f.MinHealthy > v.Replicas.Max) {
-			fe.Add("min_healthy", "want 1 to replicas.max (%d) healthy replicas, got %d", v.Replicas.Max, f.MinHealthy)
+		if limit, what := v.floorLimit(); f.MinHealthy < 1 || f.MinHealthy > limit {
+			fe.Add("min_healthy", "want 1 to %s (%d) healthy replicas, got %d", what, limit, f.MinHealthy)
 		}
 		if f.RecoverAfter < 0 || f.RecoverAfter > maxHorizon {
 			fe.Add("recover_after", "want a duration >= 0, got %s", fmtDur(f.RecoverAfter))
@@ -148,6 +149,17 @@ func (s *Spec) checkFailover(e *config.Errors) {
 			path = append(path, j)
 		}
 	}
+}
+
+// floorLimit is the highest valid MinHealthy: the replicas a static
+// service keeps, or the fewest an autoscaled one may scale in to (a floor
+// above it would let a scale-in open the circuit and send the traffic,
+// and so the autoscaler's signal, away).
+func (v *Service) floorLimit() (int, string) {
+	if v.Autoscale != nil {
+		return v.Replicas.Min, "replicas.min"
+	}
+	return v.Replicas.Initial, "replicas.initial"
 }
 
 // circuit is a service's circuit breaker at run time.

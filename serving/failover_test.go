@@ -175,8 +175,11 @@ func TestParseExperimentFailoverErrors(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"unknown backup", fo("{backup: big}"), `x.yaml:7: services[0].failover.backup: no service is named "big" (services: svc, small)`},
 		{"itself", fo("{backup: svc}"), `x.yaml:7: services[0].failover.backup: a service cannot be its own backup`},
-		{"floor", fo("{backup: small, min_healthy: 0}"), `x.yaml:7: services[0].failover.min_healthy: want 1 to replicas.max (1) healthy replicas, got 0`},
-		{"floor above max", fo("{backup: small, min_healthy: 2}"), `services[0].failover.min_healthy: want 1 to replicas.max (1) healthy replicas, got 2`},
+		{"floor", fo("{backup: small, min_healthy: 0}"), `x.yaml:7: services[0].failover.min_healthy: want 1 to replicas.initial (1) healthy replicas, got 0`},
+		{"floor above initial", patch(fo("{backup: small, min_healthy: 3}"), "replicas: {initial: 1}", "replicas: {initial: 2, max: 4}"),
+			`services[0].failover.min_healthy: want 1 to replicas.initial (2) healthy replicas, got 3`},
+		{"floor above min", patch(fo("{backup: small, min_healthy: 2}"), "replicas: {initial: 1}", "replicas: {initial: 2, min: 1, max: 4}\n    autoscale: {target: 4}"),
+			`services[0].failover.min_healthy: want 1 to replicas.min (1) healthy replicas, got 2`},
 		{"mode", fo("{backup: small, mode: panic}"), `x.yaml:7: services[0].failover.mode: unknown mode "panic" (known: failover, degrade)`},
 		{"missing backup", fo("{min_healthy: 1}"), `x.yaml:7: services[0].failover.backup: required field is missing`},
 		{"recover_after", fo("{backup: small, recover_after: soon}"), `x.yaml:7: services[0].failover.recover_after: want a duration`},

@@ -79,10 +79,11 @@ func addFailover(spec *Spec, r *rand.Rand) {
 		return
 	}
 	a, b := &spec.Services[0], &spec.Services[1]
-	if len(b.Classes) < len(a.Classes) || (a.Replica.ServiceTime == nil) != (b.Replica.ServiceTime == nil) {
+	limit, _ := a.floorLimit()
+	if limit < 1 || len(b.Classes) < len(a.Classes) || (a.Replica.ServiceTime == nil) != (b.Replica.ServiceTime == nil) {
 		return
 	}
-	a.Failover = &Failover{Backup: b.Name, MinHealthy: 1 + r.IntN(a.Replicas.Max), RecoverAfter: hwmodel.Time(r.IntN(120)) * sec,
+	a.Failover = &Failover{Backup: b.Name, MinHealthy: 1 + r.IntN(limit), RecoverAfter: hwmodel.Time(r.IntN(120)) * sec,
 		Mode: failoverModes[r.IntN(2)]}
 }
 

@@ -217,23 +217,25 @@ func toJSONClass(c ClassResult) jsonClass {
 }
 
 type jsonService struct {
-	Name         string        `json:"name"`
-	All          jsonClass     `json:"all"`
-	Classes      []jsonClass   `json:"classes"`
-	GPUHours     num           `json:"gpu_hours"`
-	MeanReplicas num           `json:"mean_replicas"`
-	MaxReplicas  int           `json:"max_replicas_ready"`
-	Replicas     int           `json:"replicas_created"`
-	Saturation   num           `json:"saturation"`
-	ScaleOuts    int64         `json:"scale_outs"`
-	ScaleIns     int64         `json:"scale_ins"`
-	Ejections    int64         `json:"ejections"`
-	ReplicasLost int64         `json:"replicas_lost"`
-	Preempted    int64         `json:"batch_jobs_preempted"`
-	GPUWaitS     num           `json:"gpu_wait_s"`
-	Engine       *jsonEngine   `json:"engine,omitempty"`
-	Failover     *jsonFailover `json:"failover,omitempty"`
-	Received     int64         `json:"received_from_failover,omitempty"`
+	Name         string      `json:"name"`
+	All          jsonClass   `json:"all"`
+	Classes      []jsonClass `json:"classes"`
+	GPUHours     num         `json:"gpu_hours"`
+	MeanReplicas num         `json:"mean_replicas"`
+	MaxReplicas  int         `json:"max_replicas_ready"`
+	Replicas     int         `json:"replicas_created"`
+	Saturation   num         `json:"saturation"`
+	ScaleOuts    int64       `json:"scale_outs"`
+	ScaleIns     int64       `json:"scale_ins"`
+	Ejections    int64       `json:"ejections"`
+	ReplicasLost int64       `json:"replicas_lost"`
+	Preempted    int64       `json:"batch_jobs_preempted"`
+	GPUWaitS     num         `json:"gpu_wait_s"`
+	Engine       *jsonEngine `json:"engine,omitempty"`
+
+	// Failover and Received: failover.go.
+	Failover *jsonFailover `json:"failover,omitempty"`
+	Received int64         `json:"received_from_failover,omitempty"`
 }
 
 // jsonEngine is EngineBooks (iteration-level services only).
