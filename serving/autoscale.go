@@ -112,6 +112,7 @@ func (m *model) scaleIn(s *service, k int, now hwmodel.Time) {
 			s.integrate(now)
 			s.ready--
 			r.state = repDraining
+			m.recount(s, r)
 			if r.cb != nil {
 				r.lastDone = m.decodeDrainBound(s, r, now)
 			} else if r.it != nil {

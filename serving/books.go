@@ -51,6 +51,8 @@ func (m *model) result() []ServiceResult {
 			all.Errors += c.Errors
 			all.Timeouts += c.Timeouts
 			all.Unfinished += c.Unfinished
+			all.FailedOver += c.FailedOver
+			all.Degraded += c.Degraded
 			attained += cb.attained
 			for k, b := range [3]*latencyBook{&cb.ttft, &cb.e2e, &cb.queue} {
 				merge(&allBooks[k], b)
@@ -59,6 +61,7 @@ func (m *model) result() []ServiceResult {
 		all.TTFT, all.E2E, all.QueueWait = allBooks[0].latency(), allBooks[1].latency(), allBooks[2].latency()
 		finishClass(&all, attained, m.horizon)
 		res.All = all
+		res.Failover = m.failoverResult(s)
 		for _, r := range s.replicas {
 			b := r.book
 			b.BusyIntegral = r.busy / 1e6

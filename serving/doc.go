@@ -28,7 +28,8 @@
 //   - A request is in exactly one place: the gateway queue, one replica,
 //     or finished (completed, error, timeout); at the horizon the rest are
 //     counted unfinished. Requests = Completed + Errors + Timeouts +
-//     Unfinished per class.
+//     Unfinished per class. A request failed over to a backup is still
+//     booked in the class it arrived in.
 //   - A replica holds its GPUs from placement to release; the cluster's
 //     books (checked by the batch engine) include them.
 //   - Replicas of one service are identical but for injected incidents.
@@ -58,6 +59,9 @@
 //     as events; health.go: outlier ejection; autoscale.go: the
 //     autoscaler.
 //   - faults.go: injected faults under replicas (sim.CoupledFaults).
+//   - failover.go: service-level circuit breaking (Service.Failover): the
+//     healthy count kept as replicas change state, the circuit that sends
+//     a service's traffic to its backup, its validation and its books.
 //   - books.go: the per-bucket books; hist.go: log-bucketed latency
 //     histograms; result.go: Result and its parts.
 //   - write.go: summary.json, the CSV files and the table; plot.go: the

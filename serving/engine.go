@@ -25,8 +25,10 @@ type request struct {
 	replica    int32
 	eng        int32 // its index in the replica's iteration engine
 	gen        uint32
-	svc        int32
-	class      int16
+	svc        int32 // the service whose gateway holds it
+	class      int16 // its class there
+	hclass     int16 // the class and service it arrived in, whose books it ends in
+	home       int32
 	state      uint8
 	expectedUS float64 // time on a healthy replica, for the latency ratio
 	// noise multiplies its prefill and decode times (ReplicaModel.Jitter;
@@ -56,6 +58,8 @@ type replica struct {
 	// lost: its hardware broke (an injected fault); it is released and
 	// replaced when the fault is detected.
 	lost bool
+	// counted: in its service's circuit's healthy count (failover.go).
+	counted bool
 	// Health.
 	ejected    bool
 	ejections  int
@@ -141,6 +145,7 @@ type service struct {
 	trace     *TraceReader
 	traceNext TraceRequest
 	classIdx  map[string]int
+	fo        *circuit // nil without a failover section
 }
 
 func (s *service) integrate(now hwmodel.Time) {
@@ -228,6 +233,7 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 		}
 		m.svcs = append(m.svcs, s)
 	}
+	m.initCircuits()
 	return m, nil
 }
 
@@ -261,6 +267,7 @@ func (m *model) Step(a *sim.Access) error {
 				return err
 			}
 		}
+		m.armCircuits()
 	}
 	m.advance(now)
 	if m.err != nil {
@@ -382,6 +389,7 @@ func (m *model) setReady(s *service, r *replica, now hwmodel.Time) {
 		r.book.Ready = now
 	}
 	s.ready++
+	m.recount(s, r)
 	m.pull(s, now)
 }
 
@@ -406,6 +414,7 @@ func (m *model) release(a *sim.Access, s *service, r *replica) error {
 	}
 	r.state = repGone
 	r.epoch++
+	m.recount(s, r)
 	return nil
 }
 
@@ -476,6 +485,7 @@ func (m *model) advance(until hwmodel.Time) {
 			if r.ejected && uint32(r.ejections) == ev.gen {
 				r.ejected = false
 				r.probing = s.spec.Health.ProbeRequests
+				m.recount(s, r)
 				m.pull(s, ev.at)
 			}
 		case evIncident:
@@ -510,6 +520,8 @@ func (m *model) advance(until hwmodel.Time) {
 				r.epoch++
 				m.heap.push(event{at: ev.at + s.spec.Replica.LoadTime, kind: evReady, a: ev.a, b: ev.b, gen: r.epoch})
 			}
+		case evCircuit:
+			m.circuitEvent(m.svcs[ev.a], ev.gen)
 		}
 	}
 	if until >= m.nextRoll {
@@ -582,6 +594,7 @@ func (m *model) arrive(s *service, ci int, in, out int32) {
 	i := m.slot()
 	q := &m.reqs[i]
 	q.arrive, q.svc, q.class, q.replica = now, int32(s.idx), int16(ci), -1
+	q.home, q.hclass = q.svc, q.class
 	if st := s.spec.Replica.ServiceTime; st != nil {
 		q.work = seconds(st.draw(rng))
 	} else if in > 0 {
@@ -596,6 +609,10 @@ func (m *model) arrive(s *service, ci int, in, out int32) {
 		q.noise = math.Exp(j*rng.NormFloat64() - j*j/2)
 	}
 	s.integrate(now)
+	if s.fo != nil && s.fo.open {
+		m.divert(s, i, true)
+		return
+	}
 	if r := m.route(s, cb.priority); r != nil {
 		m.dispatch(s, r, i)
 		return
@@ -623,10 +640,12 @@ func (m *model) anyHealthy(s *service) bool {
 	return false
 }
 
-// fail ends request i as an error (502) or, when timeout, a 504.
-func (m *model) fail(s *service, i int32, timeout bool) {
+// fail ends request i as an error (502) or, when timeout, a 504, in its
+// home service's books.
+func (m *model) fail(_ *service, i int32, timeout bool) {
 	q := &m.reqs[i]
-	cb := &s.classes[q.class]
+	s := m.svcs[q.home]
+	cb := &s.classes[q.hclass]
 	if timeout {
 		cb.res.Timeouts++
 	} else {
@@ -708,8 +727,9 @@ func (m *model) complete(i int32) {
 	s.inflight--
 	r.book.Completed++
 	r.book.SojournSum += float64(now-q.dispatch) / 1e6
-	cb := &s.classes[q.class]
-	c := &s.spec.Classes[q.class]
+	h := m.svcs[q.home] // booked where it arrived
+	cb := &h.classes[q.hclass]
+	c := &h.spec.Classes[q.hclass]
 	cb.res.Completed++
 	ttft, e2e := q.ttft-q.arrive, now-q.arrive
 	cb.ttft.add(int64(ttft))
@@ -718,9 +738,9 @@ func (m *model) complete(i int32) {
 	if (c.TTFTTarget == 0 || ttft <= c.TTFTTarget) && (c.E2ETarget == 0 || e2e <= c.E2ETarget) {
 		cb.attained++
 	}
-	s.bucket.Completed++
-	s.bucketLat[0].add(int64(ttft))
-	s.bucketLat[1].add(int64(e2e))
+	h.bucket.Completed++
+	h.bucketLat[0].add(int64(ttft))
+	h.bucketLat[1].add(int64(e2e))
 	if s.spec.Autoscale != nil {
 		s.tickLat.add(int64(e2e))
 		s.tickTTFT.add(int64(ttft))
@@ -770,6 +790,7 @@ func (m *model) incident(s *service, inc Incident) {
 // errors, and requests the gateway still sends it fail at once.
 func (m *model) breakReplica(s *service, r *replica) {
 	r.failed = true
+	m.recount(s, r)
 	if r.cb != nil {
 		r.cb.entries = r.cb.entries[:0]
 		r.cb.ver++

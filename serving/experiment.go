@@ -140,6 +140,9 @@ type Variant struct {
 	// Faults off runs the variant without the experiment's faults; on
 	// (or kept) injects them when the experiment has a faults section.
 	Faults Switch
+	// Failover off drops the services' failover sections (their backups
+	// still serve their own traffic).
+	Failover Switch
 }
 
 // Defaults filled by ParseExperiment (docs/serving.md); health and
@@ -339,6 +342,9 @@ func (e *Experiment) VariantSpec(i int) *Spec {
 		}
 		if v.Incidents == SwitchOff {
 			svc.Incidents = nil
+		}
+		if v.Failover == SwitchOff {
+			svc.Failover = nil
 		}
 		if v.OnNoGPUs != "" && svc.Autoscale != nil {
 			svc.Autoscale.OnNoGPUs = v.OnNoGPUs

@@ -104,7 +104,7 @@ func (v *Variant) check(p *config.Errors, e *Experiment) {
 	for _, sw := range []struct {
 		f string
 		v Switch
-	}{{"health", v.Health}, {"autoscale", v.Autoscale}, {"incidents", v.Incidents}, {"faults", v.Faults}} {
+	}{{"health", v.Health}, {"autoscale", v.Autoscale}, {"incidents", v.Incidents}, {"faults", v.Faults}, {"failover", v.Failover}} {
 		if sw.v != SwitchKeep && sw.v != SwitchOn && sw.v != SwitchOff {
 			p.Add(sw.f, "want on or off, got %q", sw.v)
 		}
@@ -119,6 +119,9 @@ func (v *Variant) check(p *config.Errors, e *Experiment) {
 	}
 	if v.Incidents == SwitchOn && !slices.ContainsFunc(e.Spec.Services, func(s Service) bool { return len(s.Incidents) > 0 }) {
 		p.Add("incidents", "no service declares incidents")
+	}
+	if v.Failover == SwitchOn && !slices.ContainsFunc(e.Spec.Services, func(s Service) bool { return s.Failover != nil }) {
+		p.Add("failover", "no service declares a failover section")
 	}
 	if v.Faults == SwitchOn && e.Faults == nil {
 		p.Add("faults", "the experiment has no faults section")

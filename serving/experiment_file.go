@@ -55,6 +55,7 @@ type serviceFile struct {
 	Arrivals       arrivalsFile   `json:"arrivals" config:"required"`
 	Classes        []classFile    `json:"classes" config:"required,max=64"`
 	Incidents      []incidentFile `json:"incidents" config:"max=10000"`
+	Failover       *failoverFile  `json:"failover"`
 }
 
 type replicaFile struct {
@@ -160,6 +161,7 @@ type variantFile struct {
 	Incidents Switch  `json:"incidents"`
 	OnNoGPUs  NoGPUs  `json:"on_no_gpus"`
 	Faults    Switch  `json:"faults"`
+	Failover  Switch  `json:"failover"`
 }
 
 // duration is a duration written as a string with a unit, "500ms",
@@ -292,7 +294,7 @@ func (f *experimentFile) experiment(file, dir string) *Experiment {
 	}
 	for _, v := range f.Variants {
 		e.Variants = append(e.Variants, Variant{Name: v.Name, Routing: v.Routing, Health: v.Health,
-			Autoscale: v.Autoscale, Incidents: v.Incidents, OnNoGPUs: v.OnNoGPUs, Faults: v.Faults})
+			Autoscale: v.Autoscale, Incidents: v.Incidents, OnNoGPUs: v.OnNoGPUs, Faults: v.Faults, Failover: v.Failover})
 	}
 	if f.Faults != nil {
 		e.Faults = f.Faults.faults()
@@ -359,6 +361,9 @@ func (f *serviceFile) service(path func(string) string) Service {
 			cl.Name = "default"
 		}
 		s.Classes = append(s.Classes, cl)
+	}
+	if fo := f.Failover; fo != nil {
+		s.Failover = fo.failover()
 	}
 	for _, in := range f.Incidents {
 		s.Incidents = append(s.Incidents, Incident{At: hwmodel.Time(in.At), Replica: in.Replica, Kind: in.Kind,

@@ -42,6 +42,7 @@ func (m *model) Broken(a *sim.Access, n, gpu int) error {
 				if !r.failed {
 					m.breakReplica(s, r)
 				}
+				m.recount(s, r)
 			}
 		}
 	}

@@ -70,6 +70,23 @@ func randomSpec(r *rand.Rand) *Spec {
 	return spec
 }
 
+// addFailover gives the first service a circuit to the second when the
+// second can take its requests (every class name, the same request
+// model), from its own stream so that the rest of the spec stays as
+// randomSpec drew it.
+func addFailover(spec *Spec, r *rand.Rand) {
+	if len(spec.Services) < 2 || r.IntN(2) == 0 {
+		return
+	}
+	a, b := &spec.Services[0], &spec.Services[1]
+	limit, _ := a.floorLimit()
+	if limit < 1 || len(b.Classes) < len(a.Classes) || (a.Replica.ServiceTime == nil) != (b.Replica.ServiceTime == nil) {
+		return
+	}
+	a.Failover = &Failover{Backup: b.Name, MinHealthy: 1 + r.IntN(limit), RecoverAfter: hwmodel.Time(r.IntN(120)) * sec,
+		Mode: failoverModes[r.IntN(2)]}
+}
+
 // FuzzServing runs random specs beside a busy batch workload, with random
 // hardware faults, and the batch engine's invariants on after every event:
 // no run may fail or panic, and every service's request books balance.
@@ -85,6 +102,7 @@ func fuzzServingOne(t *testing.T, seed uint64) {
 	{
 		r := rand.New(rand.NewPCG(seed, 0x5e7f))
 		spec := randomSpec(r)
+		addFailover(spec, rand.New(rand.NewPCG(seed, 0xfa11)))
 		c := testCluster(t, 3+r.IntN(4), 8)
 		var faults []hwmodel.Fault
 		if r.IntN(2) == 0 {
@@ -103,6 +121,17 @@ func fuzzServingOne(t *testing.T, seed uint64) {
 				return
 			}
 			t.Fatalf("seed %d: %v", seed, err)
+		}
+		var sent, received int64
+		for _, s := range res.Services {
+			sent += s.All.FailedOver + s.All.Degraded
+			received += s.Received
+			if f := s.Failover; f != nil && (f.TimeOpen < 0 || f.TimeOpen > spec.Horizon || int64(len(f.Events)) != f.Openings) {
+				t.Fatalf("seed %d: service %s: circuit books %+v", seed, s.Name, f)
+			}
+		}
+		if sent != received {
+			t.Fatalf("seed %d: %d requests sent to backups, %d received", seed, sent, received)
 		}
 		for _, s := range res.Services {
 			for _, cl := range append(s.Classes, s.All) {

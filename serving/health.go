@@ -53,6 +53,7 @@ func (m *model) eject(s *service, r *replica) {
 		return
 	}
 	r.ejected = true
+	m.recount(s, r)
 	r.ejections++
 	r.book.Ejections++
 	r.probing = 0

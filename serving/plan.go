@@ -71,6 +71,7 @@ func NewFixed(spec *Spec, service string, rate float64) (*Fixed, error) {
 	}
 	svc.Autoscale = nil
 	svc.Incidents = nil
+	svc.Failover = nil // alone, it has no backup
 	svc.Replica.LoadTime = 0
 	if rate > 0 {
 		svc.Arrivals = Arrivals{Rate: rate}

@@ -48,6 +48,11 @@ type ServiceResult struct {
 	// Engine is the iteration-level engines' books, summed over the
 	// service's replicas (nil under the token-rate model).
 	Engine *EngineBooks
+	// Failover is the circuit's books (nil without a failover section);
+	// Received counts the requests other services' circuits sent to this
+	// one (booked in their classes, served by its replicas).
+	Failover *FailoverResult
+	Received int64
 }
 
 // EngineBooks counts what iteration-level replicas did: engine steps,
@@ -89,6 +94,11 @@ type ClassResult struct {
 	// Throughput is completed requests per second over the horizon;
 	// ErrorRate (errors + timeouts) / finished requests.
 	Throughput, ErrorRate float64
+	// FailedOver (Failover.Mode failover) or Degraded (degrade) counts
+	// the requests the service's open circuit sent to its backup; they
+	// are among Requests and end, like the others, in Completed, Errors,
+	// Timeouts or Unfinished.
+	FailedOver, Degraded int64
 }
 
 // Latency summarises a latency distribution in seconds. Mean and Max are

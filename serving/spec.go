@@ -39,6 +39,9 @@ type Service struct {
 	Arrivals  Arrivals
 	Classes   []Class
 	Incidents []Incident
+	// Failover: nil keeps every request within the service
+	// (failover.go).
+	Failover *Failover
 }
 
 // ReplicaModel is how one replica serves requests. A replica runs up to
@@ -266,6 +269,10 @@ func cloneSpec(in *Spec) *Spec {
 		svc.Arrivals.Steps = slices.Clone(svc.Arrivals.Steps)
 		svc.Classes = slices.Clone(svc.Classes)
 		svc.Incidents = slices.Clone(svc.Incidents)
+		if svc.Failover != nil {
+			f := *svc.Failover
+			svc.Failover = &f
+		}
 	}
 	return &s
 }

@@ -76,6 +76,7 @@ func (s *Spec) Check(e *config.Errors) {
 		}
 		names[v.Name] = i
 	}
+	s.checkFailover(e)
 }
 
 // validName reports a name fit for table rows and file names.

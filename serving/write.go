@@ -204,6 +204,8 @@ type jsonClass struct {
 	TTFT          jsonLatency `json:"ttft_s"`
 	E2E           jsonLatency `json:"e2e_s"`
 	QueueWait     jsonLatency `json:"queue_wait_s"`
+	FailedOver    *int64      `json:"failed_over,omitempty"` // with a failover section (failover.go)
+	Degraded      *int64      `json:"degraded,omitempty"`
 }
 
 func toJSONClass(c ClassResult) jsonClass {
@@ -230,6 +232,10 @@ type jsonService struct {
 	Preempted    int64       `json:"batch_jobs_preempted"`
 	GPUWaitS     num         `json:"gpu_wait_s"`
 	Engine       *jsonEngine `json:"engine,omitempty"`
+
+	// Failover and Received: failover.go.
+	Failover *jsonFailover `json:"failover,omitempty"`
+	Received int64         `json:"received_from_failover,omitempty"`
 }
 
 // jsonEngine is EngineBooks (iteration-level services only).
@@ -355,6 +361,7 @@ func WriteSummaryJSON(w io.Writer, rs *RunSet) error {
 			for _, c := range sv.Classes {
 				js.Classes = append(js.Classes, toJSONClass(c))
 			}
+			addFailoverJSON(&js, &sv)
 			jv.Services = append(jv.Services, js)
 		}
 		s.Variants = append(s.Variants, jv)
@@ -493,16 +500,24 @@ func pct(f float64) string {
 // The service columns (GPU-h, scale-outs, ejections; replicas lost to
 // hardware faults when some variant ran with faults) and the batch
 // columns (jobs preempted, extra mean wait against the batch-only
-// baseline) are printed on the first row of each service.
+// baseline) are printed on the first row of each service. When some
+// service has a failover section, a "to backup" column counts each class's
+// requests its circuit sent to the backup, and a line under the table per
+// such service says when the circuit was open.
 func FormatTable(w io.Writer, rs *RunSet) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	faults := rs.hasFaults()
+	failover := rs.hasFailover()
 	lostHead := ""
 	if faults {
 		lostHead = "\tlost"
 	}
-	fmt.Fprintln(tw, "variant\tservice\tclass\trps\tTTFT p50\tTTFT p99\tE2E p50\tE2E p99\terrors\tSLO\tGPU-h\tmean repl\tscale-outs\tejections"+lostHead+"\tbatch preempted\tbatch +wait")
+	backupHead := ""
+	if failover {
+		backupHead = "\tto backup"
+	}
+	fmt.Fprintln(tw, "variant\tservice\tclass\trps\tTTFT p50\tTTFT p99\tE2E p50\tE2E p99\terrors\tSLO"+backupHead+"\tGPU-h\tmean repl\tscale-outs\tejections"+lostHead+"\tbatch preempted\tbatch +wait")
 	for _, v := range rs.Variants {
 		bs := batchStats(v.Result.Batch, rs.baselineOf(v))
 		for _, s := range v.Result.Services {
@@ -532,10 +547,14 @@ func FormatTable(w io.Writer, rs *RunSet) error {
 					}
 					svcCols = fmt.Sprintf("%.1f\t%.1f\t%d\t%d%s\t%s\t%s", s.GPUHours, s.MeanReplicas, s.ScaleOuts, s.Ejections, lost, preempted, extra)
 				}
+				slo := pct(c.SLOAttained)
+				if failover {
+					slo += "\t" + toBackup(&s, c)
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, s.Name, c.Name, c.Throughput,
 					fmtLatency(c.TTFT.P50, c.Completed), fmtLatency(c.TTFT.P99, c.Completed),
 					fmtLatency(c.E2E.P50, c.Completed), fmtLatency(c.E2E.P99, c.Completed),
-					pct(c.ErrorRate), pct(c.SLOAttained), svcCols)
+					pct(c.ErrorRate), slo, svcCols)
 			}
 		}
 	}
@@ -551,6 +570,7 @@ func FormatTable(w io.Writer, rs *RunSet) error {
 			out.WriteString(line)
 		}
 	}
+	out.WriteString(circuitLines(rs))
 	_, err := io.WriteString(w, out.String())
 	return err
 }

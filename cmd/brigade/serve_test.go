@@ -341,3 +341,84 @@ func TestServeFaultsExample(t *testing.T) {
 		t.Fatalf("docs/serving-faults.md does not show the faults example's table; update it (and the reading in examples/serving-faults.yaml) with 'go run ./cmd/brigade run --page examples/serving-faults.yaml':\n%s", stdout)
 	}
 }
+
+// The shipped failover example: a rack under the 70B service fails at
+// 20 min; with the circuit, its traffic goes to the 8B backup from that
+// instant until 2 min after the replacements are ready, the requests sent
+// there are booked in llm-70b's classes, and errors fall to the requests
+// in flight on the lost replicas. docs/serving.md shows what it prints.
+func TestServeFailoverExample(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := serve(t, "../../examples/serving/failover.yaml", "--out", out, "--quiet", "--no-plots")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if head := strings.SplitN(stdout, "\n", 2)[0]; !strings.Contains(head, "  SLO     to backup  GPU-h") {
+		t.Fatalf("header %q", head)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "serving_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type class struct {
+		Errors   int64  `json:"errors"`
+		Degraded *int64 `json:"degraded"`
+	}
+	var sum struct {
+		Variants []struct {
+			Name     string `json:"name"`
+			Services []struct {
+				Name     string  `json:"name"`
+				All      class   `json:"all"`
+				Classes  []class `json:"classes"`
+				Received int64   `json:"received_from_failover"`
+				Failover *struct {
+					Openings int64 `json:"openings"`
+					Events   []struct {
+						Open  float64  `json:"open_s"`
+						Close *float64 `json:"close_s"`
+					} `json:"events"`
+					Degraded int64 `json:"degraded"`
+				} `json:"failover"`
+			} `json:"services"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string]int64{}
+	for _, v := range sum.Variants {
+		p, bk := v.Services[0], v.Services[1]
+		errs[v.Name] = p.All.Errors
+		if v.Name != "faults+failover" {
+			if p.Failover != nil || bk.Received != 0 || p.All.Degraded != nil {
+				t.Errorf("%s: a circuit without failover: %+v, %d received", v.Name, p.Failover, bk.Received)
+			}
+			continue
+		}
+		f := p.Failover
+		if f == nil || f.Openings != 1 || len(f.Events) != 1 || f.Events[0].Open != 1200 || f.Events[0].Close == nil {
+			t.Fatalf("circuit %+v: want one opening at the failure (1200 s), closed within the run", f)
+		}
+		var classes int64
+		for _, c := range p.Classes {
+			classes += *c.Degraded
+		}
+		if f.Degraded == 0 || f.Degraded != bk.Received || f.Degraded != *p.All.Degraded || classes != f.Degraded {
+			t.Errorf("degraded %d, backup received %d, all %d, classes %d: want them equal and > 0", f.Degraded, bk.Received, *p.All.Degraded, classes)
+		}
+	}
+	if errs["no-faults"] != 0 || !(errs["faults+failover"] < errs["faults"]/10) {
+		t.Errorf("errors %v: want none without faults, and failover to keep a tenth of those without", errs)
+	}
+	if testing.Short() {
+		return
+	}
+	doc, err := os.ReadFile("../../docs/serving.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), stdout) {
+		t.Fatalf("docs/serving.md does not show the failover example's table; update the section \"Failover and degradation\" with 'go run ./cmd/brigade serve examples/serving/failover.yaml --quiet --no-plots':\n%s", stdout)
+	}
+}
