@@ -32,6 +32,10 @@ type request struct {
 	// noise multiplies its prefill and decode times (ReplicaModel.Jitter;
 	// 1 without).
 	noise float64
+	// The iteration engine's count of its decode gaps (their sum, µs) and
+	// of its preemptions, copied when it finishes (signals.go).
+	itlSum          int64
+	itls, preempted int32
 }
 
 // Replica states.
@@ -80,6 +84,7 @@ func (r *replica) integrate(now hwmodel.Time) {
 type classBook struct {
 	res              ClassResult
 	ttft, e2e, queue latencyBook
+	sig              classSignals
 	attained         int64
 	lane             int
 	priority         int
@@ -129,7 +134,9 @@ type service struct {
 	intSys, intInflight, intReady    float64
 	tickSys, tickInflight, tickReady float64
 	tickLat                          hist
-	tickTTFT                         hist // TTFTs completed since the last autoscaler tick
+	tickTTFT                         hist          // TTFTs completed since the last autoscaler tick
+	tickITL                          hist          // inter-token gaps, likewise
+	alerts                           []*alertState // the alerts on this service
 	tickArrivals                     int64
 	nextTick                         hwmodel.Time
 	lastUp, lastChange               hwmodel.Time
@@ -169,6 +176,8 @@ type model struct {
 	events   int64
 	requests int64
 	err      error
+	alerts   []*alertState // alerts.go
+	alertLog []AlertEvent
 }
 
 func newModel(spec *Spec, seed uint64) (*model, error) {
@@ -190,7 +199,7 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 			a := sp.Autoscale.withDefaults()
 			sp.Autoscale = &a
 		}
-		s := &service{idx: si, spec: sp, res: ServiceResult{Name: sp.Name}, tickLat: newHist(5), tickTTFT: newHist(5),
+		s := &service{idx: si, spec: sp, res: ServiceResult{Name: sp.Name}, tickLat: newHist(5), tickTTFT: newHist(5), tickITL: newHist(5),
 			bucketLat: [2]hist{newHist(5), newHist(5)}}
 		s.models = hwmodel.AnyModel
 		if sp.GPUModel != "" {
@@ -214,7 +223,7 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 		s.lanes = make([]lane, len(levels))
 		for ci, c := range sp.Classes {
 			cb := classBook{res: ClassResult{Name: c.Name}, ttft: newLatencyBook(), e2e: newLatencyBook(),
-				queue: newLatencyBook(), priority: c.Priority, weight: c.Weight}
+				queue: newLatencyBook(), sig: newClassSignals(), priority: c.Priority, weight: c.Weight}
 			for li, p := range levels {
 				if p == c.Priority {
 					cb.lane = li
@@ -228,6 +237,7 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 		}
 		m.svcs = append(m.svcs, s)
 	}
+	m.newAlerts()
 	return m, nil
 }
 
@@ -294,6 +304,7 @@ func (m *model) Step(a *sim.Access) error {
 
 func (m *model) start() {
 	m.started = true
+	m.startAlerts()
 	for _, s := range m.svcs {
 		for k := 0; k < s.spec.Replicas.Initial; k++ {
 			m.newReplica(s, 0)
@@ -499,6 +510,8 @@ func (m *model) advance(until hwmodel.Time) {
 		case evIterStep:
 			s = m.svcs[ev.a]
 			m.iterStep(s, s.replicas[ev.b], ev.gen)
+		case evAlert:
+			m.evaluateAlerts()
 		case evRestart:
 			s = m.svcs[ev.a]
 			r := s.replicas[ev.b]
@@ -633,6 +646,7 @@ func (m *model) fail(s *service, i int32, timeout bool) {
 		cb.res.Errors++
 	}
 	s.bucket.Errors++
+	m.signalFail(s, cb, q)
 	m.endRequest(i)
 }
 
@@ -725,6 +739,7 @@ func (m *model) complete(i int32) {
 		s.tickLat.add(int64(e2e))
 		s.tickTTFT.add(int64(ttft))
 	}
+	m.signalComplete(s, cb, q, now)
 	ratio := float64(now-q.dispatch) / q.expectedUS
 	m.endRequest(i)
 	m.observeLatency(s, r, ratio)
