@@ -248,9 +248,11 @@ func (m *model) newAlerts() {
 	}
 }
 
+// startAlerts sets the first evaluation (never, without alerts).
 func (m *model) startAlerts() {
-	if iv := m.spec.evaluationInterval(); len(m.alerts) > 0 && iv <= m.horizon {
-		m.heap.push(event{at: iv, kind: evAlert})
+	m.nextEval = math.MaxInt64
+	if len(m.alerts) > 0 {
+		m.nextEval = m.spec.evaluationInterval()
 	}
 }
 
@@ -300,10 +302,19 @@ func (m *model) alertFail(s *service, q *request) {
 	}
 }
 
-// evaluateAlerts evaluates every rule now and schedules the next
-// evaluation.
-func (m *model) evaluateAlerts() {
-	now := m.now
+// evaluateAlerts runs the evaluations due up to t, before the events at
+// t: like the time series' buckets, an evaluation at T covers what
+// happened in [T - window, T), so its result never depends on the order
+// of events at T.
+func (m *model) evaluateAlerts(t hwmodel.Time) {
+	iv := m.spec.evaluationInterval()
+	for ; m.nextEval <= t && m.nextEval <= m.horizon; m.nextEval += iv {
+		m.evaluate(m.nextEval)
+	}
+}
+
+// evaluate evaluates every rule at now.
+func (m *model) evaluate(now hwmodel.Time) {
 	for _, a := range m.alerts {
 		v := m.alertValue(a, now)
 		r := a.rule
@@ -325,9 +336,6 @@ func (m *model) evaluateAlerts() {
 			m.alertEvent(a, AlertResolved, now, v)
 		}
 		a.rotate()
-	}
-	if next := now + m.spec.evaluationInterval(); next <= m.horizon {
-		m.heap.push(event{at: next, kind: evAlert})
 	}
 }
 

@@ -178,6 +178,7 @@ type model struct {
 	err      error
 	alerts   []*alertState // alerts.go
 	alertLog []AlertEvent
+	nextEval hwmodel.Time // the next alert evaluation
 }
 
 func newModel(spec *Spec, seed uint64) (*model, error) {
@@ -449,6 +450,9 @@ func (m *model) advance(until hwmodel.Time) {
 		if ev.at >= m.nextRoll {
 			m.roll(ev.at)
 		}
+		if ev.at >= m.nextEval {
+			m.evaluateAlerts(ev.at)
+		}
 		m.now = ev.at
 		m.events++
 		s := m.svcs[0]
@@ -510,8 +514,6 @@ func (m *model) advance(until hwmodel.Time) {
 		case evIterStep:
 			s = m.svcs[ev.a]
 			m.iterStep(s, s.replicas[ev.b], ev.gen)
-		case evAlert:
-			m.evaluateAlerts()
 		case evRestart:
 			s = m.svcs[ev.a]
 			r := s.replicas[ev.b]
@@ -527,6 +529,9 @@ func (m *model) advance(until hwmodel.Time) {
 	}
 	if until >= m.nextRoll {
 		m.roll(until)
+	}
+	if until >= m.nextEval {
+		m.evaluateAlerts(until)
 	}
 	m.now = until
 }

@@ -18,7 +18,6 @@ const (
 	evDecode                  // a service, b replica, gen: decode version (continuous batching)
 	evIterQueue               // a request slot, gen: it joins its engine's wait queue (iteration-level)
 	evIterStep                // a service, b replica, gen: step version (iteration-level)
-	evAlert                   // the alert rules' evaluation (alerts.go)
 )
 
 type event struct {
