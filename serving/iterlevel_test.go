@@ -73,10 +73,22 @@ func TestIterationServeMatchesReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ttft, e2e float64
+	var ttft, e2e, itlSum, itlN float64
+	var preempted int64
 	for _, q := range r.Reqs {
 		ttft += float64(q.First - q.Arrive)
 		e2e += float64(q.Done - q.Arrive)
+		itlSum += float64(q.ITLSum)
+		itlN += float64(q.ITLs)
+		preempted += int64(q.Preempted)
+	}
+	// The golden signals come from the engine's own books: the ITL mean
+	// weights every gap, the preemptions are the requests' own.
+	if got.Preemptions != preempted || preempted != r.Preemptions {
+		t.Errorf("class preemptions %d, replay's requests %d, replay %d", got.Preemptions, preempted, r.Preemptions)
+	}
+	if all := rs.Variants[0].Result.Services[0].All; math.Abs(all.KVCacheUsage-r.BlockUS/r.BusyUS/15909) > 1e-12 || all.KVCacheUsage <= 0 {
+		t.Errorf("KV cache usage %g, replay %g", all.KVCacheUsage, r.BlockUS/r.BusyUS/15909)
 	}
 	n := float64(len(reqs))
 	if e := rs.Variants[0].Result.Services[0].Engine; e == nil || e.Steps != r.Steps || e.Preemptions != r.Preemptions || e.KVBlocks != 15909 {
@@ -88,7 +100,7 @@ func TestIterationServeMatchesReplay(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want float64
-	}{{"TTFT mean", got.TTFT.Mean, ttft / n / 1e6}, {"E2E mean", got.E2E.Mean, e2e / n / 1e6}} {
+	}{{"TTFT mean", got.TTFT.Mean, ttft / n / 1e6}, {"E2E mean", got.E2E.Mean, e2e / n / 1e6}, {"ITL mean", got.ITL.Mean, itlSum / itlN / 1e6}} {
 		if math.Abs(c.got-c.want) > 1e-9 {
 			t.Errorf("%s: serve %.9f s, replay %.9f s", c.name, c.got, c.want)
 		}

@@ -252,3 +252,60 @@ func TestAutoscaleITL(t *testing.T) {
 		}
 	}
 }
+
+// Each bad alert rule is an error naming the file, the line and the field,
+// and what is accepted.
+func TestAlertErrors(t *testing.T) {
+	rule := func(r string) string { return minimal + "alerts:\n  - " + r + "\n" }
+	cases := []struct{ name, in, want string }{
+		{"metric", rule("{name: a, service: svc, metric: ttfb, quantile: 0.99, above: 1}"),
+			`x.yaml:13: alerts[0].metric: unknown metric "ttfb" (known: ttft, itl, e2e, queue_time, error_rate, queue_length, saturation, kv_cache_usage)`},
+		{"service", rule("{name: a, service: llm, metric: ttft, quantile: 0.99, above: 1}"),
+			`x.yaml:13: alerts[0].service: unknown service "llm" (services: svc)`},
+		{"class", rule("{name: a, service: svc, class: chat, metric: ttft, quantile: 0.99, above: 1}"),
+			`x.yaml:13: alerts[0].class: service svc has no class "chat" (classes: c)`},
+		{"quantile high", rule("{name: a, service: svc, metric: e2e, quantile: 99, above: 1}"),
+			`x.yaml:13: alerts[0].quantile: want a quantile in (0, 1) for metric e2e, such as 0.99, got 99`},
+		{"quantile missing", rule("{name: a, service: svc, metric: itl, above: 1}"),
+			`alerts[0].quantile: want a quantile in (0, 1) for metric itl, such as 0.99, got 0`},
+		{"quantile on gauge", rule("{name: a, service: svc, metric: saturation, quantile: 0.5, above: 0.9}"),
+			`x.yaml:13: alerts[0].quantile: metric saturation takes no quantile (latency metrics do: ttft, itl, e2e, queue_time)`},
+		{"class on gauge", rule("{name: a, service: svc, class: c, metric: queue_length, above: 5}"),
+			`x.yaml:13: alerts[0].class: metric queue_length is the service's; leave class out`},
+		{"kv on token model", rule("{name: a, service: svc, metric: kv_cache_usage, above: 0.9}"),
+			`x.yaml:13: alerts[0].metric: kv_cache_usage needs iteration-level replicas (replica.iteration); service svc has none`},
+		{"no threshold", rule("{name: a, service: svc, metric: error_rate}"),
+			`alerts[0].above: want exactly one of above or below`},
+		{"window", rule("{name: a, service: svc, metric: error_rate, above: 0.1, window: 5s}"),
+			`x.yaml:13: alerts[0].window: want a window of 1 to 1000 evaluation intervals (15s), got 5s`},
+		{"duplicate", minimal + "alerts:\n  - {name: a, service: svc, metric: error_rate, above: 0.1}\n  - {name: a, service: svc, metric: error_rate, above: 0.2}\n",
+			`x.yaml:14: alerts[1].name: "a" is already the name of alerts[0]`},
+		{"unknown field", rule("{name: a, service: svc, metric: error_rate, abve: 0.1}"),
+			`alerts[0].abve: unknown field`},
+		{"on_alert", strings.Replace(minimal, "    replicas: {initial: 1}", "    replicas: {initial: 1, max: 2}\n    autoscale: {on_alert: slow}", 1) +
+			"alerts:\n  - {name: ttft-high, service: svc, metric: ttft, quantile: 0.99, above: 1}\n",
+			`x.yaml:7: services[0].autoscale.on_alert: no alert named "slow" (alerts: ttft-high)`},
+		{"step", strings.Replace(minimal, "    replicas: {initial: 1}", "    replicas: {initial: 1, max: 2}\n    autoscale: {on_alert: a, step: -1}", 1) +
+			"alerts:\n  - {name: a, service: svc, metric: ttft, quantile: 0.99, above: 1}\n",
+			`x.yaml:7: services[0].autoscale.step: want 1 to 100000 replicas per tick, got -1`},
+		{"interval", minimal + "evaluation_interval: 0s\n", `x.yaml:12: evaluation_interval: want a duration > 0, got "0s"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseExperiment([]byte(tc.in), "x.yaml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v\nwant it to contain %s", err, tc.want)
+			}
+		})
+	}
+	// A valid rule on every class and one on a class parse.
+	ok := rule("{name: a, service: svc, metric: ttft, quantile: 0.99, above: 0.2, window: 1m, for: 2m}") +
+		"  - {name: b, service: svc, class: c, metric: error_rate, below: 0.5}\nevaluation_interval: 10s\n"
+	e, err := ParseExperiment([]byte(ok), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := e.Spec.Alerts; len(a) != 2 || a[0].Window != mnt || a[0].For != 2*mnt || *a[0].Above != 0.2 || a[1].Below == nil || e.Spec.EvaluationInterval != 10*sec {
+		t.Errorf("alerts %+v, interval %v", a, e.Spec.EvaluationInterval)
+	}
+}
