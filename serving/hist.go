@@ -101,7 +101,7 @@ func (b *latencyBook) add(v int64) {
 // addN records n observations of v µs: the histogram takes v rounded to
 // the µs, the mean and max the exact value.
 func (b *latencyBook) addN(v float64, n int64) {
-	b.h.addN(int64(math.Round(v)), n)
+	b.h.addN(int64(v+0.5), n) // v >= 0
 	b.sum += v * float64(n)
 	b.max = max(b.max, v)
 }

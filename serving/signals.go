@@ -1,8 +1,6 @@
 package serving
 
 import (
-	"math"
-
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
@@ -48,17 +46,22 @@ func (m *model) signalComplete(s *service, cb *classBook, q *request, now hwmode
 	if s.spec.Replica.Iteration != nil {
 		g.preempted += int64(q.preempted)
 	}
-	if sum, n := decodeGaps(s, q, now); n > 0 {
-		mean := sum / float64(n)
-		g.itl.addN(mean, n)
-		if s.spec.Autoscale != nil {
-			s.tickITL.addN(int64(math.Round(mean)), n)
-		}
-	}
 	if q.out > 1 {
 		// vLLM's time per output token: the decode time over the tokens
-		// after the first, one observation per request.
-		g.tpot.addN(float64(now-q.ttft)/float64(q.out-1), 1)
+		// after the first, one observation per request; under the
+		// token-rate models also every gap's length.
+		tpot := float64(now-q.ttft) / float64(q.out-1)
+		g.tpot.addN(tpot, 1)
+		gap, n := tpot, int64(q.out-1)
+		if s.spec.Replica.Iteration != nil {
+			gap, n = float64(q.itlSum)/float64(max(q.itls, 1)), int64(q.itls)
+		}
+		if n > 0 {
+			g.itl.addN(gap, n)
+			if as := s.spec.Autoscale; as != nil && as.Metric == MetricITL {
+				s.tickITL.addN(int64(gap+0.5), n)
+			}
+		}
 	}
 	m.alertComplete(s, q, now)
 }
