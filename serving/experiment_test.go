@@ -237,7 +237,8 @@ func TestValidateGoExperiment(t *testing.T) {
 
 func FuzzParseExperiment(f *testing.F) {
 	for _, s := range []string{minimal, "", "cluster: [", "a: &a [*a, *a]", "services: [{}]", "variants: [{name: x}]",
-		minimal + "faults: {node_mtbf: 1d, node_repair: {kind: lognormal, mean: 1h, sigma: 1}, fail: [dgx-h100-001@1m+1h]}\nvariants: [{name: a, faults: off}]\n"} {
+		minimal + "faults: {node_mtbf: 1d, node_repair: {kind: lognormal, mean: 1h, sigma: 1}, fail: [dgx-h100-001@1m+1h]}\nvariants: [{name: a, faults: off}]\n",
+		minimal + "alerts: [{name: a, service: svc, class: c, metric: ttft, quantile: 0.99, above: 0.2, window: 1m, for: 2m}]\nevaluation_interval: 10s\n"} {
 		f.Add([]byte(s))
 	}
 	if b, err := os.ReadFile("testdata/small.yaml"); err == nil {

@@ -210,9 +210,8 @@ func (a Autoscale) check(e *config.Errors) {
 	if !slices.Contains(metrics, a.Metric) {
 		e.Add("metric", "unknown metric %q (known: %s)", a.Metric, joinNames(metrics))
 	}
-	if a.OnAlert != "" && a.Target == 0 {
-		// The alert alone scales.
-	} else if !(a.Target > 0) || math.IsInf(a.Target, 0) || (a.Metric == MetricUtilisation && a.Target > 1) {
+	alone := a.OnAlert != "" && a.Target == 0 // the alert alone scales
+	if !alone && (!(a.Target > 0) || math.IsInf(a.Target, 0) || (a.Metric == MetricUtilisation && a.Target > 1)) {
 		want := "> 0"
 		if a.Metric == MetricUtilisation {
 			want = "in (0, 1]"
