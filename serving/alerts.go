@@ -26,7 +26,8 @@ type AlertRule struct {
 	Quantile float64
 	// Above or Below is the threshold; exactly one is set.
 	Above, Below *float64
-	// Window is the trailing range the value is taken over (0: 1 min),
+	// Window is the trailing range the value is taken over (0: 1 min, or
+	// the evaluation interval if longer),
 	// rounded up to whole evaluation intervals; For is how long the
 	// condition must hold before the alert fires (0: at once).
 	Window, For hwmodel.Time
@@ -101,11 +102,13 @@ func (s *Spec) evaluationInterval() hwmodel.Time {
 	return DefaultEvaluationInterval
 }
 
-func (a *AlertRule) window() hwmodel.Time {
+// window is the rule's window; iv the evaluation interval, the default
+// when it is longer than a minute.
+func (a *AlertRule) window(iv hwmodel.Time) hwmodel.Time {
 	if a.Window > 0 {
 		return a.Window
 	}
-	return DefaultAlertWindow
+	return max(DefaultAlertWindow, iv)
 }
 
 // checkAlerts reports the alert rules' problems, and autoscalers' on_alert
@@ -173,7 +176,7 @@ func (s *Spec) checkAlerts(e *config.Errors) {
 		case a.Below != nil && (math.IsNaN(*a.Below) || math.IsInf(*a.Below, 0)):
 			ae.Add("below", "want a finite threshold, got %g", *a.Below)
 		}
-		if w := a.window(); w < iv || w > maxAlertSlots*iv {
+		if w := a.window(iv); w < iv || w > maxAlertSlots*iv {
 			ae.Add("window", "want a window of 1 to %d evaluation intervals (%s), got %s", maxAlertSlots, fmtDur(iv), fmtDur(w))
 		}
 		if a.For < 0 {
@@ -227,7 +230,7 @@ func (m *model) newAlerts() {
 		r := &m.spec.Alerts[i]
 		k := slices.IndexFunc(m.svcs, func(s *service) bool { return s.spec.Name == r.Service })
 		s := m.svcs[k] // Validate checked it
-		st := &alertState{rule: r, svc: s, class: -1, slots: int((r.window() + iv - 1) / iv)}
+		st := &alertState{rule: r, svc: s, class: -1, slots: int((r.window(iv) + iv - 1) / iv)}
 		if r.Class != "" {
 			st.class = slices.IndexFunc(s.spec.Classes, func(c Class) bool { return c.Name == r.Class })
 		}
