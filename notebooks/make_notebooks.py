@@ -329,8 +329,8 @@ for v in summary["variants"]:
             row = {
                 "variant": v["name"], "service": s["name"], "class": c["name"],
                 "rps": c["throughput_rps"],
-                "TTFT p50": c["ttft_s"]["p50"], "TTFT p99": c["ttft_s"]["p99"],
-                "E2E p50": c["e2e_s"]["p50"], "E2E p99": c["e2e_s"]["p99"],
+                "TTFT p50": c["vllm:time_to_first_token_seconds"]["p50"], "TTFT p99": c["vllm:time_to_first_token_seconds"]["p99"],
+                "E2E p50": c["vllm:e2e_request_latency_seconds"]["p50"], "E2E p99": c["vllm:e2e_request_latency_seconds"]["p99"],
                 "errors %": 100 * c["error_rate"], "SLO %": 100 * c["slo_attained"],
             }
             if c is s["all"]:

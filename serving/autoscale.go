@@ -18,6 +18,8 @@ func (m *model) autoscale(s *service, now hwmodel.Time) {
 		observed = s.tickLat.quantile(0.95) / 1e6
 	case MetricTTFT:
 		observed = s.tickTTFT.quantile(0.95) / 1e6
+	case MetricITL:
+		observed = s.tickITL.quantile(0.95) / 1e6
 	case MetricQueue:
 		if dReady > 0 {
 			observed = (dSys - dInf) / dReady
@@ -37,6 +39,7 @@ func (m *model) autoscale(s *service, now hwmodel.Time) {
 	}
 	s.tickLat.reset()
 	s.tickTTFT.reset()
+	s.tickITL.reset()
 	active := 0 // pending, loading and ready replicas
 	for _, r := range s.replicas {
 		if r.state == repPending || r.state == repLoading || r.state == repReady {
@@ -53,8 +56,11 @@ func (m *model) autoscale(s *service, now hwmodel.Time) {
 		if active == 0 && (dSys > 0 || s.tickArrivals > 0) {
 			desired = 1
 		}
-	case math.Abs(ratio-1) > 0.1: // Kubernetes' default tolerance
+	case as.Target > 0 && math.Abs(ratio-1) > 0.1: // Kubernetes' default tolerance
 		desired = int(math.Ceil(float64(s.ready) * ratio))
+	}
+	if as.OnAlert != "" && m.alertFiring(as.OnAlert) {
+		desired = max(desired, active+as.Step)
 	}
 	s.tickArrivals = 0
 	desired = min(max(desired, s.spec.Replicas.Min), s.spec.Replicas.Max)

@@ -34,7 +34,10 @@ func (m *model) roll(t hwmodel.Time) {
 // result turns the books into a ServiceResult per service.
 func (m *model) result() []ServiceResult {
 	out := make([]ServiceResult, len(m.svcs))
+	m.signalsAtHorizon()
 	for si, s := range m.svcs {
+		slotUS := s.intReady * float64(s.spec.Replica.MaxConcurrent)
+		allSig := newClassSignals()
 		res := s.res
 		all := ClassResult{Name: "all"}
 		allBooks := [3]latencyBook{newLatencyBook(), newLatencyBook(), newLatencyBook()}
@@ -45,6 +48,8 @@ func (m *model) result() []ServiceResult {
 			c.TTFT, c.E2E, c.QueueWait = cb.ttft.latency(), cb.e2e.latency(), cb.queue.latency()
 			c.Unfinished = c.Requests - c.Completed - c.Errors - c.Timeouts
 			finishClass(&c, cb.attained, m.horizon)
+			finishSignals(&c, &cb.sig, slotUS, m.horizon)
+			mergeSignals(&allSig, &cb.sig)
 			res.Classes = append(res.Classes, c)
 			all.Requests += c.Requests
 			all.Completed += c.Completed
@@ -60,6 +65,7 @@ func (m *model) result() []ServiceResult {
 		}
 		all.TTFT, all.E2E, all.QueueWait = allBooks[0].latency(), allBooks[1].latency(), allBooks[2].latency()
 		finishClass(&all, attained, m.horizon)
+		finishSignals(&all, &allSig, slotUS, m.horizon)
 		res.All = all
 		res.Failover = m.failoverResult(s)
 		for _, r := range s.replicas {
@@ -93,6 +99,7 @@ func (m *model) result() []ServiceResult {
 			}
 			eb.KVUtilPeak = float64(eb.peak) / float64(eb.KVBlocks)
 			res.Engine = &eb
+			res.All.KVCacheUsage = eb.KVUtilMean
 		}
 		out[si] = res
 	}

@@ -63,8 +63,15 @@
 //     healthy count kept as replicas change state, the circuit that sends
 //     a service's traffic to its backup, its validation and its books.
 //   - books.go: the per-bucket books; hist.go: log-bucketed latency
-//     histograms; result.go: Result and its parts.
-//   - write.go: summary.json, the CSV files and the table; plot.go: the
+//     histograms; signals.go: the golden signals beyond TTFT and E2E
+//     (inter-token latency, time per output token, tokens, saturation,
+//     preemptions), kept in O(1) per request; result.go: Result and its
+//     parts.
+//   - alerts.go: alert rules (AlertRule), their checks and their
+//     evaluation during the run over rings of per-interval histograms;
+//     the autoscaler's on_alert reads their state.
+//   - write.go: summary.json, the CSV files and the table; alerts_write.go:
+//     alerts.csv, the alerts in the summary and their table; plot.go: the
 //     plots.
 //   - plan.go: what a replica plan needs of serving (package plan does
 //     the planning): Fixed, one service run alone at N warm replicas, and

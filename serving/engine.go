@@ -34,6 +34,10 @@ type request struct {
 	// noise multiplies its prefill and decode times (ReplicaModel.Jitter;
 	// 1 without).
 	noise float64
+	// The iteration engine's count of its decode gaps (their sum, µs) and
+	// of its preemptions, copied when it finishes (signals.go).
+	itlSum          int64
+	itls, preempted int32
 }
 
 // Replica states.
@@ -84,6 +88,7 @@ func (r *replica) integrate(now hwmodel.Time) {
 type classBook struct {
 	res              ClassResult
 	ttft, e2e, queue latencyBook
+	sig              classSignals
 	attained         int64
 	lane             int
 	priority         int
@@ -133,7 +138,9 @@ type service struct {
 	intSys, intInflight, intReady    float64
 	tickSys, tickInflight, tickReady float64
 	tickLat                          hist
-	tickTTFT                         hist // TTFTs completed since the last autoscaler tick
+	tickTTFT                         hist          // TTFTs completed since the last autoscaler tick
+	tickITL                          hist          // inter-token gaps, likewise
+	alerts                           []*alertState // the alerts on this service
 	tickArrivals                     int64
 	nextTick                         hwmodel.Time
 	lastUp, lastChange               hwmodel.Time
@@ -174,6 +181,9 @@ type model struct {
 	events   int64
 	requests int64
 	err      error
+	alerts   []*alertState // alerts.go
+	alertLog []AlertEvent
+	nextEval hwmodel.Time // the next alert evaluation
 }
 
 func newModel(spec *Spec, seed uint64) (*model, error) {
@@ -195,7 +205,7 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 			a := sp.Autoscale.withDefaults()
 			sp.Autoscale = &a
 		}
-		s := &service{idx: si, spec: sp, res: ServiceResult{Name: sp.Name}, tickLat: newHist(5), tickTTFT: newHist(5),
+		s := &service{idx: si, spec: sp, res: ServiceResult{Name: sp.Name}, tickLat: newHist(5), tickTTFT: newHist(5), tickITL: newHist(5),
 			bucketLat: [2]hist{newHist(5), newHist(5)}}
 		s.models = hwmodel.AnyModel
 		if sp.GPUModel != "" {
@@ -219,7 +229,7 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 		s.lanes = make([]lane, len(levels))
 		for ci, c := range sp.Classes {
 			cb := classBook{res: ClassResult{Name: c.Name}, ttft: newLatencyBook(), e2e: newLatencyBook(),
-				queue: newLatencyBook(), priority: c.Priority, weight: c.Weight}
+				queue: newLatencyBook(), sig: newClassSignals(), priority: c.Priority, weight: c.Weight}
 			for li, p := range levels {
 				if p == c.Priority {
 					cb.lane = li
@@ -234,6 +244,7 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 		m.svcs = append(m.svcs, s)
 	}
 	m.initCircuits()
+	m.newAlerts()
 	return m, nil
 }
 
@@ -301,6 +312,7 @@ func (m *model) Step(a *sim.Access) error {
 
 func (m *model) start() {
 	m.started = true
+	m.startAlerts()
 	for _, s := range m.svcs {
 		for k := 0; k < s.spec.Replicas.Initial; k++ {
 			m.newReplica(s, 0)
@@ -447,6 +459,9 @@ func (m *model) advance(until hwmodel.Time) {
 		if ev.at >= m.nextRoll {
 			m.roll(ev.at)
 		}
+		if ev.at >= m.nextEval {
+			m.evaluateAlerts(ev.at)
+		}
 		m.now = ev.at
 		m.events++
 		s := m.svcs[0]
@@ -526,6 +541,9 @@ func (m *model) advance(until hwmodel.Time) {
 	}
 	if until >= m.nextRoll {
 		m.roll(until)
+	}
+	if until >= m.nextEval {
+		m.evaluateAlerts(until)
 	}
 	m.now = until
 }
@@ -652,6 +670,7 @@ func (m *model) fail(_ *service, i int32, timeout bool) {
 		cb.res.Errors++
 	}
 	s.bucket.Errors++
+	m.signalFail(s, cb, q)
 	m.endRequest(i)
 }
 
@@ -745,6 +764,7 @@ func (m *model) complete(i int32) {
 		s.tickLat.add(int64(e2e))
 		s.tickTTFT.add(int64(ttft))
 	}
+	m.signalComplete(s, cb, q, now)
 	ratio := float64(now-q.dispatch) / q.expectedUS
 	m.endRequest(i)
 	m.observeLatency(s, r, ratio)

@@ -25,6 +25,22 @@ type experimentFile struct {
 	Services []serviceFile  `json:"services" config:"required,max=64"`
 	Variants []variantFile  `json:"variants" config:"max=32"`
 	Faults   *faultsSection `json:"faults"`
+	Alerts   []alertFile    `json:"alerts" config:"max=256"`
+	// EvaluationInterval is how often the alerts are evaluated.
+	EvaluationInterval positive `json:"evaluation_interval"`
+}
+
+// alertFile is an AlertRule.
+type alertFile struct {
+	Name     string      `json:"name" config:"required"`
+	Service  string      `json:"service" config:"required"`
+	Class    string      `json:"class"`
+	Metric   AlertMetric `json:"metric" config:"required"`
+	Quantile float64     `json:"quantile"`
+	Above    *float64    `json:"above"`
+	Below    *float64    `json:"below"`
+	Window   positive    `json:"window"`
+	For      duration    `json:"for"`
 }
 
 type batchFile struct {
@@ -115,11 +131,13 @@ type healthFile struct {
 
 type autoscaleFile struct {
 	Metric            Metric   `json:"metric"`
-	Target            float64  `json:"target" config:"required"`
+	Target            float64  `json:"target"`
 	Interval          duration `json:"interval"`
 	ScaleUpCooldown   duration `json:"scale_up_cooldown"`
 	ScaleDownCooldown duration `json:"scale_down_cooldown"`
 	OnNoGPUs          NoGPUs   `json:"on_no_gpus"`
+	OnAlert           string   `json:"on_alert"`
+	Step              int      `json:"step"`
 }
 
 type arrivalsFile struct {
@@ -299,6 +317,11 @@ func (f *experimentFile) experiment(file, dir string) *Experiment {
 	if f.Faults != nil {
 		e.Faults = f.Faults.faults()
 	}
+	e.Spec.EvaluationInterval = hwmodel.Time(f.EvaluationInterval)
+	for _, a := range f.Alerts {
+		e.Spec.Alerts = append(e.Spec.Alerts, AlertRule{Name: a.Name, Service: a.Service, Class: a.Class, Metric: a.Metric,
+			Quantile: a.Quantile, Above: a.Above, Below: a.Below, Window: hwmodel.Time(a.Window), For: hwmodel.Time(a.For)})
+	}
 	return e
 }
 
@@ -338,7 +361,7 @@ func (f *serviceFile) service(path func(string) string) Service {
 	s.Health = s.Health.withDefaults()
 	if a := f.Autoscale; a != nil {
 		as := Autoscale{Metric: a.Metric, Target: a.Target, Interval: hwmodel.Time(a.Interval), ScaleUpCooldown: hwmodel.Time(a.ScaleUpCooldown),
-			ScaleDownCooldown: hwmodel.Time(a.ScaleDownCooldown), OnNoGPUs: a.OnNoGPUs}.withDefaults()
+			ScaleDownCooldown: hwmodel.Time(a.ScaleDownCooldown), OnNoGPUs: a.OnNoGPUs, OnAlert: a.OnAlert, Step: a.Step}.withDefaults()
 		s.Autoscale = &as
 	}
 	s.Arrivals = Arrivals{Rate: f.Arrivals.Rate, Trace: path(f.Arrivals.Trace)}

@@ -152,7 +152,7 @@ func TestParseExperimentErrors(t *testing.T) {
 		{"unknown service field", patch("    replicas:", "    replicaz: 1\n    replicas:"), []string{`services[0].replicaz: unknown field`, `did you mean "replica"?`}},
 		{"routing", patch("    replicas:", "    routing: random\n    replicas:"), []string{`x.yaml:6: services[0].routing: unknown routing "random" (known: round-robin, least-outstanding, latency-aware, priority-lanes)`}},
 		{"metric", patch("    replicas: {initial: 1}", "    replicas: {initial: 1, max: 3}\n    autoscale: {metric: qps, target: 2}"), []string{`x.yaml:7: services[0].autoscale.metric: unknown metric "qps"`}},
-		{"target missing", patch("    replicas: {initial: 1}", "    replicas: {initial: 1, max: 3}\n    autoscale: {metric: latency}"), []string{`services[0].autoscale.target: required field is missing`}},
+		{"target missing", patch("    replicas: {initial: 1}", "    replicas: {initial: 1, max: 3}\n    autoscale: {metric: latency}"), []string{`services[0].autoscale.target: want a target > 0 (or on_alert without a target), got 0`}},
 		{"dist kind", patch("dist: constant, mean: 100", "dist: normal, mean: 100"), []string{`x.yaml:10: services[0].classes[0].input_tokens.dist: unknown distribution "normal" (known: constant, exponential, lognormal, uniform)`}},
 		{"lognormal sigma", patch("dist: constant, mean: 100", "dist: lognormal, mean: 100"), []string{`services[0].classes[0].input_tokens.sigma: want the underlying normal's standard deviation`}},
 		{"replicas bounds", patch("initial: 1", "initial: 5, max: 3"), []string{`services[0].replicas.initial: want min (5) <= initial <= max (3), got 5`}},
@@ -237,7 +237,8 @@ func TestValidateGoExperiment(t *testing.T) {
 
 func FuzzParseExperiment(f *testing.F) {
 	for _, s := range []string{minimal, "", "cluster: [", "a: &a [*a, *a]", "services: [{}]", "variants: [{name: x}]",
-		minimal + "faults: {node_mtbf: 1d, node_repair: {kind: lognormal, mean: 1h, sigma: 1}, fail: [dgx-h100-001@1m+1h]}\nvariants: [{name: a, faults: off}]\n"} {
+		minimal + "faults: {node_mtbf: 1d, node_repair: {kind: lognormal, mean: 1h, sigma: 1}, fail: [dgx-h100-001@1m+1h]}\nvariants: [{name: a, faults: off}]\n",
+		minimal + "alerts: [{name: a, service: svc, class: c, metric: ttft, quantile: 0.99, above: 0.2, window: 1m, for: 2m}]\nevaluation_interval: 10s\n"} {
 		f.Add([]byte(s))
 	}
 	if b, err := os.ReadFile("testdata/small.yaml"); err == nil {

@@ -51,6 +51,12 @@ func (h *hist) add(v int64) {
 	h.n++
 }
 
+// addN records n observations of v at once (a request's decode gaps).
+func (h *hist) addN(v, n int64) {
+	h.counts[h.index(v)] += n
+	h.n += n
+}
+
 // quantile returns the q-quantile (0 < q <= 1) in µs, 0 when empty: the
 // smallest bucket whose cumulative count reaches ceil(q × n).
 func (h *hist) quantile(q float64) float64 {
@@ -81,7 +87,7 @@ func (h *hist) reset() {
 type latencyBook struct {
 	h   hist
 	sum float64 // µs
-	max int64
+	max float64 // µs
 }
 
 func newLatencyBook() latencyBook { return latencyBook{h: newHist(7)} }
@@ -89,6 +95,14 @@ func newLatencyBook() latencyBook { return latencyBook{h: newHist(7)} }
 func (b *latencyBook) add(v int64) {
 	b.h.add(v)
 	b.sum += float64(v)
+	b.max = max(b.max, float64(v))
+}
+
+// addN records n observations of v µs: the histogram takes v rounded to
+// the µs, the mean and max the exact value.
+func (b *latencyBook) addN(v float64, n int64) {
+	b.h.addN(int64(v+0.5), n) // v >= 0
+	b.sum += v * float64(n)
 	b.max = max(b.max, v)
 }
 
@@ -99,8 +113,9 @@ func (b *latencyBook) latency() Latency {
 	return Latency{
 		Mean: b.sum / float64(b.h.n) / 1e6,
 		P50:  b.h.quantile(0.50) / 1e6,
+		P90:  b.h.quantile(0.90) / 1e6,
 		P95:  b.h.quantile(0.95) / 1e6,
 		P99:  b.h.quantile(0.99) / 1e6,
-		Max:  float64(b.max) / 1e6,
+		Max:  b.max / 1e6,
 	}
 }

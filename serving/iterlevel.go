@@ -191,6 +191,7 @@ func (m *model) iterStep(s *service, r *replica, ver uint32) {
 		q := &m.reqs[i]
 		q.ttft = hwmodel.Time(e.First)
 		q.done = hwmodel.Time(e.Done)
+		q.itlSum, q.itls, q.preempted = e.ITLSum, e.ITLs, e.Preempted
 		r.lastDone = max(r.lastDone, q.done)
 		m.heap.push(event{at: q.done, kind: evComplete, a: i, gen: q.gen})
 		it.eng.Recycle(k)

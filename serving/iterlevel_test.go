@@ -73,10 +73,22 @@ func TestIterationServeMatchesReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ttft, e2e float64
+	var ttft, e2e, itlSum, itlN float64
+	var preempted int64
 	for _, q := range r.Reqs {
 		ttft += float64(q.First - q.Arrive)
 		e2e += float64(q.Done - q.Arrive)
+		itlSum += float64(q.ITLSum)
+		itlN += float64(q.ITLs)
+		preempted += int64(q.Preempted)
+	}
+	// The golden signals come from the engine's own books: the ITL mean
+	// weights every gap, the preemptions are the requests' own.
+	if got.Preemptions != preempted || preempted != r.Preemptions {
+		t.Errorf("class preemptions %d, replay's requests %d, replay %d", got.Preemptions, preempted, r.Preemptions)
+	}
+	if all := rs.Variants[0].Result.Services[0].All; math.Abs(all.KVCacheUsage-r.BlockUS/r.BusyUS/15909) > 1e-12 || all.KVCacheUsage <= 0 {
+		t.Errorf("KV cache usage %g, replay %g", all.KVCacheUsage, r.BlockUS/r.BusyUS/15909)
 	}
 	n := float64(len(reqs))
 	if e := rs.Variants[0].Result.Services[0].Engine; e == nil || e.Steps != r.Steps || e.Preemptions != r.Preemptions || e.KVBlocks != 15909 {
@@ -85,10 +97,34 @@ func TestIterationServeMatchesReplay(t *testing.T) {
 	if got.Completed != int64(len(reqs)) {
 		t.Fatalf("completed %d of %d", got.Completed, len(reqs))
 	}
+	// The same run with alert rules on the KV cache and the error rate:
+	// the first fires at the first evaluation (blocks are held then), the
+	// second never (nothing fails); the alerts change nothing else.
+	withAlerts := iterExperiment(t, trace, "") + "alerts:\n" +
+		"  - {name: kv, service: qwen, metric: kv_cache_usage, above: 0, window: 15s}\n" +
+		"  - {name: errors, service: qwen, metric: error_rate, above: 0}\n"
+	exp2, err := ParseExperiment([]byte(withAlerts), filepath.Join(dir, "x.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs2, err := RunExperiment(exp2, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := rs2.Variants[0].Result
+	if ev := r2.Alerts; len(ev) == 0 || ev[0].Alert != "kv" || ev[0].State != AlertFiring || ev[0].At != 15*sec || !(ev[0].Value > 0 && ev[0].Value <= 1) {
+		t.Errorf("alerts %+v, want kv firing at 15 s with a usage in (0, 1]", ev)
+	}
+	if st := r2.AlertStats; len(st) != 2 || st[1].Fired != 0 {
+		t.Errorf("alert stats %+v, want errors never fired", st)
+	}
+	if c2 := r2.Services[0].Classes[0]; c2.TTFT != got.TTFT || c2.ITL != got.ITL {
+		t.Errorf("with alerts TTFT %+v ITL %+v, without %+v %+v", c2.TTFT, c2.ITL, got.TTFT, got.ITL)
+	}
 	for _, c := range []struct {
 		name      string
 		got, want float64
-	}{{"TTFT mean", got.TTFT.Mean, ttft / n / 1e6}, {"E2E mean", got.E2E.Mean, e2e / n / 1e6}} {
+	}{{"TTFT mean", got.TTFT.Mean, ttft / n / 1e6}, {"E2E mean", got.E2E.Mean, e2e / n / 1e6}, {"ITL mean", got.ITL.Mean, itlSum / itlN / 1e6}} {
 		if math.Abs(c.got-c.want) > 1e-9 {
 			t.Errorf("%s: serve %.9f s, replay %.9f s", c.name, c.got, c.want)
 		}

@@ -16,6 +16,10 @@ type Result struct {
 	// service; Events the serving events processed.
 	Requests int64
 	Events   int64
+	// Alerts is every alert state change, in time order (rules' order at
+	// one evaluation); AlertStats what each rule did, in the rules' order.
+	Alerts     []AlertEvent
+	AlertStats []AlertStat
 }
 
 // ServiceResult is one service's golden signals and books.
@@ -99,13 +103,32 @@ type ClassResult struct {
 	// are among Requests and end, like the others, in Completed, Errors,
 	// Timeouts or Unfinished.
 	FailedOver, Degraded int64
+	// The other golden signals (signals.go; docs/serving.md maps them to
+	// vLLM's metrics). ITL is every gap between consecutive output tokens
+	// of completed requests (a request of O tokens gives O-1 gaps; the
+	// token-rate models spread its decode evenly over them); TPOT is each
+	// completed request's decode time over its O-1 tokens after the first.
+	ITL, TPOT Latency
+	// PromptTokens and GenerationTokens are the completed requests'
+	// tokens, and per second over the horizon; RequestRate is arrived
+	// requests per second.
+	PromptTokens, GenerationTokens                      int64
+	PromptTokensPerS, GenerationTokensPerS, RequestRate float64
+	// Saturation is the class's requests in flight over the ready
+	// replicas' slots, time-averaged (the classes' sum is the service's);
+	// KVCacheUsage is the iteration engines' mean KV cache use (service
+	// level, in All only; 0 under the token-rate model). Preemptions
+	// counts the recompute preemptions its completed requests suffered
+	// (iteration-level replicas).
+	Saturation, KVCacheUsage float64
+	Preemptions              int64
 }
 
 // Latency summarises a latency distribution in seconds. Mean and Max are
 // exact; the percentiles come from a log-bucketed histogram with 1 %
 // relative resolution.
 type Latency struct {
-	Mean, P50, P95, P99, Max float64
+	Mean, P50, P90, P95, P99, Max float64
 }
 
 // ReplicaResult is one replica's life and books.

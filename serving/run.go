@@ -72,7 +72,8 @@ func Run(cfg Config) (*Result, error) {
 	if !m.done {
 		return nil, errorf("the run ended before the serving horizon")
 	}
-	return &Result{Horizon: m.horizon, Services: m.result(), Batch: batch, Requests: m.requests, Events: m.events}, nil
+	return &Result{Horizon: m.horizon, Services: m.result(), Batch: batch, Requests: m.requests, Events: m.events,
+		Alerts: m.alertLog, AlertStats: m.alertStats()}, nil
 }
 
 // maxWholeGPUs is the most GPUs out of MIG mode that one node of an

@@ -16,6 +16,10 @@ type Spec struct {
 	// Bucket is the width of the time series buckets (default 60 s).
 	Bucket   hwmodel.Time
 	Services []Service
+	// Alerts are evaluated every EvaluationInterval (0: 15 s) during the
+	// run (alerts.go); an autoscaler may scale on one (Autoscale.OnAlert).
+	Alerts             []AlertRule
+	EvaluationInterval hwmodel.Time
 }
 
 // Service is one model served by a pool of replicas behind one gateway.
@@ -157,6 +161,13 @@ type Autoscale struct {
 	// next decisions, but nothing drains a node for it: on a busy cluster
 	// where GPUs free up one or two per node at a time it may wait long.
 	OnNoGPUs NoGPUs
+	// OnAlert names an alert rule (Spec.Alerts): while it fires, every
+	// tick asks for at least Step (0: 1) more replicas than are active,
+	// within Max and ScaleUpCooldown. With a Target too the larger
+	// request wins; without one (Target 0) the alert alone scales, and
+	// only out.
+	OnAlert string
+	Step    int
 }
 
 // Metric is what the autoscaler compares with its target.
@@ -178,6 +189,10 @@ const (
 	// to the first output token) of the requests that completed in the
 	// interval, so "TTFT over 200 ms" is metric ttft, target 0.2.
 	MetricTTFT Metric = "ttft"
+	// MetricITL: p95 inter-token latency in seconds (every gap between
+	// consecutive output tokens) of the requests that completed in the
+	// interval.
+	MetricITL Metric = "itl"
 	// MetricUtilisation: mean fraction of ready replicas' slots in use (0..1).
 	MetricUtilisation Metric = "utilisation"
 )
@@ -274,5 +289,6 @@ func cloneSpec(in *Spec) *Spec {
 			svc.Failover = &f
 		}
 	}
+	s.Alerts = slices.Clone(in.Alerts)
 	return &s
 }

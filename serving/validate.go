@@ -31,7 +31,7 @@ const (
 var (
 	distKinds     = []string{DistConstant, DistExponential, DistLognormal, DistUniform}
 	routings      = []Routing{RoundRobin, LeastOutstanding, LatencyAware, PriorityLanes}
-	metrics       = []Metric{MetricConcurrency, MetricQueue, MetricLatency, MetricTTFT, MetricUtilisation}
+	metrics       = []Metric{MetricConcurrency, MetricQueue, MetricLatency, MetricTTFT, MetricITL, MetricUtilisation}
 	noGPUChoices  = []NoGPUs{Wait, Preempt}
 	incidentKinds = []string{"slow", "fail"}
 )
@@ -77,6 +77,7 @@ func (s *Spec) Check(e *config.Errors) {
 		names[v.Name] = i
 	}
 	s.checkFailover(e)
+	s.checkAlerts(e)
 }
 
 // validName reports a name fit for table rows and file names.
@@ -210,12 +211,16 @@ func (a Autoscale) check(e *config.Errors) {
 	if !slices.Contains(metrics, a.Metric) {
 		e.Add("metric", "unknown metric %q (known: %s)", a.Metric, joinNames(metrics))
 	}
-	if !(a.Target > 0) || math.IsInf(a.Target, 0) || (a.Metric == MetricUtilisation && a.Target > 1) {
+	alone := a.OnAlert != "" && a.Target == 0 // the alert alone scales
+	if !alone && (!(a.Target > 0) || math.IsInf(a.Target, 0) || (a.Metric == MetricUtilisation && a.Target > 1)) {
 		want := "> 0"
 		if a.Metric == MetricUtilisation {
 			want = "in (0, 1]"
 		}
-		e.Add("target", "want a target %s, got %g", want, a.Target)
+		e.Add("target", "want a target %s (or on_alert without a target), got %g", want, a.Target)
+	}
+	if a.Step < 1 || a.Step > maxReplicas {
+		e.Add("step", "want 1 to %d replicas per tick, got %d", maxReplicas, a.Step)
 	}
 	if a.Interval <= 0 {
 		e.Add("interval", "want a duration > 0")
@@ -417,6 +422,9 @@ func (a Autoscale) withDefaults() Autoscale {
 	}
 	if a.OnNoGPUs == "" {
 		a.OnNoGPUs = Wait
+	}
+	if a.Step == 0 {
+		a.Step = 1
 	}
 	return a
 }

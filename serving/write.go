@@ -74,7 +74,7 @@ func (rs *RunSet) hasFaults() bool {
 }
 
 // Files lists the files WriteRunSet writes, in order.
-var Files = []string{"serving_summary.json", "serving_timeseries.csv", "replicas.csv"}
+var Files = []string{"serving_summary.json", "serving_timeseries.csv", "replicas.csv", "alerts.csv"}
 
 // WriteRunSet writes the run set's files (Files) into dir, which must
 // exist, each atomically. Equal run sets give byte-identical files.
@@ -82,7 +82,7 @@ func WriteRunSet(dir string, rs *RunSet) error {
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, *RunSet) error
-	}{{Files[0], WriteSummaryJSON}, {Files[1], WriteTimeseriesCSV}, {Files[2], WriteReplicasCSV}} {
+	}{{Files[0], WriteSummaryJSON}, {Files[1], WriteTimeseriesCSV}, {Files[2], WriteReplicasCSV}, {Files[3], WriteAlertsCSV}} {
 		if err := results.AtomicWriteFile(filepath.Join(dir, f.name), func(w io.Writer) error { return f.write(w, rs) }); err != nil {
 			return err
 		}
@@ -182,15 +182,19 @@ func (n num) MarshalJSON() ([]byte, error) {
 type jsonLatency struct {
 	Mean num `json:"mean"`
 	P50  num `json:"p50"`
+	P90  num `json:"p90"`
 	P95  num `json:"p95"`
 	P99  num `json:"p99"`
 	Max  num `json:"max"`
 }
 
 func toJSONLatency(l Latency) jsonLatency {
-	return jsonLatency{num(l.Mean), num(l.P50), num(l.P95), num(l.P99), num(l.Max)}
+	return jsonLatency{num(l.Mean), num(l.P50), num(l.P90), num(l.P95), num(l.P99), num(l.Max)}
 }
 
+// jsonClass is a class's (or a service's "all") entry: the golden
+// signals that vLLM exports are under vLLM's metric names
+// (docs/serving.md, Output files, maps them); the rest have none.
 type jsonClass struct {
 	Name          string      `json:"name"`
 	Requests      int64       `json:"requests"`
@@ -198,22 +202,46 @@ type jsonClass struct {
 	Errors        int64       `json:"errors"`
 	Timeouts      int64       `json:"timeouts"`
 	Unfinished    int64       `json:"unfinished"`
+	RequestRate   num         `json:"requests_per_s"`
 	ThroughputRPS num         `json:"throughput_rps"`
 	ErrorRate     num         `json:"error_rate"`
 	SLOAttained   num         `json:"slo_attained"`
-	TTFT          jsonLatency `json:"ttft_s"`
-	E2E           jsonLatency `json:"e2e_s"`
-	QueueWait     jsonLatency `json:"queue_wait_s"`
+	Saturation    num         `json:"saturation"`
+	TTFT          jsonLatency `json:"vllm:time_to_first_token_seconds"`
+	ITL           jsonLatency `json:"vllm:inter_token_latency_seconds"`
+	TPOT          jsonLatency `json:"vllm:request_time_per_output_token_seconds"`
+	E2E           jsonLatency `json:"vllm:e2e_request_latency_seconds"`
+	QueueWait     jsonLatency `json:"vllm:request_queue_time_seconds"`
+	PromptTokens  int64       `json:"vllm:prompt_tokens_total"`
+	PromptPerS    num         `json:"prompt_tokens_per_s"`
+	GenTokens     int64       `json:"vllm:generation_tokens_total"`
+	GenPerS       num         `json:"generation_tokens_per_s"`
 	FailedOver    *int64      `json:"failed_over,omitempty"` // with a failover section (failover.go)
 	Degraded      *int64      `json:"degraded,omitempty"`
+	// Iteration-level services only.
+	Preemptions *int64 `json:"vllm:num_preemptions_total,omitempty"`
+	KVCache     *num   `json:"vllm:kv_cache_usage_perc,omitempty"`
 }
 
-func toJSONClass(c ClassResult) jsonClass {
-	return jsonClass{
+// toJSONClass writes c; iter says the service runs iteration-level
+// replicas, all that c is its "all" entry.
+func toJSONClass(c ClassResult, iter, all bool) jsonClass {
+	j := jsonClass{
 		Name: c.Name, Requests: c.Requests, Completed: c.Completed, Errors: c.Errors, Timeouts: c.Timeouts, Unfinished: c.Unfinished,
-		ThroughputRPS: num(c.Throughput), ErrorRate: num(c.ErrorRate), SLOAttained: num(c.SLOAttained),
-		TTFT: toJSONLatency(c.TTFT), E2E: toJSONLatency(c.E2E), QueueWait: toJSONLatency(c.QueueWait),
+		RequestRate: num(c.RequestRate), ThroughputRPS: num(c.Throughput), ErrorRate: num(c.ErrorRate), SLOAttained: num(c.SLOAttained),
+		Saturation: num(c.Saturation), TTFT: toJSONLatency(c.TTFT), ITL: toJSONLatency(c.ITL), TPOT: toJSONLatency(c.TPOT),
+		E2E: toJSONLatency(c.E2E), QueueWait: toJSONLatency(c.QueueWait),
+		PromptTokens: c.PromptTokens, PromptPerS: num(c.PromptTokensPerS), GenTokens: c.GenerationTokens, GenPerS: num(c.GenerationTokensPerS),
 	}
+	if iter {
+		p := c.Preemptions
+		j.Preemptions = &p
+		if all {
+			kv := num(c.KVCacheUsage)
+			j.KVCache = &kv
+		}
+	}
+	return j
 }
 
 type jsonService struct {
@@ -280,6 +308,7 @@ type jsonVariant struct {
 	Faults   *jsonFaultRun `json:"faults,omitempty"`
 	Services []jsonService `json:"services"`
 	Batch    *jsonBatch    `json:"batch,omitempty"`
+	Alerts   *jsonAlerts   `json:"alerts,omitempty"`
 }
 
 // jsonFaultRun is what the faults did in one run.
@@ -346,8 +375,10 @@ func WriteSummaryJSON(w io.Writer, rs *RunSet) error {
 		if v.Faults {
 			jv.Faults = toJSONFaultRun(r.Batch)
 		}
+		jv.Alerts = toJSONAlerts(r)
 		for _, sv := range r.Services {
-			js := jsonService{Name: sv.Name, All: toJSONClass(sv.All), Classes: []jsonClass{}, GPUHours: num(sv.GPUHours),
+			iter := sv.Engine != nil
+			js := jsonService{Name: sv.Name, All: toJSONClass(sv.All, iter, true), Classes: []jsonClass{}, GPUHours: num(sv.GPUHours),
 				MeanReplicas: num(sv.MeanReplicas), Replicas: len(sv.Replicas), Saturation: num(sv.Saturation),
 				ScaleOuts: sv.ScaleOuts, ScaleIns: sv.ScaleIns, Ejections: sv.Ejections, ReplicasLost: sv.ReplicasLost, Preempted: sv.Preempted,
 				GPUWaitS: num(sv.GPUWait.Seconds())}
@@ -359,7 +390,7 @@ func WriteSummaryJSON(w io.Writer, rs *RunSet) error {
 				js.MaxReplicas = max(js.MaxReplicas, b.ReplicasReady)
 			}
 			for _, c := range sv.Classes {
-				js.Classes = append(js.Classes, toJSONClass(c))
+				js.Classes = append(js.Classes, toJSONClass(c, iter, false))
 			}
 			addFailoverJSON(&js, &sv)
 			jv.Services = append(jv.Services, js)
@@ -571,8 +602,10 @@ func FormatTable(w io.Writer, rs *RunSet) error {
 		}
 	}
 	out.WriteString(circuitLines(rs))
-	_, err := io.WriteString(w, out.String())
-	return err
+	if _, err := io.WriteString(w, out.String()); err != nil {
+		return err
+	}
+	return formatAlertTable(w, rs)
 }
 
 func signedDuration(s float64) string {

@@ -93,7 +93,7 @@ func TestWriteRunSet(t *testing.T) {
 					Name string `json:"name"`
 					E2E  struct {
 						P99 float64 `json:"p99"`
-					} `json:"e2e_s"`
+					} `json:"vllm:e2e_request_latency_seconds"`
 				} `json:"classes"`
 				ScaleOuts int `json:"scale_outs"`
 			} `json:"services"`

@@ -43,9 +43,11 @@ and end-to-end p50/p99, error rate, SLO attainment, GPU-hours, mean
 replicas, scale-outs, ejections, replicas lost to faults when there are
 any, batch attempts preempted and the batch jobs' extra mean wait against
 the baseline), and writes into --out:
-serving_summary.json, serving_timeseries.csv, replicas.csv and plots/
-(e2e-p99, replicas, error-rate as PNG and SVG). Nothing is written when a
-run fails.
+serving_summary.json, serving_timeseries.csv, replicas.csv, alerts.csv
+(the experiment's alert rules' state changes) and plots/ (e2e-p99,
+replicas, error-rate as PNG and SVG). With alert rules the table is
+followed by how many times each fired per variant and for how long.
+Nothing is written when a run fails.
 
 With --plan TARGETS it plans instead: the smallest fixed replica count
 of one service (--plan-service when the file has several) meeting every
