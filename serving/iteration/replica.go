@@ -27,6 +27,11 @@ type Req struct {
 	ITLSum      int64
 	ITLs        int32
 	Preempted   int32
+	// Group is the request's prefix group (-1: none) and Prefix the
+	// tokens its prompt shares with the group (SetPrefix); PrefixHit is
+	// the prompt tokens found in the cache when it was first admitted.
+	Group, Prefix int32
+	PrefixHit     int32
 
 	progress int64  // tokens in the KV cache
 	computed int64  // tokens in the cache once this step is done
@@ -64,6 +69,11 @@ type Replica struct {
 	// held at a step's end.
 	BlockUS, BusyUS float64
 	PeakBlocks      int64
+	// PrefixQueries and PrefixHits are the prompt tokens of the requests
+	// admitted for the first time and those of them found in the cache
+	// (vLLM's prefix_cache_queries and prefix_cache_hits; a request
+	// back after a preemption counts in neither).
+	PrefixQueries, PrefixHits int64
 }
 
 // NewReplica builds a replica; lat gives step times and the overheads.
@@ -86,11 +96,19 @@ func (r *Replica) Add(arrive int64, in, out int32) int32 {
 		r.free = r.free[:n-1]
 		q := &r.Reqs[i]
 		gen, blocks := q.gen+1, q.blocks[:0]
-		*q = Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1, gen: gen, blocks: blocks}
+		*q = Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1, Group: -1, gen: gen, blocks: blocks}
 		return i
 	}
-	r.Reqs = append(r.Reqs, Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1})
+	r.Reqs = append(r.Reqs, Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1, Group: -1})
 	return int32(len(r.Reqs) - 1)
+}
+
+// SetPrefix puts request i (added, not yet queued) in prefix group
+// group (≥ 0) with its first prefix prompt tokens shared with the
+// group's other requests: their full blocks are cached across requests.
+func (r *Replica) SetPrefix(i, group, prefix int32) {
+	q := &r.Reqs[i]
+	q.Group, q.Prefix = group, min(max(prefix, 0), q.In)
 }
 
 // Recycle gives back the slot of a completed request (after its results
@@ -201,15 +219,25 @@ func (r *Replica) form(b *Batch) {
 	for len(r.running) < r.p.MaxSeqs && r.wait.len() > 0 && budget > 0 && !preempted {
 		i := r.wait.front()
 		q := &r.Reqs[i]
-		cached := r.kv.cachedPrefix(q)
+		cached, free := r.kv.cachedPrefix(q)
 		start := int64(cached) * int64(r.p.BlockSize)
+		if start >= int64(q.In) && q.Group >= 0 {
+			// As vLLM: the last prompt token is always computed (it
+			// gives the first output token).
+			start = int64(q.In) - 1
+		}
 		n := int64(q.In) - start
 		if thr > 0 && thr < n {
 			n = thr
 		}
 		n = min(n, budget)
-		if !r.kv.allocPrompt(r.Reqs, i, start, start+n, cached) {
+		if !r.kv.allocPrompt(r.Reqs, i, start, start+n, cached, free) {
 			break
+		}
+		if q.Preempted == 0 {
+			q.PrefixHit = int32(start)
+			r.PrefixQueries += int64(q.In)
+			r.PrefixHits += start
 		}
 		r.wait.popFront()
 		r.running = append(r.running, i)
@@ -234,7 +262,7 @@ func (r *Replica) makeRoom(i int32, n int64, budget *int64, preempted *bool) boo
 	for {
 		var ok bool
 		if q.progress < int64(q.In) {
-			ok = r.kv.allocPrompt(r.Reqs, i, q.progress, q.progress+n, 0)
+			ok = r.kv.allocPrompt(r.Reqs, i, q.progress, q.progress+n, 0, 0)
 		} else {
 			ok = r.kv.allocDecode(r.Reqs, i)
 		}
@@ -366,12 +394,7 @@ func (r *Replica) DrainEnd(now int64, later []Later) int64 {
 			q.cached = append([]int32(nil), q.cached...)
 		}
 	}
-	c.kv.next = append([]int32(nil), r.kv.next...)
-	c.kv.prev = append([]int32(nil), r.kv.prev...)
-	c.kv.inUse = append([]bool(nil), r.kv.inUse...)
-	c.kv.keyReq = append([]int32(nil), r.kv.keyReq...)
-	c.kv.keyIdx = append([]int32(nil), r.kv.keyIdx...)
-	c.kv.keyGen = append([]uint32(nil), r.kv.keyGen...)
+	c.kv = r.kv.clone()
 	c.wait.buf = append([]int32(nil), r.wait.buf...)
 	c.running = append([]int32(nil), r.running...)
 	c.done = nil
