@@ -38,13 +38,15 @@ func (m *model) result() []ServiceResult {
 		res := s.res
 		all := ClassResult{Name: "all"}
 		allBooks := [3]latencyBook{newLatencyBook(), newLatencyBook(), newLatencyBook()}
-		var attained int64
+		var attained, hit, input int64
 		for ci := range s.classes {
 			cb := &s.classes[ci]
 			c := cb.res
 			c.TTFT, c.E2E, c.QueueWait = cb.ttft.latency(), cb.e2e.latency(), cb.queue.latency()
 			c.Unfinished = c.Requests - c.Completed - c.Errors - c.Timeouts
 			finishClass(&c, cb.attained, m.horizon)
+			c.PrefixHitRatio = prefixRatio(cb.prefixHit, cb.input)
+			hit, input = hit+cb.prefixHit, input+cb.input
 			res.Classes = append(res.Classes, c)
 			all.Requests += c.Requests
 			all.Completed += c.Completed
@@ -58,6 +60,7 @@ func (m *model) result() []ServiceResult {
 		}
 		all.TTFT, all.E2E, all.QueueWait = allBooks[0].latency(), allBooks[1].latency(), allBooks[2].latency()
 		finishClass(&all, attained, m.horizon)
+		all.PrefixHitRatio = prefixRatio(hit, input)
 		res.All = all
 		for _, r := range s.replicas {
 			b := r.book
@@ -89,6 +92,7 @@ func (m *model) result() []ServiceResult {
 				eb.KVUtilMean = eb.blockUS / eb.busyUS / float64(eb.KVBlocks)
 			}
 			eb.KVUtilPeak = float64(eb.peak) / float64(eb.KVBlocks)
+			eb.PrefixHitRatio = prefixRatio(eb.PrefixHits, eb.PrefixQueries)
 			res.Engine = &eb
 		}
 		out[si] = res

@@ -142,6 +142,8 @@ type classFile struct {
 	TTFTTarget   duration  `json:"ttft_target"`
 	E2ETarget    duration  `json:"e2e_target"`
 	Timeout      duration  `json:"timeout"`
+	// Prefix: the class's shared prompt prefix (PrefixShare).
+	Prefix *prefixFile `json:"prefix"`
 }
 
 type incidentFile struct {
@@ -354,6 +356,9 @@ func (f *serviceFile) service(path func(string) string) Service {
 		}
 		if c.OutputTokens != nil {
 			cl.OutputTokens = c.OutputTokens.dist()
+		}
+		if c.Prefix != nil {
+			cl.Prefix = PrefixShare{Groups: c.Prefix.Groups, Tokens: c.Prefix.Tokens}
 		}
 		if cl.Name == "" && len(f.Classes) == 1 {
 			cl.Name = "default"

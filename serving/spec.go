@@ -223,6 +223,9 @@ type Class struct {
 	// Timeout: a request still waiting at the gateway after Timeout ends
 	// as an error (504); 0: it waits for ever.
 	Timeout hwmodel.Time
+	// Prefix, when Groups > 0, gives each drawn request a prompt prefix
+	// shared with its prefix group (prefix.go).
+	Prefix PrefixShare
 }
 
 // Dist is a distribution of positive values.

@@ -204,6 +204,8 @@ type jsonClass struct {
 	TTFT          jsonLatency `json:"ttft_s"`
 	E2E           jsonLatency `json:"e2e_s"`
 	QueueWait     jsonLatency `json:"queue_wait_s"`
+	// PrefixHitRatio: absent when no prompt token was found cached.
+	PrefixHitRatio num `json:"prefix_cache_hit_ratio,omitempty"`
 }
 
 func toJSONClass(c ClassResult) jsonClass {
@@ -211,6 +213,7 @@ func toJSONClass(c ClassResult) jsonClass {
 		Name: c.Name, Requests: c.Requests, Completed: c.Completed, Errors: c.Errors, Timeouts: c.Timeouts, Unfinished: c.Unfinished,
 		ThroughputRPS: num(c.Throughput), ErrorRate: num(c.ErrorRate), SLOAttained: num(c.SLOAttained),
 		TTFT: toJSONLatency(c.TTFT), E2E: toJSONLatency(c.E2E), QueueWait: toJSONLatency(c.QueueWait),
+		PrefixHitRatio: num(c.PrefixHitRatio),
 	}
 }
 
@@ -239,6 +242,11 @@ type jsonEngine struct {
 	KVBlocks    int64 `json:"kv_blocks"`
 	KVUtilMean  num   `json:"kv_util_mean"`
 	KVUtilPeak  num   `json:"kv_util_peak"`
+	// The prefix cache's prompt tokens looked up and found, and their
+	// ratio.
+	PrefixQueries  int64 `json:"prefix_cache_queries"`
+	PrefixHits     int64 `json:"prefix_cache_hits"`
+	PrefixHitRatio num   `json:"prefix_cache_hit_ratio"`
 }
 
 type jsonBatch struct {
@@ -347,7 +355,8 @@ func WriteSummaryJSON(w io.Writer, rs *RunSet) error {
 				GPUWaitS: num(sv.GPUWait.Seconds())}
 			if e := sv.Engine; e != nil {
 				js.Engine = &jsonEngine{Steps: e.Steps, Preemptions: e.Preemptions, KVBlocks: e.KVBlocks,
-					KVUtilMean: num(e.KVUtilMean), KVUtilPeak: num(e.KVUtilPeak)}
+					KVUtilMean: num(e.KVUtilMean), KVUtilPeak: num(e.KVUtilPeak),
+					PrefixQueries: e.PrefixQueries, PrefixHits: e.PrefixHits, PrefixHitRatio: num(e.PrefixHitRatio)}
 			}
 			for _, b := range sv.Series {
 				js.MaxReplicas = max(js.MaxReplicas, b.ReplicasReady)
