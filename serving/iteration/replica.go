@@ -106,9 +106,14 @@ func (r *Replica) Add(arrive int64, in, out int32) int32 {
 // SetPrefix puts request i (added, not yet queued) in prefix group
 // group (≥ 0) with its first prefix prompt tokens shared with the
 // group's other requests: their full blocks are cached across requests.
+// A request sharing no token stays without a group.
 func (r *Replica) SetPrefix(i, group, prefix int32) {
 	q := &r.Reqs[i]
-	q.Group, q.Prefix = group, min(max(prefix, 0), q.In)
+	if group < 0 || prefix <= 0 {
+		q.Group, q.Prefix = -1, 0
+		return
+	}
+	q.Group, q.Prefix = group, min(prefix, q.In)
 }
 
 // Recycle gives back the slot of a completed request (after its results
