@@ -55,8 +55,9 @@
 //     batching; iterlevel.go: the iteration-level replica
 //     (IterationModel, replica.iteration in experiment files), which
 //     hands requests to package iteration's engine and runs its steps
-//     as events; health.go: outlier ejection; autoscale.go: the
-//     autoscaler.
+//     as events; prefix.go: classes' shared prompt prefixes (prefix
+//     groups, cached across requests by the iteration-level engine);
+//     health.go: outlier ejection; autoscale.go: the autoscaler.
 //   - faults.go: injected faults under replicas (sim.CoupledFaults).
 //   - books.go: the per-bucket books; hist.go: log-bucketed latency
 //     histograms; result.go: Result and its parts.

@@ -275,3 +275,33 @@ func FuzzPrefixCache(f *testing.F) {
 		}
 	})
 }
+
+// TestBLISTracePrefixColumns: prefix_group names become ids in the order
+// they first appear (an empty one: none), and a prefix longer than the
+// prompt is an error naming the line and column; a replay honours them
+// (the second request of group "sys" finds its 48-token prefix).
+func TestBLISTracePrefixColumns(t *testing.T) {
+	in := "arrival_time_us,input_tokens,output_tokens,prefix_group,prefix_length\n" +
+		"0,64,2,sys,48\n5000000,64,2,sys,48\n6000000,64,2,,\n7000000,80,2,other,16\n"
+	reqs, err := ParseBLISTrace(strings.NewReader(in), "t.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range [][2]int32{{0, 48}, {0, 48}, {-1, 0}, {1, 16}} {
+		if reqs[k].Group != w[0] || reqs[k].Prefix != w[1] {
+			t.Errorf("row %d: group %d prefix %d, want %d %d", k, reqs[k].Group, reqs[k].Prefix, w[0], w[1])
+		}
+	}
+	p, lat := qwenH100(t)
+	r, err := Replay(p, lat, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := []int32{r.Reqs[0].PrefixHit, r.Reqs[1].PrefixHit, r.Reqs[2].PrefixHit, r.Reqs[3].PrefixHit}; h[0] != 0 || h[1] != 48 || h[2] != 0 || h[3] != 0 {
+		t.Errorf("hit tokens %v, want [0 48 0 0]", h)
+	}
+	_, err = ParseBLISTrace(strings.NewReader("arrival_time_us,input_tokens,output_tokens,prefix_group,prefix_length\n0,64,2,sys,65\n"), "t.csv")
+	if want := `t.csv:2: prefix_length: want a whole number of tokens from 0 to input_tokens (64), got "65"`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
