@@ -140,6 +140,9 @@ type Variant struct {
 	// Faults off runs the variant without the experiment's faults; on
 	// (or kept) injects them when the experiment has a faults section.
 	Faults Switch
+	// PrefixCache off runs the same requests without prefix caching
+	// across requests (Service.NoPrefixCache).
+	PrefixCache Switch
 }
 
 // Defaults filled by ParseExperiment (docs/serving.md); health and
@@ -340,6 +343,7 @@ func (e *Experiment) VariantSpec(i int) *Spec {
 		if v.Incidents == SwitchOff {
 			svc.Incidents = nil
 		}
+		svc.NoPrefixCache = svc.NoPrefixCache || v.PrefixCache == SwitchOff
 		if v.OnNoGPUs != "" && svc.Autoscale != nil {
 			svc.Autoscale.OnNoGPUs = v.OnNoGPUs
 		}

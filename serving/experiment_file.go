@@ -162,6 +162,8 @@ type variantFile struct {
 	Incidents Switch  `json:"incidents"`
 	OnNoGPUs  NoGPUs  `json:"on_no_gpus"`
 	Faults    Switch  `json:"faults"`
+	// PrefixCache: on (kept) or off.
+	PrefixCache Switch `json:"prefix_cache"`
 }
 
 // duration is a duration written as a string with a unit, "500ms",
@@ -294,7 +296,7 @@ func (f *experimentFile) experiment(file, dir string) *Experiment {
 	}
 	for _, v := range f.Variants {
 		e.Variants = append(e.Variants, Variant{Name: v.Name, Routing: v.Routing, Health: v.Health,
-			Autoscale: v.Autoscale, Incidents: v.Incidents, OnNoGPUs: v.OnNoGPUs, Faults: v.Faults})
+			Autoscale: v.Autoscale, Incidents: v.Incidents, OnNoGPUs: v.OnNoGPUs, Faults: v.Faults, PrefixCache: v.PrefixCache})
 	}
 	if f.Faults != nil {
 		e.Faults = f.Faults.faults()

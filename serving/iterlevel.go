@@ -161,7 +161,7 @@ func (m *model) iterDispatch(s *service, r *replica, i int32) {
 		it.slots = append(it.slots, -1)
 	}
 	it.slots[k] = i
-	if q.group >= 0 {
+	if q.group >= 0 && !s.spec.NoPrefixCache {
 		it.eng.SetPrefix(k, q.group, q.prefix)
 	}
 	q.expectedUS = im.lat.AloneUS(int(max(q.in, 1)), int(q.out), im.params.TokenBudget)

@@ -3,6 +3,7 @@ package serving
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,15 +53,12 @@ services:
 // at the 2,048-token budget), so the mean TTFT (about 60 ms, of which
 // the 15.6 ms queueing overhead) falls by more than 30 %.
 func TestPrefixSystemPrompt(t *testing.T) {
-	run := func(prefix string) ServiceResult {
-		rs, err := RunExperiment(prefixExperiment(t, prefix), RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rs.Variants[0].Result.Services[0]
+	exp := prefixExperiment(t, "        prefix: {groups: 4, tokens: 2000}\nvariants: [{name: cached}, {name: uncached, prefix_cache: off}]\n")
+	rs, err := RunExperiment(exp, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	with := run("        prefix: {groups: 4, tokens: 2000}\n")
-	without := run("")
+	with, without := rs.Variants[0].Result.Services[0], rs.Variants[1].Result.Services[0]
 	c := with.Classes[0]
 	if c.Completed < 500 {
 		t.Fatalf("%d completed: want a busy run", c.Completed)
@@ -77,7 +75,10 @@ func TestPrefixSystemPrompt(t *testing.T) {
 		t.Errorf("engine books %+v: want hits in whole prefixes of 2,000 tokens and all but 4 requests hit", e)
 	}
 	if without.Classes[0].PrefixHitRatio != 0 || without.Engine.PrefixHits != 0 {
-		t.Errorf("without a prefix: hit ratio %g, %d hit tokens; want none", without.Classes[0].PrefixHitRatio, without.Engine.PrefixHits)
+		t.Errorf("prefix_cache off: hit ratio %g, %d hit tokens; want none", without.Classes[0].PrefixHitRatio, without.Engine.PrefixHits)
+	}
+	if without.Classes[0].Requests != c.Requests {
+		t.Errorf("prefix_cache off: %d requests, want the same %d", without.Classes[0].Requests, c.Requests)
 	}
 	if w, wo := c.TTFT.Mean, without.Classes[0].TTFT.Mean; !(w < 0.7*wo) {
 		t.Errorf("mean TTFT %.4f s with the shared prompt cached, %.4f s without: want less than 70 %%", w, wo)
@@ -91,6 +92,7 @@ func TestPrefixExperimentErrors(t *testing.T) {
 		{"no tokens", "        prefix: {groups: 2, tokens: -5}\n", "x.yaml:16: services[0].classes[0].prefix.tokens: want 1 to 1073741824 shared prompt tokens, got -5"},
 		{"tokens missing", "        prefix: {groups: 2}\n", "services[0].classes[0].prefix.tokens: required field is missing"},
 		{"misspelt", "        prefix: {groups: 2, token: 9}\n", `services[0].classes[0].prefix.token: unknown field`},
+		{"variant switch", "variants: [{name: a, prefix_cache: maybe}]\n", `x.yaml:16: variants[0].prefix_cache: want on or off, got "maybe"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := strings.Replace(prefixYAML, "PREFIX\n", c.prefix, 1)
@@ -124,3 +126,26 @@ services:
         ttft_target: 1s
 PREFIX
 `
+
+// TestPrefixTraceColumns: a trace's prefix columns reach the engine. Two
+// requests of group sys, 5 s apart (the first is long done): the second
+// finds the first's 3 prefix blocks, 48 of the 128 prompt tokens.
+func TestPrefixTraceColumns(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	if err := os.WriteFile(trace, []byte(TraceHeaderPrefix+"\n0,c,64,2,sys,50\n5,c,64,2,sys,50\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := ParseExperiment([]byte(iterExperiment(t, trace, "")), filepath.Join(dir, "x.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := RunExperiment(exp, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := rs.Variants[0].Result.Services[0]
+	if c := sv.Classes[0]; c.Completed != 2 || c.PrefixHitRatio != 48.0/128 || sv.Engine.PrefixHits != 48 || sv.Engine.PrefixQueries != 128 {
+		t.Errorf("completed %d, hit ratio %g, engine %+v; want 2, 0.375, 48 of 128 tokens", c.Completed, c.PrefixHitRatio, sv.Engine)
+	}
+}

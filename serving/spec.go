@@ -39,6 +39,10 @@ type Service struct {
 	Arrivals  Arrivals
 	Classes   []Class
 	Incidents []Incident
+	// NoPrefixCache: the iteration-level engines cache no prefix group's
+	// blocks across requests (the requests keep their groups and draws;
+	// a variant's prefix_cache: off).
+	NoPrefixCache bool
 }
 
 // ReplicaModel is how one replica serves requests. A replica runs up to
