@@ -74,16 +74,22 @@ func (c *kvCache) popFree(reqs []Req) int32 {
 	b := c.head
 	c.removeFree(b)
 	c.refs[b] = 1
+	if c.keyReq[b] != -1 {
+		c.forget(reqs, b)
+	}
+	return b
+}
+
+// forget clears the lookup entry of the prompt block b holds.
+func (c *kvCache) forget(reqs []Req, b int32) {
 	if r := c.keyReq[b]; r >= 0 {
 		if q := &reqs[r]; q.cached != nil && q.gen == c.keyGen[b] {
 			q.cached[c.keyIdx[b]] = -1
 		}
-		c.keyReq[b] = -1
-	} else if r <= -2 {
+	} else {
 		c.groups[-2-r][c.keyIdx[b]] = -1
-		c.keyReq[b] = -1
 	}
-	return b
+	c.keyReq[b] = -1
 }
 
 // prefixBlocks is how many of q's full prompt blocks belong to its
@@ -95,27 +101,12 @@ func (c *kvCache) prefixBlocks(q *Req) int {
 	return int(min(q.Prefix, q.In) / c.bs)
 }
 
-// remember records that block b holds prompt block j of request r (a
-// group's block inside r's shared prefix). A group block another
-// request filled first keeps its entry: b then stays unnamed.
+// remember records that block b holds private prompt block j of request
+// r (a block inside a group's prefix goes to rememberGroup instead).
 func (c *kvCache) remember(reqs []Req, r int32, j int, b int32) {
 	q := &reqs[r]
 	if j >= int(q.In/c.bs) {
 		return // holds output tokens: no later lookup can match it
-	}
-	if j < c.prefixBlocks(q) {
-		g := int(q.Group)
-		for len(c.groups) <= g {
-			c.groups = append(c.groups, nil)
-		}
-		for len(c.groups[g]) <= j {
-			c.groups[g] = append(c.groups[g], -1)
-		}
-		if c.groups[g][j] < 0 {
-			c.groups[g][j] = b
-			c.keyReq[b], c.keyIdx[b] = int32(-2-g), int32(j)
-		}
-		return
 	}
 	if q.cached == nil {
 		q.cached = make([]int32, q.In/c.bs)
@@ -125,6 +116,28 @@ func (c *kvCache) remember(reqs []Req, r int32, j int, b int32) {
 	}
 	q.cached[j] = b
 	c.keyReq[b], c.keyIdx[b], c.keyGen[b] = r, int32(j), q.gen
+}
+
+// rememberGroup records that block b holds block j of q's group's
+// prefix, unless another block already does; false when block j lies
+// beyond the prefix (a private block). A group block another request
+// filled first keeps its entry: b then stays unnamed.
+func (c *kvCache) rememberGroup(q *Req, j int, b int32) bool {
+	if j >= c.prefixBlocks(q) {
+		return false
+	}
+	g := int(q.Group)
+	for len(c.groups) <= g {
+		c.groups = append(c.groups, nil)
+	}
+	for len(c.groups[g]) <= j {
+		c.groups[g] = append(c.groups[g], -1)
+	}
+	if c.groups[g][j] < 0 {
+		c.groups[g][j] = b
+		c.keyReq[b], c.keyIdx[b] = int32(-2-g), int32(j)
+	}
+	return true
 }
 
 // blockAt is the block holding q's prompt block j, -1 when none does;
@@ -225,7 +238,7 @@ func (c *kvCache) allocPrompt(reqs []Req, r int32, start, end int64, cached int,
 			q.lastFill += add
 			n -= add
 			if q.lastFill == c.bs {
-				if b := q.blocks[len(q.blocks)-1]; c.keyReq[b] == -1 {
+				if b := q.blocks[len(q.blocks)-1]; c.keyReq[b] == -1 && (q.Group < 0 || !c.rememberGroup(q, len(q.blocks)-1, b)) {
 					c.remember(reqs, r, len(q.blocks)-1, b)
 				}
 			}
@@ -237,7 +250,7 @@ func (c *kvCache) allocPrompt(reqs []Req, r int32, start, end int64, cached int,
 		q.lastFill = f
 		n -= f
 		q.blocks = append(q.blocks, b)
-		if f == c.bs {
+		if f == c.bs && (q.Group < 0 || !c.rememberGroup(q, len(q.blocks)-1, b)) {
 			c.remember(reqs, r, len(q.blocks)-1, b)
 		}
 	}
@@ -268,8 +281,11 @@ func (c *kvCache) allocDecode(reqs []Req, r int32) bool {
 func (c *kvCache) release(q *Req) {
 	for i := len(q.blocks) - 1; i >= 0; i-- {
 		b := q.blocks[i]
-		if c.refs[b]--; c.refs[b] == 0 {
+		if n := &c.refs[b]; *n == 1 {
+			*n = 0
 			c.appendFree(b)
+		} else {
+			*n--
 		}
 	}
 	q.blocks = q.blocks[:0]

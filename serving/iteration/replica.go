@@ -27,11 +27,6 @@ type Req struct {
 	ITLSum      int64
 	ITLs        int32
 	Preempted   int32
-	// Group is the request's prefix group (-1: none) and Prefix the
-	// tokens its prompt shares with the group (SetPrefix); PrefixHit is
-	// the prompt tokens found in the cache when it was first admitted.
-	Group, Prefix int32
-	PrefixHit     int32
 
 	progress int64  // tokens in the KV cache
 	computed int64  // tokens in the cache once this step is done
@@ -41,6 +36,13 @@ type Req struct {
 	gen      uint32 // bumped when the slot is reused (Recycle)
 	blocks   []int32
 	cached   []int32 // block holding each prompt block, -1: none
+
+	// Group is the request's prefix group (-1: none) and Prefix the
+	// tokens its prompt shares with the group (SetPrefix); PrefixHit is
+	// the prompt tokens found in the cache when it was first admitted.
+	// (Last: the step's loops touch the fields above.)
+	Group, Prefix int32
+	PrefixHit     int32
 }
 
 // Replica is one engine: a wait queue, a running batch, a KV cache and a
