@@ -21,28 +21,27 @@ type Req struct {
 	Arrive  int64 // at the server (TTFT and E2E count from here)
 	In, Out int32 // prompt and output tokens
 	// First is when the first token was out, Done when the last was
-	// (-1: not yet); ITLSum and ITLs are its inter-token gaps' sum and
-	// count since its last (re)start, Preempted how often it was.
+	// (-1: not yet); First, ITLSum and ITLs (its inter-token gaps' sum
+	// and count) count from its last (re)start, Preempted how often it
+	// was.
 	First, Done int64
 	ITLSum      int64
 	ITLs        int32
 	Preempted   int32
-
-	progress int64  // tokens in the KV cache
-	computed int64  // tokens in the cache once this step is done
-	numNew   int32  // tokens this step computes for it
-	lastFill int32  // tokens in its last block (the others are full)
-	started  bool   // first token out since its last (re)start
-	gen      uint32 // bumped when the slot is reused (Recycle)
-	blocks   []int32
-	cached   []int32 // block holding each prompt block, -1: none
-
 	// Group is the request's prefix group (-1: none) and Prefix the
 	// tokens its prompt shares with the group (SetPrefix); PrefixHit is
 	// the prompt tokens found in the cache when it was first admitted.
-	// (Last: the step's loops touch the fields above.)
 	Group, Prefix int32
 	PrefixHit     int32
+
+	// The struct stays at two cache lines (128 bytes): the step's loops
+	// touch every running request's.
+	gen      uint32 // bumped when the slot is reused (Recycle)
+	progress int64  // tokens in the KV cache (cached ones from admission)
+	numNew   int32  // tokens this step computes for it
+	lastFill int32  // tokens in its last block (the others are full)
+	blocks   []int32
+	cached   []int32 // block holding each prompt block, -1: none
 }
 
 // Replica is one engine: a wait queue, a running batch, a KV cache and a
@@ -201,7 +200,6 @@ func (r *Replica) form(b *Batch) {
 			}
 			budget -= n
 			q.numNew = int32(n)
-			q.computed += n
 			b.Seqs++
 			t := float64(n)
 			b.PrefillTokens += t
@@ -214,7 +212,6 @@ func (r *Replica) form(b *Batch) {
 			}
 			budget--
 			q.numNew = 1
-			q.computed++
 			b.Seqs++
 			b.Decodes++
 			b.DecodeCtx += float64(q.progress)
@@ -250,7 +247,7 @@ func (r *Replica) form(b *Batch) {
 		r.running = append(r.running, i)
 		budget -= n
 		q.numNew = int32(n)
-		q.computed = start + n
+		q.progress = start
 		if n > 0 {
 			b.Seqs++
 			t := float64(n)
@@ -286,9 +283,8 @@ func (r *Replica) makeRoom(i int32, n int64, budget *int64, preempted *bool) boo
 		vq := &r.Reqs[v]
 		*budget += int64(vq.numNew)
 		vq.numNew = 0
-		vq.progress, vq.computed = 0, 0
-		vq.ITLSum, vq.ITLs = 0, 0
-		vq.started = false
+		vq.progress = 0
+		vq.First, vq.ITLSum, vq.ITLs = -1, 0, 0
 		vq.Preempted++
 		r.Preemptions++
 		r.kv.release(vq)
@@ -309,14 +305,13 @@ func (r *Replica) execute(now, dur int64) {
 		q := &r.Reqs[i]
 		in := int64(q.In)
 		if q.progress < in {
-			q.progress = q.computed
+			q.progress += int64(q.numNew)
 		} else if q.numNew > 0 {
 			q.progress++
 			q.ITLSum += dur + perTok
 			q.ITLs++
 		}
-		if q.progress == in && !q.started {
-			q.started = true
+		if q.progress == in && q.First < 0 {
 			q.First = now + dur + perTok
 		}
 		if q.progress >= in+max(int64(q.Out), 1)-1 {
