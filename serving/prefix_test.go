@@ -85,6 +85,29 @@ func TestPrefixSystemPrompt(t *testing.T) {
 	}
 }
 
+// TestPrefixGroupsPerClass: two classes of the same prompts, one prefix
+// group each. Their groups are distinct, so each class's first request
+// finds nothing: each class's ratio is (C − 1) × 2,000 / (C × 2,500).
+// Were the groups one, only one class would have a first request.
+func TestPrefixGroupsPerClass(t *testing.T) {
+	exp := prefixExperiment(t, `        prefix: {groups: 1, tokens: 2000}
+      - name: chat2
+        input_tokens: {dist: constant, mean: 2500}
+        output_tokens: {dist: constant, mean: 100}
+        prefix: {groups: 1, tokens: 2000}
+`)
+	rs, err := RunExperiment(exp, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rs.Variants[0].Result.Services[0].Classes {
+		want := float64(c.Completed-1) * 2000 / (float64(c.Completed) * 2500)
+		if c.Completed < 100 || math.Abs(c.PrefixHitRatio-want) > 1e-9 {
+			t.Errorf("class %s: %d completed, hit ratio %.6f, want %.6f", c.Name, c.Completed, c.PrefixHitRatio, want)
+		}
+	}
+}
+
 func TestPrefixExperimentErrors(t *testing.T) {
 	for _, c := range []struct{ name, prefix, want string }{
 		{"with a trace", "        prefix: {groups: 2, tokens: 9}\n", "x.yaml:16: services[0].classes[0].prefix: a request trace gives each request's prefix"},
