@@ -16,8 +16,9 @@ import (
 
 // TraceReq is one request of a trace: arrival (µs) and token counts, and
 // for a trace of results (BLIS's), its first and last token times (µs;
-// -1: none). Group is its prefix group (-1: none) and Prefix the prompt
-// tokens it shares with the group (SetPrefix).
+// -1: none). Group is its prefix group and Prefix the prompt tokens it
+// shares with the group (SetPrefix; a Group of -1 or a Prefix of 0: no
+// group).
 type TraceReq struct {
 	Arrive      int64
 	In, Out     int32
