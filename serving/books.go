@@ -41,7 +41,7 @@ func (m *model) result() []ServiceResult {
 		res := s.res
 		all := ClassResult{Name: "all"}
 		allBooks := [3]latencyBook{newLatencyBook(), newLatencyBook(), newLatencyBook()}
-		var attained int64
+		var attained, hit, input int64
 		for ci := range s.classes {
 			cb := &s.classes[ci]
 			c := cb.res
@@ -50,6 +50,8 @@ func (m *model) result() []ServiceResult {
 			finishClass(&c, cb.attained, m.horizon)
 			finishSignals(&c, &cb.sig, slotUS, m.horizon)
 			mergeSignals(&allSig, &cb.sig)
+			c.PrefixHitRatio = prefixRatio(cb.prefixHit, cb.input)
+			hit, input = hit+cb.prefixHit, input+cb.input
 			res.Classes = append(res.Classes, c)
 			all.Requests += c.Requests
 			all.Completed += c.Completed
@@ -66,6 +68,7 @@ func (m *model) result() []ServiceResult {
 		all.TTFT, all.E2E, all.QueueWait = allBooks[0].latency(), allBooks[1].latency(), allBooks[2].latency()
 		finishClass(&all, attained, m.horizon)
 		finishSignals(&all, &allSig, slotUS, m.horizon)
+		all.PrefixHitRatio = prefixRatio(hit, input)
 		res.All = all
 		res.Failover = m.failoverResult(s)
 		for _, r := range s.replicas {
@@ -98,6 +101,7 @@ func (m *model) result() []ServiceResult {
 				eb.KVUtilMean = eb.blockUS / eb.busyUS / float64(eb.KVBlocks)
 			}
 			eb.KVUtilPeak = float64(eb.peak) / float64(eb.KVBlocks)
+			eb.PrefixHitRatio = prefixRatio(eb.PrefixHits, eb.PrefixQueries)
 			res.Engine = &eb
 			res.All.KVCacheUsage = eb.KVUtilMean
 		}

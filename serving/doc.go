@@ -56,8 +56,9 @@
 //     batching; iterlevel.go: the iteration-level replica
 //     (IterationModel, replica.iteration in experiment files), which
 //     hands requests to package iteration's engine and runs its steps
-//     as events; health.go: outlier ejection; autoscale.go: the
-//     autoscaler.
+//     as events; prefix.go: classes' shared prompt prefixes (prefix
+//     groups, cached across requests by the iteration-level engine);
+//     health.go: outlier ejection; autoscale.go: the autoscaler.
 //   - faults.go: injected faults under replicas (sim.CoupledFaults).
 //   - failover.go: service-level circuit breaking (Service.Failover): the
 //     healthy count kept as replicas change state, the circuit that sends

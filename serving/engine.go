@@ -31,6 +31,9 @@ type request struct {
 	home       int32
 	state      uint8
 	expectedUS float64 // time on a healthy replica, for the latency ratio
+	// group is its prefix group (-1: none), prefix the prompt tokens it
+	// shares with the group, hit those its engine found cached (prefix.go).
+	group, prefix, hit int32
 	// noise multiplies its prefill and decode times (ReplicaModel.Jitter;
 	// 1 without).
 	noise float64
@@ -90,6 +93,7 @@ type classBook struct {
 	ttft, e2e, queue latencyBook
 	sig              classSignals
 	attained         int64
+	prefixHit, input int64 // completed requests' cached and prompt tokens
 	lane             int
 	priority         int
 	weight           float64
@@ -626,6 +630,7 @@ func (m *model) arrive(s *service, ci int, in, out int32) {
 		// without it are unchanged.
 		q.noise = math.Exp(j*rng.NormFloat64() - j*j/2)
 	}
+	m.arrivePrefix(s, ci, q, rng)
 	s.integrate(now)
 	if s.fo != nil && s.fo.open {
 		m.divert(s, i, true)
@@ -754,6 +759,8 @@ func (m *model) complete(i int32) {
 	cb.ttft.add(int64(ttft))
 	cb.e2e.add(int64(e2e))
 	cb.queue.add(int64(q.dispatch - q.arrive))
+	cb.prefixHit += int64(q.hit)
+	cb.input += int64(q.in)
 	if (c.TTFTTarget == 0 || ttft <= c.TTFTTarget) && (c.E2ETarget == 0 || e2e <= c.E2ETarget) {
 		cb.attained++
 	}

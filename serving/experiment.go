@@ -143,6 +143,9 @@ type Variant struct {
 	// Failover off drops the services' failover sections (their backups
 	// still serve their own traffic).
 	Failover Switch
+	// PrefixCache off runs the same requests without prefix caching
+	// across requests (Service.NoPrefixCache).
+	PrefixCache Switch
 }
 
 // Defaults filled by ParseExperiment (docs/serving.md); health and
@@ -346,6 +349,7 @@ func (e *Experiment) VariantSpec(i int) *Spec {
 		if v.Failover == SwitchOff {
 			svc.Failover = nil
 		}
+		svc.NoPrefixCache = svc.NoPrefixCache || v.PrefixCache == SwitchOff
 		if v.OnNoGPUs != "" && svc.Autoscale != nil {
 			svc.Autoscale.OnNoGPUs = v.OnNoGPUs
 		}

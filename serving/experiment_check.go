@@ -104,7 +104,7 @@ func (v *Variant) check(p *config.Errors, e *Experiment) {
 	for _, sw := range []struct {
 		f string
 		v Switch
-	}{{"health", v.Health}, {"autoscale", v.Autoscale}, {"incidents", v.Incidents}, {"faults", v.Faults}, {"failover", v.Failover}} {
+	}{{"health", v.Health}, {"autoscale", v.Autoscale}, {"incidents", v.Incidents}, {"faults", v.Faults}, {"failover", v.Failover}, {"prefix_cache", v.PrefixCache}} {
 		if sw.v != SwitchKeep && sw.v != SwitchOn && sw.v != SwitchOff {
 			p.Add(sw.f, "want on or off, got %q", sw.v)
 		}

@@ -161,6 +161,8 @@ type classFile struct {
 	TTFTTarget   duration  `json:"ttft_target"`
 	E2ETarget    duration  `json:"e2e_target"`
 	Timeout      duration  `json:"timeout"`
+	// Prefix: the class's shared prompt prefix (PrefixShare).
+	Prefix *prefixFile `json:"prefix"`
 }
 
 type incidentFile struct {
@@ -180,6 +182,8 @@ type variantFile struct {
 	OnNoGPUs  NoGPUs  `json:"on_no_gpus"`
 	Faults    Switch  `json:"faults"`
 	Failover  Switch  `json:"failover"`
+	// PrefixCache: on (kept) or off.
+	PrefixCache Switch `json:"prefix_cache"`
 }
 
 // duration is a duration written as a string with a unit, "500ms",
@@ -312,7 +316,7 @@ func (f *experimentFile) experiment(file, dir string) *Experiment {
 	}
 	for _, v := range f.Variants {
 		e.Variants = append(e.Variants, Variant{Name: v.Name, Routing: v.Routing, Health: v.Health,
-			Autoscale: v.Autoscale, Incidents: v.Incidents, OnNoGPUs: v.OnNoGPUs, Faults: v.Faults, Failover: v.Failover})
+			Autoscale: v.Autoscale, Incidents: v.Incidents, OnNoGPUs: v.OnNoGPUs, Faults: v.Faults, Failover: v.Failover, PrefixCache: v.PrefixCache})
 	}
 	if f.Faults != nil {
 		e.Faults = f.Faults.faults()
@@ -379,6 +383,9 @@ func (f *serviceFile) service(path func(string) string) Service {
 		}
 		if c.OutputTokens != nil {
 			cl.OutputTokens = c.OutputTokens.dist()
+		}
+		if c.Prefix != nil {
+			cl.Prefix = PrefixShare{Groups: c.Prefix.Groups, Tokens: c.Prefix.Tokens}
 		}
 		if cl.Name == "" && len(f.Classes) == 1 {
 			cl.Name = "default"

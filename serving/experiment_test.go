@@ -463,7 +463,7 @@ x.yaml:9: services[0].replica.max_concurrent: want 1 to 1000000 requests, got 0
 x.yaml:12: services[0].classes: no class has a weight > 0; want at least one
 x.yaml:14: services[0].classes[0].weight: want a weight >= 0, got -1
 x.yaml:16: services[0].classes[0].output_tokens.dist: unknown distribution "constnat" (known: constant, exponential, lognormal, uniform)
-x.yaml:17: variants[0].helth: unknown field (known fields: name, routing, health, autoscale, incidents, on_no_gpus, faults, failover); did you mean "health"?`
+x.yaml:17: variants[0].helth: unknown field (known fields: name, routing, health, autoscale, incidents, on_no_gpus, faults, failover, prefix_cache); did you mean "health"?`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got\n%v\nwant\n%s", err, want)
 	}

@@ -130,6 +130,30 @@ type iterReplica struct {
 	slots []int32 // engine request index → request slot
 	ver   uint32  // the pending step event's version
 	due   hwmodel.Time
+	// transit holds the requests dispatched to it whose queue event may
+	// still be pending, in the order they reach the engine's queue
+	// (dispatch order: the queueing delay is the service's constant), so
+	// a drain bound looks at those only.
+	transit []transit
+}
+
+// transit is a request on its way to an engine's queue.
+type transit struct {
+	at  hwmodel.Time
+	req int32
+	gen uint32
+}
+
+// prune forgets the requests that reached the queue before or at now.
+func (it *iterReplica) prune(now hwmodel.Time) {
+	k := 0
+	for k < len(it.transit) && it.transit[k].at <= now {
+		k++
+	}
+	if k > 0 {
+		n := copy(it.transit, it.transit[k:])
+		it.transit = it.transit[:n]
+	}
 }
 
 func (m *model) newIterReplica(s *service) *iterReplica {
@@ -150,10 +174,16 @@ func (m *model) iterDispatch(s *service, r *replica, i int32) {
 		it.slots = append(it.slots, -1)
 	}
 	it.slots[k] = i
+	if q.group >= 0 && !s.spec.NoPrefixCache {
+		it.eng.SetPrefix(k, q.group, q.prefix)
+	}
 	q.expectedUS = im.lat.AloneUS(int(max(q.in, 1)), int(q.out), im.params.TokenBudget)
 	q.ttft = -1
 	q.eng = k
-	m.heap.push(event{at: now + hwmodel.Time(im.lat.Coeffs().Alpha[0]), kind: evIterQueue, a: i, gen: q.gen})
+	at := now + hwmodel.Time(im.lat.Coeffs().Alpha[0])
+	m.heap.push(event{at: at, kind: evIterQueue, a: i, gen: q.gen})
+	it.prune(now)
+	it.transit = append(it.transit, transit{at: at, req: i, gen: q.gen})
 }
 
 // iterQueue puts request i into its replica's engine queue.
@@ -192,6 +222,7 @@ func (m *model) iterStep(s *service, r *replica, ver uint32) {
 		q.ttft = hwmodel.Time(e.First)
 		q.done = hwmodel.Time(e.Done)
 		q.itlSum, q.itls, q.preempted = e.ITLSum, e.ITLs, e.Preempted
+		q.hit = e.PrefixHit
 		r.lastDone = max(r.lastDone, q.done)
 		m.heap.push(event{at: q.done, kind: evComplete, a: i, gen: q.gen})
 		it.eng.Recycle(k)
@@ -201,14 +232,15 @@ func (m *model) iterStep(s *service, r *replica, ver uint32) {
 
 // iterDrainBound is when r's requests end if it takes no new ones: the
 // engine's future is then fixed (the requests still on their way to its
-// queue included), so the time is exact.
+// queue included), so the time is exact. It costs O(requests in transit
+// to r) plus the engine's remaining work.
 func (m *model) iterDrainBound(s *service, r *replica, now hwmodel.Time) hwmodel.Time {
 	var later []iteration.Later
-	qd := hwmodel.Time(s.spec.Replica.Iteration.lat.Coeffs().Alpha[0])
-	for j := range m.reqs {
-		q := &m.reqs[j]
-		if q.state == reqRunning && q.svc == int32(s.idx) && q.replica == int32(r.id) && q.dispatch+qd > now {
-			later = append(later, iteration.Later{Req: q.eng, At: int64(q.dispatch + qd)})
+	r.it.prune(now)
+	for _, t := range r.it.transit {
+		q := &m.reqs[t.req]
+		if t.at > now && q.gen == t.gen && q.state == reqRunning && q.svc == int32(s.idx) && q.replica == int32(r.id) {
+			later = append(later, iteration.Later{Req: q.eng, At: int64(t.at)})
 		}
 	}
 	slices.SortFunc(later, func(a, b iteration.Later) int { return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Req, b.Req)) })

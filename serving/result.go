@@ -63,12 +63,20 @@ type ServiceResult struct {
 // recompute preemptions, and their KV cache's use (KVUtilMean: blocks
 // held over capacity, averaged over the time engines were stepping;
 // KVUtilPeak: the most held at a step's end, over capacity).
+//
+// PrefixQueries and PrefixHits are the prompt tokens of the requests the
+// engines took for the first time and those of them found in the prefix
+// cache (vLLM's prefix_cache_queries and prefix_cache_hits);
+// PrefixHitRatio is hits over queries.
 type EngineBooks struct {
 	Steps, Preemptions     int64
 	KVBlocks               int64 // one replica's capacity
 	KVUtilMean, KVUtilPeak float64
 	blockUS, busyUS        float64
 	peak                   int64
+
+	PrefixQueries, PrefixHits int64
+	PrefixHitRatio            float64
 }
 
 func (b *EngineBooks) add(r *iterReplica) {
@@ -78,6 +86,8 @@ func (b *EngineBooks) add(r *iterReplica) {
 	b.blockUS += e.BlockUS
 	b.busyUS += e.BusyUS
 	b.peak = max(b.peak, e.PeakBlocks)
+	b.PrefixQueries += e.PrefixQueries
+	b.PrefixHits += e.PrefixHits
 }
 
 // ClassResult holds one class's (or a service's) request books.
@@ -122,6 +132,10 @@ type ClassResult struct {
 	// (iteration-level replicas).
 	Saturation, KVCacheUsage float64
 	Preemptions              int64
+	// PrefixHitRatio is the fraction of the completed requests' prompt
+	// tokens their engine found in its prefix cache when it first took
+	// them (iteration-level model only; 0 otherwise).
+	PrefixHitRatio float64
 }
 
 // Latency summarises a latency distribution in seconds. Mean and Max are

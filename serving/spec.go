@@ -46,6 +46,10 @@ type Service struct {
 	// Failover: nil keeps every request within the service
 	// (failover.go).
 	Failover *Failover
+	// NoPrefixCache: the iteration-level engines cache no prefix group's
+	// blocks across requests (the requests keep their groups and draws;
+	// a variant's prefix_cache: off).
+	NoPrefixCache bool
 }
 
 // ReplicaModel is how one replica serves requests. A replica runs up to
@@ -241,6 +245,9 @@ type Class struct {
 	// Timeout: a request still waiting at the gateway after Timeout ends
 	// as an error (504); 0: it waits for ever.
 	Timeout hwmodel.Time
+	// Prefix, when Groups > 0, gives each drawn request a prompt prefix
+	// shared with its prefix group (prefix.go).
+	Prefix PrefixShare
 }
 
 // Dist is a distribution of positive values.

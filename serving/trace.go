@@ -15,15 +15,28 @@ import (
 )
 
 // TraceRequest is one request of a request trace: its arrival time, its
-// class (a name of the service's classes) and its token counts.
+// class (a name of the service's classes), its token counts and, when
+// the trace has prefix columns, its prefix group (-1: none; the trace's
+// group names numbered in the order they first appear) and the prompt
+// tokens it shares with that group.
 type TraceRequest struct {
 	At            hwmodel.Time
 	Class         string
 	Input, Output int32
+	Group         int32
+	PrefixLength  int32
 }
 
-// TraceHeader is the header line a request trace starts with.
-const TraceHeader = "time_s,class,input_tokens,output_tokens"
+// TraceHeader is the header line a request trace starts with;
+// TraceHeaderPrefix the header of one that names each request's prefix
+// group (empty: none) and prefix length in tokens.
+const (
+	TraceHeader       = "time_s,class,input_tokens,output_tokens"
+	TraceHeaderPrefix = TraceHeader + ",prefix_group,prefix_length"
+)
+
+// maxPrefixGroups bounds a trace's distinct prefix groups.
+const maxPrefixGroups = 1 << 24
 
 // maxTraceTokens bounds one request's token counts.
 const maxTraceTokens = 1 << 30
@@ -42,6 +55,8 @@ type TraceReader struct {
 	line  int
 	last  hwmodel.Time
 	class map[string]string // interned class names
+	ncols int               // 4, or 6 with the prefix columns
+	group map[string]int32  // prefix group names → ids, first seen first
 	err   error
 }
 
@@ -51,7 +66,7 @@ func OpenTrace(path string) (*TraceReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &TraceReader{path: path, f: f, class: map[string]string{}}
+	t := &TraceReader{path: path, f: f, class: map[string]string{}, ncols: 4}
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".gz") {
 		if t.gz, err = gzip.NewReader(f); err != nil {
@@ -67,8 +82,11 @@ func OpenTrace(path string) (*TraceReader, error) {
 	case err != nil:
 	case !ok:
 		err = t.errorf("", "the file is empty; want the header %s", TraceHeader)
+	case strings.TrimSpace(line) == TraceHeaderPrefix:
+		t.ncols, t.group = 6, map[string]int32{}
+		return t, nil
 	case strings.TrimSpace(line) != TraceHeader:
-		err = t.errorf("", "want the header %s, got %q", TraceHeader, clip(line))
+		err = t.errorf("", "want the header %s (or %s), got %q", TraceHeader, TraceHeaderPrefix, clip(line))
 	default:
 		return t, nil
 	}
@@ -134,23 +152,28 @@ func (t *TraceReader) next() (TraceRequest, error) {
 	if !ok {
 		return TraceRequest{}, io.EOF
 	}
-	var cols [4]string
+	var buf [6]string
+	cols := buf[:t.ncols]
+	head := TraceHeader
+	if t.ncols == 6 {
+		head = TraceHeaderPrefix
+	}
 	rest := line
 	for i := range cols {
 		if i == len(cols)-1 {
 			if strings.Contains(rest, ",") {
-				return TraceRequest{}, t.errorf("", "want 4 columns (%s), got more", TraceHeader)
+				return TraceRequest{}, t.errorf("", "want %d columns (%s), got more", len(cols), head)
 			}
 			cols[i] = rest
 			break
 		}
 		c, r, found := strings.Cut(rest, ",")
 		if !found {
-			return TraceRequest{}, t.errorf("", "want 4 columns (%s), got %d", TraceHeader, i+1)
+			return TraceRequest{}, t.errorf("", "want %d columns (%s), got %d", len(cols), head, i+1)
 		}
 		cols[i], rest = c, r
 	}
-	var req TraceRequest
+	req := TraceRequest{Group: -1}
 	s, err := strconv.ParseFloat(strings.TrimSpace(cols[0]), 64)
 	if err != nil || math.IsNaN(s) || s < 0 || s > 9e12 {
 		return req, t.errorf("time_s", "want seconds >= 0, got %q", cols[0])
@@ -181,7 +204,36 @@ func (t *TraceReader) next() (TraceRequest, error) {
 		}
 		*dst = int32(n)
 	}
+	if t.ncols == 6 {
+		return req, t.prefix(&req, cols[4], cols[5])
+	}
 	return req, nil
+}
+
+// prefix reads a row's prefix columns: a group name (empty: none) and
+// the prompt tokens shared with the group, at most the request's input.
+func (t *TraceReader) prefix(req *TraceRequest, group, length string) error {
+	group, length = strings.TrimSpace(group), strings.TrimSpace(length)
+	if group == "" {
+		if length != "" && length != "0" {
+			return t.errorf("prefix_length", "%s tokens with no prefix_group; want a group or an empty length", length)
+		}
+		return nil
+	}
+	n, err := strconv.ParseInt(length, 10, 64)
+	if err != nil || n < 0 || n > int64(req.Input) {
+		return t.errorf("prefix_length", "want a whole number of tokens from 0 to input_tokens (%d), got %q", req.Input, length)
+	}
+	id, ok := t.group[group]
+	if !ok {
+		if len(t.group) >= maxPrefixGroups {
+			return t.errorf("prefix_group", "more than %d distinct prefix groups", maxPrefixGroups)
+		}
+		id = int32(len(t.group))
+		t.group[group] = id
+	}
+	req.Group, req.PrefixLength = id, int32(n)
+	return nil
 }
 
 // Line is the line number of the last line read.

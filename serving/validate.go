@@ -304,6 +304,7 @@ func (v *Service) checkClasses(e *config.Errors) {
 				ce.Add(t.f, "want a duration >= 0")
 			}
 		}
+		c.Prefix.check(ce.In("prefix"), v.Arrivals.Trace != "")
 		if c.TTFTTarget > 0 && c.E2ETarget > 0 && c.TTFTTarget > c.E2ETarget {
 			ce.Add("ttft_target", "%s is longer than e2e_target %s; the first token cannot come after the last", fmtDur(c.TTFTTarget), fmtDur(c.E2ETarget))
 		}

@@ -221,6 +221,8 @@ type jsonClass struct {
 	// Iteration-level services only.
 	Preemptions *int64 `json:"vllm:num_preemptions_total,omitempty"`
 	KVCache     *num   `json:"vllm:kv_cache_usage_perc,omitempty"`
+	// PrefixHitRatio: absent when no prompt token was found cached.
+	PrefixHitRatio num `json:"prefix_cache_hit_ratio,omitempty"`
 }
 
 // toJSONClass writes c; iter says the service runs iteration-level
@@ -232,6 +234,7 @@ func toJSONClass(c ClassResult, iter, all bool) jsonClass {
 		Saturation: num(c.Saturation), TTFT: toJSONLatency(c.TTFT), ITL: toJSONLatency(c.ITL), TPOT: toJSONLatency(c.TPOT),
 		E2E: toJSONLatency(c.E2E), QueueWait: toJSONLatency(c.QueueWait),
 		PromptTokens: c.PromptTokens, PromptPerS: num(c.PromptTokensPerS), GenTokens: c.GenerationTokens, GenPerS: num(c.GenerationTokensPerS),
+		PrefixHitRatio: num(c.PrefixHitRatio),
 	}
 	if iter {
 		p := c.Preemptions
@@ -273,6 +276,11 @@ type jsonEngine struct {
 	KVBlocks    int64 `json:"kv_blocks"`
 	KVUtilMean  num   `json:"kv_util_mean"`
 	KVUtilPeak  num   `json:"kv_util_peak"`
+	// The prefix cache's prompt tokens looked up and found, and their
+	// ratio.
+	PrefixQueries  int64 `json:"prefix_cache_queries"`
+	PrefixHits     int64 `json:"prefix_cache_hits"`
+	PrefixHitRatio num   `json:"prefix_cache_hit_ratio"`
 }
 
 type jsonBatch struct {
@@ -384,7 +392,8 @@ func WriteSummaryJSON(w io.Writer, rs *RunSet) error {
 				GPUWaitS: num(sv.GPUWait.Seconds())}
 			if e := sv.Engine; e != nil {
 				js.Engine = &jsonEngine{Steps: e.Steps, Preemptions: e.Preemptions, KVBlocks: e.KVBlocks,
-					KVUtilMean: num(e.KVUtilMean), KVUtilPeak: num(e.KVUtilPeak)}
+					KVUtilMean: num(e.KVUtilMean), KVUtilPeak: num(e.KVUtilPeak),
+					PrefixQueries: e.PrefixQueries, PrefixHits: e.PrefixHits, PrefixHitRatio: num(e.PrefixHitRatio)}
 			}
 			for _, b := range sv.Series {
 				js.MaxReplicas = max(js.MaxReplicas, b.ReplicasReady)

@@ -17,10 +17,14 @@
 //
 //   - Deterministic: the same requests and parameters give the same
 //     results; nothing depends on map order or the wall clock.
-//   - Blocks are conserved: free + held = capacity after every step, and a
+//   - Blocks are conserved: free + held = capacity after every step,
+//     a block shared by requests of one prefix group counting once (its
+//     reference count is its holders; it is free when that is 0), and a
 //     request holds ceil(tokens in cache / block size) blocks, but for
-//     one case kept from BLIS: a request whose whole prompt is found in
-//     the prefix cache takes no blocks for it (see allocPrompt).
+//     one case kept from BLIS: a request without a prefix group whose
+//     whole prompt is found in the prefix cache (back after a
+//     preemption) takes no blocks for it (see allocPrompt). A request of
+//     a group always computes its last prompt token, as vLLM does.
 //   - A request is in exactly one place: waiting (not yet arrived at the
 //     queue, or queued), running, or done; each ends once.
 //   - A step costs O(running batch) plus O(1) per request admitted or
@@ -34,8 +38,9 @@
 //     trained_physics_coefficients).
 //   - latency.go: Latency, a step's time from its Batch.
 //   - kvcap.go: WeightBytes and KVBlocks, the cache's capacity.
-//   - kvcache.go: the block cache with its LRU free list and the prefix
-//     reuse a preempted request finds.
+//   - kvcache.go: the block cache with its LRU free list and prefix
+//     caching: blocks shared by a prefix group's requests, and the
+//     private blocks a preempted request finds again.
 //   - replica.go: Replica, the engine steps.
 //   - replay.go: Replay of a request list, BLIS trace files, Summary.
 //   - calibrate.go: Calibrate, fitting the coefficients to measured

@@ -45,6 +45,7 @@ func FuzzParseCoeffs(f *testing.F) {
 func FuzzReplay(f *testing.F) {
 	f.Add([]byte("arrival_time_us,input_tokens,output_tokens\n0,100,10\n5,3000,2\n5,17,1\n"))
 	f.Add([]byte("arrival_time_us,input_tokens,output_tokens,first_chunk_time_us,last_chunk_time_us\n0,1,1,,\n"))
+	f.Add([]byte("arrival_time_us,input_tokens,output_tokens,prefix_group,prefix_length\n0,100,10,a,64\n5,100,3,a,100\n6,40,2,,\n9,100,1,b,99\n"))
 	_, lat := qwenH100(f)
 	p := Params{MaxSeqs: 3, TokenBudget: 512, LongPrefill: 300, BlockSize: 16, KVBlocks: 300, MaxReqTokens: 4096}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -16,16 +16,22 @@ import (
 
 // TraceReq is one request of a trace: arrival (µs) and token counts, and
 // for a trace of results (BLIS's), its first and last token times (µs;
-// -1: none).
+// -1: none). Group is its prefix group and Prefix the prompt tokens it
+// shares with the group (SetPrefix; a Group of -1 or a Prefix of 0: no
+// group).
 type TraceReq struct {
 	Arrive      int64
 	In, Out     int32
 	First, Last int64
+	Group       int32
+	Prefix      int32
 }
 
 // ReadBLISTrace reads a BLIS per-request trace (trace format v3, CSV,
 // optionally gzipped): arrival_time_us, input_tokens, output_tokens and,
-// when present, first_chunk_time_us and last_chunk_time_us. Errors name
+// when present, first_chunk_time_us and last_chunk_time_us, and
+// prefix_group (a name; empty: none; numbered in the order they first
+// appear) with prefix_length (tokens, at most input_tokens). Errors name
 // the file, line and column.
 func ReadBLISTrace(path string) ([]TraceReq, error) {
 	f, err := os.Open(path)
@@ -73,6 +79,9 @@ func ParseBLISTrace(rd io.Reader, file string) ([]TraceReq, error) {
 			return nil, err
 		}
 	}
+	gcol, _ := idx("prefix_group", false)
+	lcol, _ := idx("prefix_length", false)
+	groups := map[string]int32{}
 	var out []TraceReq
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
@@ -100,8 +109,36 @@ func ParseBLISTrace(rd io.Reader, file string) ([]TraceReq, error) {
 		if v[1] == 0 {
 			return nil, fmt.Errorf("%s:%d: input_tokens: want at least 1", file, line)
 		}
-		out = append(out, TraceReq{Arrive: v[0], In: int32(v[1]), Out: int32(v[2]), First: v[3], Last: v[4]})
+		t := TraceReq{Arrive: v[0], In: int32(v[1]), Out: int32(v[2]), First: v[3], Last: v[4], Group: -1}
+		if err := prefixColumns(&t, rec, gcol, lcol, groups); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", file, line, err)
+		}
+		out = append(out, t)
 	}
+}
+
+// prefixColumns reads a row's prefix_group and prefix_length (column
+// indices gc and lc, -1: absent) into t; a row with an empty group has
+// none.
+func prefixColumns(t *TraceReq, rec []string, gc, lc int, groups map[string]int32) error {
+	if gc < 0 || gc >= len(rec) || rec[gc] == "" {
+		return nil
+	}
+	length := ""
+	if lc >= 0 && lc < len(rec) {
+		length = rec[lc]
+	}
+	n, err := strconv.ParseInt(length, 10, 64)
+	if err != nil || n < 0 || n > int64(t.In) {
+		return fmt.Errorf("prefix_length: want a whole number of tokens from 0 to input_tokens (%d), got %q", t.In, length)
+	}
+	g, ok := groups[rec[gc]]
+	if !ok {
+		g = int32(len(groups))
+		groups[rec[gc]] = g
+	}
+	t.Group, t.Prefix = g, int32(n)
+	return nil
 }
 
 // Replay runs reqs (sorted by arrival) through one replica: each request
@@ -122,7 +159,10 @@ func Replay(p Params, lat *Latency, reqs []TraceReq) (*Replica, error) {
 		if int(t.In)+int(t.Out) > p.MaxReqTokens {
 			return nil, fmt.Errorf("request %d has %d tokens; the replica holds at most %d", k, int(t.In)+int(t.Out), p.MaxReqTokens)
 		}
-		r.Add(t.Arrive, t.In, t.Out)
+		i := r.Add(t.Arrive, t.In, t.Out)
+		if t.Group >= 0 {
+			r.SetPrefix(i, t.Group, t.Prefix)
+		}
 	}
 	next := 0
 	for {

@@ -21,19 +21,25 @@ type Req struct {
 	Arrive  int64 // at the server (TTFT and E2E count from here)
 	In, Out int32 // prompt and output tokens
 	// First is when the first token was out, Done when the last was
-	// (-1: not yet); ITLSum and ITLs are its inter-token gaps' sum and
-	// count since its last (re)start, Preempted how often it was.
+	// (-1: not yet); First, ITLSum and ITLs (its inter-token gaps' sum
+	// and count) count from its last (re)start, Preempted how often it
+	// was.
 	First, Done int64
 	ITLSum      int64
 	ITLs        int32
 	Preempted   int32
+	// Group is the request's prefix group (-1: none) and Prefix the
+	// tokens its prompt shares with the group (SetPrefix); PrefixHit is
+	// the prompt tokens found in the cache when it was first admitted.
+	Group, Prefix int32
+	PrefixHit     int32
 
-	progress int64  // tokens in the KV cache
-	computed int64  // tokens in the cache once this step is done
+	// The struct stays at two cache lines (128 bytes): the step's loops
+	// touch every running request's.
+	gen      uint32 // bumped when the slot is reused (Recycle)
+	progress int64  // tokens in the KV cache (cached ones from admission)
 	numNew   int32  // tokens this step computes for it
 	lastFill int32  // tokens in its last block (the others are full)
-	started  bool   // first token out since its last (re)start
-	gen      uint32 // bumped when the slot is reused (Recycle)
 	blocks   []int32
 	cached   []int32 // block holding each prompt block, -1: none
 }
@@ -64,6 +70,11 @@ type Replica struct {
 	// held at a step's end.
 	BlockUS, BusyUS float64
 	PeakBlocks      int64
+	// PrefixQueries and PrefixHits are the prompt tokens of the requests
+	// admitted for the first time and those of them found in the cache
+	// (vLLM's prefix_cache_queries and prefix_cache_hits; a request
+	// back after a preemption counts in neither).
+	PrefixQueries, PrefixHits int64
 }
 
 // NewReplica builds a replica; lat gives step times and the overheads.
@@ -86,11 +97,24 @@ func (r *Replica) Add(arrive int64, in, out int32) int32 {
 		r.free = r.free[:n-1]
 		q := &r.Reqs[i]
 		gen, blocks := q.gen+1, q.blocks[:0]
-		*q = Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1, gen: gen, blocks: blocks}
+		*q = Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1, Group: -1, gen: gen, blocks: blocks}
 		return i
 	}
-	r.Reqs = append(r.Reqs, Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1})
+	r.Reqs = append(r.Reqs, Req{Arrive: arrive, In: in, Out: out, First: -1, Done: -1, Group: -1})
 	return int32(len(r.Reqs) - 1)
+}
+
+// SetPrefix puts request i (added, not yet queued) in prefix group
+// group (≥ 0) with its first prefix prompt tokens shared with the
+// group's other requests: their full blocks are cached across requests.
+// A request sharing no token stays without a group.
+func (r *Replica) SetPrefix(i, group, prefix int32) {
+	q := &r.Reqs[i]
+	if group < 0 || prefix <= 0 {
+		q.Group, q.Prefix = -1, 0
+		return
+	}
+	q.Group, q.Prefix = group, min(prefix, q.In)
 }
 
 // Recycle gives back the slot of a completed request (after its results
@@ -176,7 +200,6 @@ func (r *Replica) form(b *Batch) {
 			}
 			budget -= n
 			q.numNew = int32(n)
-			q.computed += n
 			b.Seqs++
 			t := float64(n)
 			b.PrefillTokens += t
@@ -189,7 +212,6 @@ func (r *Replica) form(b *Batch) {
 			}
 			budget--
 			q.numNew = 1
-			q.computed++
 			b.Seqs++
 			b.Decodes++
 			b.DecodeCtx += float64(q.progress)
@@ -201,21 +223,31 @@ func (r *Replica) form(b *Batch) {
 	for len(r.running) < r.p.MaxSeqs && r.wait.len() > 0 && budget > 0 && !preempted {
 		i := r.wait.front()
 		q := &r.Reqs[i]
-		cached := r.kv.cachedPrefix(q)
+		cached, free := r.kv.cachedPrefix(q)
 		start := int64(cached) * int64(r.p.BlockSize)
+		if start >= int64(q.In) && q.Group >= 0 {
+			// As vLLM: the last prompt token is always computed (it
+			// gives the first output token).
+			start = int64(q.In) - 1
+		}
 		n := int64(q.In) - start
 		if thr > 0 && thr < n {
 			n = thr
 		}
 		n = min(n, budget)
-		if !r.kv.allocPrompt(r.Reqs, i, start, start+n, cached) {
+		if !r.kv.allocPrompt(r.Reqs, i, start, start+n, cached, free) {
 			break
+		}
+		if q.Preempted == 0 {
+			q.PrefixHit = int32(start)
+			r.PrefixQueries += int64(q.In)
+			r.PrefixHits += start
 		}
 		r.wait.popFront()
 		r.running = append(r.running, i)
 		budget -= n
 		q.numNew = int32(n)
-		q.computed = start + n
+		q.progress = start
 		if n > 0 {
 			b.Seqs++
 			t := float64(n)
@@ -234,7 +266,7 @@ func (r *Replica) makeRoom(i int32, n int64, budget *int64, preempted *bool) boo
 	for {
 		var ok bool
 		if q.progress < int64(q.In) {
-			ok = r.kv.allocPrompt(r.Reqs, i, q.progress, q.progress+n, 0)
+			ok = r.kv.allocPrompt(r.Reqs, i, q.progress, q.progress+n, 0, 0)
 		} else {
 			ok = r.kv.allocDecode(r.Reqs, i)
 		}
@@ -251,9 +283,8 @@ func (r *Replica) makeRoom(i int32, n int64, budget *int64, preempted *bool) boo
 		vq := &r.Reqs[v]
 		*budget += int64(vq.numNew)
 		vq.numNew = 0
-		vq.progress, vq.computed = 0, 0
-		vq.ITLSum, vq.ITLs = 0, 0
-		vq.started = false
+		vq.progress = 0
+		vq.First, vq.ITLSum, vq.ITLs = -1, 0, 0
 		vq.Preempted++
 		r.Preemptions++
 		r.kv.release(vq)
@@ -274,14 +305,13 @@ func (r *Replica) execute(now, dur int64) {
 		q := &r.Reqs[i]
 		in := int64(q.In)
 		if q.progress < in {
-			q.progress = q.computed
+			q.progress += int64(q.numNew)
 		} else if q.numNew > 0 {
 			q.progress++
 			q.ITLSum += dur + perTok
 			q.ITLs++
 		}
-		if q.progress == in && !q.started {
-			q.started = true
+		if q.progress == in && q.First < 0 {
 			q.First = now + dur + perTok
 		}
 		if q.progress >= in+max(int64(q.Out), 1)-1 {
@@ -366,12 +396,7 @@ func (r *Replica) DrainEnd(now int64, later []Later) int64 {
 			q.cached = append([]int32(nil), q.cached...)
 		}
 	}
-	c.kv.next = append([]int32(nil), r.kv.next...)
-	c.kv.prev = append([]int32(nil), r.kv.prev...)
-	c.kv.inUse = append([]bool(nil), r.kv.inUse...)
-	c.kv.keyReq = append([]int32(nil), r.kv.keyReq...)
-	c.kv.keyIdx = append([]int32(nil), r.kv.keyIdx...)
-	c.kv.keyGen = append([]uint32(nil), r.kv.keyGen...)
+	c.kv = r.kv.clone()
 	c.wait.buf = append([]int32(nil), r.wait.buf...)
 	c.running = append([]int32(nil), r.running...)
 	c.done = nil
