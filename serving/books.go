@@ -44,6 +44,7 @@ func (m *model) result() []ServiceResult {
 			c := cb.res
 			c.TTFT, c.E2E, c.QueueWait = cb.ttft.latency(), cb.e2e.latency(), cb.queue.latency()
 			c.Unfinished = c.Requests - c.Completed - c.Errors - c.Timeouts
+			c.Stages = cb.stageLatencies(s.pipe)
 			finishClass(&c, cb.attained, m.horizon)
 			res.Classes = append(res.Classes, c)
 			all.Requests += c.Requests
@@ -58,6 +59,7 @@ func (m *model) result() []ServiceResult {
 		}
 		all.TTFT, all.E2E, all.QueueWait = allBooks[0].latency(), allBooks[1].latency(), allBooks[2].latency()
 		finishClass(&all, attained, m.horizon)
+		all.Stages = s.allStages()
 		res.All = all
 		for _, r := range s.replicas {
 			b := r.book

@@ -18,6 +18,7 @@ const (
 	evDecode                  // a service, b replica, gen: decode version (continuous batching)
 	evIterQueue               // a request slot, gen: it joins its engine's wait queue (iteration-level)
 	evIterStep                // a service, b replica, gen: step version (iteration-level)
+	evStageDone               // a request slot, gen: it leaves its stage (pipeline.go)
 )
 
 type event struct {

@@ -89,6 +89,11 @@ type ClassResult struct {
 	// Throughput is completed requests per second over the horizon;
 	// ErrorRate (errors + timeouts) / finished requests.
 	Throughput, ErrorRate float64
+	// Stages are the class's stages in the order its requests pass them
+	// (the service's "all" row: every stage pool some class uses, in the
+	// pools' order). TTFT and E2E count from arrival, before the first
+	// stage; QueueWait is the gateway's queue alone.
+	Stages []StageLatency
 }
 
 // Latency summarises a latency distribution in seconds. Mean and Max are

@@ -39,6 +39,14 @@ type Service struct {
 	Arrivals  Arrivals
 	Classes   []Class
 	Incidents []Incident
+	// StagePools are the CPU stages a request may pass through before
+	// the gateway queue (pipeline.go); a class lists the ones it takes.
+	StagePools []StagePool
+	// Pools split the replicas into pools with their own model settings,
+	// bounds and autoscaler (pools.go); a class names the pool that
+	// serves it. Without pools the service is one pool of Replica,
+	// Replicas and Autoscale.
+	Pools []Pool
 }
 
 // ReplicaModel is how one replica serves requests. A replica runs up to
@@ -220,9 +228,16 @@ type Class struct {
 	// TTFTTarget and E2ETarget are the class's SLO: a request attains it
 	// when it completes within both (0: no target).
 	TTFTTarget, E2ETarget hwmodel.Time
-	// Timeout: a request still waiting at the gateway after Timeout ends
-	// as an error (504); 0: it waits for ever.
+	// Timeout: a request still waiting at the gateway Timeout after it
+	// arrived (stages included) ends as an error (504); 0: it waits for
+	// ever.
 	Timeout hwmodel.Time
+	// Stages names the service's stage pools its requests pass through,
+	// in order, before the gateway queue.
+	Stages []string
+	// Pool names the service's pool that serves the class ("": the
+	// first).
+	Pool string
 }
 
 // Dist is a distribution of positive values.
@@ -266,6 +281,14 @@ func cloneSpec(in *Spec) *Spec {
 		svc.Arrivals.Steps = slices.Clone(svc.Arrivals.Steps)
 		svc.Classes = slices.Clone(svc.Classes)
 		svc.Incidents = slices.Clone(svc.Incidents)
+		svc.StagePools = slices.Clone(svc.StagePools)
+		svc.Pools = slices.Clone(svc.Pools)
+		for p := range svc.Pools {
+			if a := svc.Pools[p].Autoscale; a != nil {
+				c := *a
+				svc.Pools[p].Autoscale = &c
+			}
+		}
 	}
 	return &s
 }

@@ -204,6 +204,7 @@ type jsonClass struct {
 	TTFT          jsonLatency `json:"ttft_s"`
 	E2E           jsonLatency `json:"e2e_s"`
 	QueueWait     jsonLatency `json:"queue_wait_s"`
+	Stages        []jsonStage `json:"stages,omitempty"`
 }
 
 func toJSONClass(c ClassResult) jsonClass {
@@ -211,6 +212,7 @@ func toJSONClass(c ClassResult) jsonClass {
 		Name: c.Name, Requests: c.Requests, Completed: c.Completed, Errors: c.Errors, Timeouts: c.Timeouts, Unfinished: c.Unfinished,
 		ThroughputRPS: num(c.Throughput), ErrorRate: num(c.ErrorRate), SLOAttained: num(c.SLOAttained),
 		TTFT: toJSONLatency(c.TTFT), E2E: toJSONLatency(c.E2E), QueueWait: toJSONLatency(c.QueueWait),
+		Stages: toJSONStages(c.Stages),
 	}
 }
 
@@ -542,6 +544,7 @@ func FormatTable(w io.Writer, rs *RunSet) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeStageLines(&buf, rs)
 	// Rows without the service columns end in padding; drop it.
 	var out strings.Builder
 	for _, line := range strings.SplitAfter(buf.String(), "\n") {
