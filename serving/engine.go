@@ -181,6 +181,9 @@ type model struct {
 	events   int64
 	requests int64
 	err      error
+	// drawn, when set, sees every request as it arrives, its draws made
+	// (tests compare the streams of runs).
+	drawn func(*request)
 }
 
 func newModel(spec *Spec, seed uint64) (*model, error) {
@@ -622,6 +625,9 @@ func (m *model) arrive(s *service, ci int, in, out int32) {
 		q.noise = math.Exp(j*rng.NormFloat64() - j*j/2)
 	}
 	q.stage = 0
+	if m.drawn != nil {
+		m.drawn(q)
+	}
 	if len(cb.stages) > 0 {
 		m.enterStage(s, i)
 		return

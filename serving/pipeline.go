@@ -168,6 +168,9 @@ func (s *service) allStages() []StageLatency {
 // checkStages reports what is wrong with a service's stage pools and its
 // classes' stage lists.
 func (v *Service) checkStages(e *config.Errors) {
+	if len(v.StagePools) > maxClasses {
+		e.Add("stage_pools", "lists %d stage pools; at most %d are allowed", len(v.StagePools), maxClasses)
+	}
 	names := map[string]int{}
 	for k := range v.StagePools {
 		sp := &v.StagePools[k]
@@ -193,10 +196,6 @@ func (v *Service) checkStages(e *config.Errors) {
 	}
 	for ci := range v.Classes {
 		c := &v.Classes[ci]
-		if len(c.Stages) > len(v.StagePools) || len(c.Stages) > 255 {
-			e.Index("classes", ci).Add("stages", "lists %d stages; the service has %d stage pools and a request passes each at most once", len(c.Stages), len(v.StagePools))
-			continue
-		}
 		seen := map[string]bool{}
 		for k, n := range c.Stages {
 			_, ok := names[n]

@@ -1,0 +1,280 @@
+package serving
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
+	"github.com/brigadesim/brigade/sim"
+	"github.com/brigadesim/brigade/workloads"
+)
+
+// Three requests at 0, 0.2 s and 0.4 s through a two-worker stage of 1 s,
+// then one replica that serves one request at a time for 1 s:
+//
+//	request  arrives  stage (wait)       gateway (wait)  replica  E2E
+//	1        0        0 - 1     (0)      1 (0)           1 - 2    2
+//	2        0.2      0.2 - 1.2 (0)      1.2 (0.8)       2 - 3    2.8
+//	3        0.4      1 - 2     (0.6)    2 (1.0)         3 - 4    3.6
+//
+// Request 3 waits for the first worker to free at 1; at 2 it reaches the
+// gateway just before request 1 leaves the replica (its stage ended
+// first, pushed first), and queues behind request 2.
+func TestStageQueueByHand(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "r.csv")
+	if err := os.WriteFile(trace, []byte("time_s,class,input_tokens,output_tokens\n0,c,1,1\n0.2,c,1,1\n0.4,c,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	one := Dist{Kind: DistConstant, Mean: 1}
+	svc := Service{Name: "s", GPUsPerReplica: 1, Routing: LeastOutstanding,
+		Replica:    ReplicaModel{MaxConcurrent: 1, ServiceTime: &one},
+		Replicas:   ReplicaBounds{Initial: 1, Min: 1, Max: 1},
+		Arrivals:   Arrivals{Trace: trace},
+		StagePools: []StagePool{{Name: "tok", Workers: 2, ServiceTime: one}},
+		Classes:    []Class{{Name: "c", Weight: 1, Stages: []string{"tok"}}},
+	}
+	res := run(t, &Spec{Horizon: mnt, Services: []Service{svc}}, testCluster(t, 1, 8), nil)
+	c := res.Services[0].Classes[0]
+	if c.Completed != 3 || len(c.Stages) != 1 || c.Stages[0].Name != "tok" {
+		t.Fatalf("class %+v", c)
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %g, want %g", what, got, want)
+		}
+	}
+	st := c.Stages[0]
+	near("stage wait mean", st.Wait.Mean, 0.2)
+	near("stage wait max", st.Wait.Max, 0.6)
+	near("stage total mean", st.Total.Mean, 1.2)
+	near("stage total max", st.Total.Max, 1.6)
+	near("gateway wait mean", c.QueueWait.Mean, 0.6)
+	near("gateway wait max", c.QueueWait.Max, 1.0)
+	near("E2E mean", c.E2E.Mean, 2.8)
+	near("E2E max", c.E2E.Max, 3.6)
+	near("TTFT mean", c.TTFT.Mean, 2.8) // the first token comes at the end in service-time mode
+	if all := res.Services[0].All.Stages; !reflect.DeepEqual(all, c.Stages) {
+		t.Errorf("all row's stages %+v, want the one class's %+v", all, c.Stages)
+	}
+}
+
+// drawn is one request as its class's stream drew it.
+type drawn struct {
+	at      hwmodel.Time
+	in, out int32
+}
+
+// draws runs spec and returns every request drawn, by declared service
+// and class name ("svc.class"; a pool's service is named SERVICE/POOL).
+func draws(t *testing.T, spec *Spec, seed uint64) (map[string][]drawn, *Result) {
+	t.Helper()
+	m, err := newModel(spec, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]drawn{}
+	m.drawn = func(q *request) {
+		s := m.svcs[q.svc]
+		name, _, _ := strings.Cut(s.spec.Name, "/")
+		k := name + "." + s.spec.Classes[q.class].Name
+		out[k] = append(out[k], drawn{q.arrive, q.in, q.out})
+	}
+	pol, err := policies.New("fcfs", policies.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := sim.New(sim.Config{Cluster: testCluster(t, 8, 8), Workload: &workloads.Workload{}, Policy: pol, Coupled: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return out, &Result{Services: m.result()}
+}
+
+// pipelined is llm() with a tokenizer and a lookup that interactive
+// requests pass, and the two classes in two pools.
+func pipelined(stages, pools bool) *Spec {
+	svc := llm()
+	other := llm()
+	other.Name = "other"
+	if stages {
+		svc.StagePools = []StagePool{
+			{Name: "tokenizer", Workers: 1, ServiceTime: Dist{Kind: DistLognormal, Mean: 0.05, Sigma: 0.3}},
+			{Name: "kv-lookup", Workers: 4, ServiceTime: Dist{Kind: DistExponential, Mean: 0.01}},
+		}
+		svc.Classes[0].Stages = []string{"tokenizer", "kv-lookup"}
+	}
+	if pools {
+		small := svc.Replica
+		small.MaxConcurrent = 4
+		svc.Pools = []Pool{
+			{Name: "batch", Replica: svc.Replica, Replicas: ReplicaBounds{Initial: 2, Min: 2, Max: 2}},
+			{Name: "fast", Replica: small, Replicas: ReplicaBounds{Initial: 3, Min: 3, Max: 3}},
+		}
+		svc.Classes[0].Pool = "fast"
+	}
+	return &Spec{Horizon: 30 * mnt, Services: []Service{svc, other}}
+}
+
+// Stages and pools draw from streams of their own: with the same seed,
+// every class of every service gets the same requests (arrival times and
+// tokens) with or without them, while the stages do delay the requests
+// that pass them.
+func TestStagesAndPoolsKeepTheRequests(t *testing.T) {
+	base, _ := draws(t, pipelined(false, false), 5)
+	if len(base["llm.interactive"]) < 1000 || len(base["llm.bulk"]) < 1000 || len(base["other.bulk"]) < 1000 {
+		t.Fatalf("requests per class: %d, %d, %d", len(base["llm.interactive"]), len(base["llm.bulk"]), len(base["other.bulk"]))
+	}
+	for _, c := range []struct {
+		name          string
+		stages, pools bool
+	}{{"stages", true, false}, {"pools", false, true}, {"both", true, true}} {
+		got, res := draws(t, pipelined(c.stages, c.pools), 5)
+		if !reflect.DeepEqual(got, base) {
+			for k := range base {
+				if !reflect.DeepEqual(got[k], base[k]) {
+					t.Errorf("%s: %s draws %d requests, first %v; without: %d, first %v", c.name, k, len(got[k]), got[k][:1], len(base[k]), base[k][:1])
+				}
+			}
+		}
+		names := []string{}
+		for _, s := range res.Services {
+			names = append(names, s.Name)
+		}
+		want := "llm other"
+		if c.pools {
+			want = "llm/batch llm/fast other"
+		}
+		if strings.Join(names, " ") != want {
+			t.Errorf("%s: services %v, want %s", c.name, names, want)
+		}
+		if !c.stages {
+			continue
+		}
+		inter := res.Services[0].Classes // llm, or llm/fast
+		if c.pools {
+			inter = res.Services[1].Classes
+		}
+		st := inter[0].Stages
+		if len(st) != 2 || st[0].Name != "tokenizer" || st[1].Name != "kv-lookup" {
+			t.Fatalf("%s: interactive stages %+v", c.name, st)
+		}
+		// A 50 ms tokenizer at about 5 requests/s (25% busy) and a 10 ms
+		// lookup: the class's E2E grows by about the stages' time.
+		if !(st[0].Total.Mean > 0.05 && st[0].Total.Mean < 0.1) || !(st[1].Total.Mean > 0.005 && st[1].Total.Mean < 0.02) {
+			t.Errorf("%s: stage means %g, %g s; want about 0.05 plus waits and 0.01", c.name, st[0].Total.Mean, st[1].Total.Mean)
+		}
+		if !(st[0].Wait.Max > 0) || st[0].Wait.Mean >= st[0].Total.Mean {
+			t.Errorf("%s: tokenizer wait %+v, total %+v: want some waits, less than the total", c.name, st[0].Wait, st[0].Total)
+		}
+		if bulk := res.Services[0].Classes[len(res.Services[0].Classes)-1]; bulk.Name != "bulk" || len(bulk.Stages) != 0 {
+			t.Errorf("%s: bulk passes no stage, got %s %+v", c.name, bulk.Name, bulk.Stages)
+		}
+	}
+}
+
+// A pool serves only the classes that name it, with its own replicas;
+// the service's requests are split, none lost.
+func TestPoolsSplitTheClasses(t *testing.T) {
+	_, whole := draws(t, pipelined(false, false), 7)
+	_, split := draws(t, pipelined(false, true), 7)
+	if len(split.Services) != 3 {
+		t.Fatalf("%d services", len(split.Services))
+	}
+	batch, fast := split.Services[0], split.Services[1]
+	if len(batch.Classes) != 1 || batch.Classes[0].Name != "bulk" || len(fast.Classes) != 1 || fast.Classes[0].Name != "interactive" {
+		t.Fatalf("batch pool classes %+v, fast pool classes %+v", batch.Classes, fast.Classes)
+	}
+	if len(batch.Replicas) != 2 || len(fast.Replicas) != 3 {
+		t.Errorf("replicas: batch %d, fast %d; want 2 and 3", len(batch.Replicas), len(fast.Replicas))
+	}
+	for k, c := range whole.Services[0].Classes {
+		p := []ServiceResult{fast, batch}[k].Classes[0]
+		if p.Requests != c.Requests {
+			t.Errorf("%s: %d requests in its pool, %d without pools", c.Name, p.Requests, c.Requests)
+		}
+	}
+	// The fast pool's 3 replicas of 4 slots (12) carry interactive at
+	// 2.5-7.5 rps of about 6.7 s each only by queueing: its gateway wait
+	// must exceed the unsplit service's.
+	if !(fast.Classes[0].QueueWait.Mean > whole.Services[0].Classes[0].QueueWait.Mean) {
+		t.Errorf("interactive gateway wait %g s in a 12-slot pool, %g s in the shared one", fast.Classes[0].QueueWait.Mean, whole.Services[0].Classes[0].QueueWait.Mean)
+	}
+}
+
+// Each mistake in stage pools and pools is reported at its line and
+// field, saying what was expected.
+func TestPipelineErrors(t *testing.T) {
+	const svc = `cluster: dgx-h100x64
+horizon: 10m
+services:
+  - name: svc
+    replica: {prefill_tokens_per_s: 1000, decode_tokens_per_s: 20, max_concurrent: 8}
+    replicas: {initial: 1}
+    arrivals: {rate: 1}
+    stage_pools:
+      - {name: tok, workers: 8, service_time: {dist: constant, mean: 0.004}}
+    pools:
+      - {name: fast, replica: {max_concurrent: 4}}
+      - {name: bulk, replicas: {initial: 2, max: 4}}
+    classes:
+      - name: a
+        stages: [tok]
+        pool: fast
+        input_tokens: {dist: constant, mean: 100}
+        output_tokens: {dist: constant, mean: 10}
+      - name: b
+        pool: bulk
+        input_tokens: {dist: constant, mean: 100}
+        output_tokens: {dist: constant, mean: 10}
+`
+	if _, err := ParseExperiment([]byte(svc), "x.yaml"); err != nil {
+		t.Fatalf("the valid file: %v", err)
+	}
+	patch := func(old, new string) string {
+		if !strings.Contains(svc, old) {
+			panic(old)
+		}
+		return strings.Replace(svc, old, new, 1)
+	}
+	cases := []struct{ name, in, want string }{
+		{"no workers", patch("workers: 8", "workers: 0"), "x.yaml:9: services[0].stage_pools[0].workers: want ≥ 1, got 0"},
+		{"workers missing", patch("workers: 8, ", ""), "x.yaml:9: services[0].stage_pools[0].workers: required field is missing"},
+		{"stage dist", patch("dist: constant, mean: 0.004", "dist: gamma, mean: 0.004"), `x.yaml:9: services[0].stage_pools[0].service_time.dist: unknown distribution "gamma"`},
+		{"stage mean", patch("dist: constant, mean: 0.004", "dist: constant, mean: 0"), "x.yaml:9: services[0].stage_pools[0].service_time.mean: want a mean > 0, got 0"},
+		{"dup stage pool", patch("      - {name: tok, workers: 8, service_time: {dist: constant, mean: 0.004}}\n",
+			"      - {name: tok, workers: 8, service_time: {dist: constant, mean: 0.004}}\n      - {name: tok, workers: 2, service_time: {dist: constant, mean: 0.004}}\n"),
+			`x.yaml:10: services[0].stage_pools[1].name: "tok" is already the name of stage_pools[0]`},
+		{"unknown stage", patch("stages: [tok]", "stages: [tok, detok]"), `x.yaml:15: services[0].classes[0].stages[1]: unknown stage "detok" (the service's stage_pools: tok)`},
+		{"stage twice", patch("stages: [tok]", "stages: [tok, tok]"), `x.yaml:15: services[0].classes[0].stages[1]: "tok" is listed twice; a request passes each stage once`},
+		{"unknown pool", patch("pool: bulk", "pool: batch"), `x.yaml:20: services[0].classes[1].pool: unknown pool "batch" (the service's pools: fast, bulk)`},
+		{"dup pool", patch("{name: bulk,", "{name: fast,"), `x.yaml:12: services[0].pools[1].name: "fast" is already the name of pools[0]`},
+		{"idle pool", patch("        pool: bulk\n", ""), `x.yaml:12: services[0].pools[1].name: no class is served by pool "bulk"`},
+		{"pool bounds", patch("initial: 2, max: 4", "initial: 5, max: 4"), `x.yaml:12: services[0].pools[1].replicas.initial: want min (5) <= initial <= max (4), got 5`},
+		{"pool concurrency", patch("max_concurrent: 4", "max_concurrent: 0"), `x.yaml:11: services[0].pools[0].replica.max_concurrent: want 1 to 1000000 requests, got 0`},
+		{"pool name", patch("{name: fast,", "{name: fast/x,"), `x.yaml:11: services[0].pools[0].name: want letters, digits`},
+		{"pool field", patch("replica: {max_concurrent: 4}", "replica: {max_concurent: 4}"), `x.yaml:11: services[0].pools[0].replica.max_concurent: unknown field`},
+		{"pool iteration", patch("replica: {max_concurrent: 4}", "replica: {iteration: {max_num_seqs: 4}}"),
+			`x.yaml:11: services[0].pools[0].replica.iteration: want model, hardware, gpu and coefficients (the service's replica has no iteration model to override)`},
+		{"pool without pools", strings.Replace(patch("    pools:\n      - {name: fast, replica: {max_concurrent: 4}}\n      - {name: bulk, replicas: {initial: 2, max: 4}}\n", ""), "        pool: bulk\n", "", 1),
+			`x.yaml:13: services[0].classes[0].pool: unknown pool "fast": the service has no pools`},
+		{"pools and trace", patch("arrivals: {rate: 1}", "arrivals: {trace: r.csv}"), `x.yaml:7: services[0].arrivals.trace: a service with pools takes rate arrivals`},
+		{"pools and incidents", svc + "    incidents: [{at: 5m, kind: slow, factor: 2}]\n", `services[0].incidents: an incident names a replica of one service; a service with pools takes none`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseExperiment([]byte(c.in), "x.yaml")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n  %v\nwant it to contain\n  %s", err, c.want)
+			}
+		})
+	}
+}
