@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/brigadesim/brigade/config"
 )
@@ -253,10 +254,19 @@ func writeStageLines(w *bytes.Buffer, rs *RunSet) {
 				}
 				fmt.Fprintf(w, "%s %s %s:", v.Name, s.Name, c.Name)
 				for _, st := range c.Stages {
-					fmt.Fprintf(w, " %s %s/%s,", st.Name, fmtLatency(st.Wait.P99, 1), fmtLatency(st.Total.P99, 1))
+					fmt.Fprintf(w, " %s %s/%s,", st.Name, fmtStage(st.Wait.P99), fmtStage(st.Total.P99))
 				}
 				fmt.Fprintf(w, " gateway %s\n", fmtLatency(c.QueueWait.P99, c.Completed))
 			}
 		}
 	}
+}
+
+// fmtStage prints a stage's latency as the table does, with a tenth of a
+// millisecond below 10 ms (stages are often that quick).
+func fmtStage(s float64) string {
+	if s > 0 && s < 0.01 {
+		return strconv.FormatFloat(s*1000, 'f', 1, 64) + "ms"
+	}
+	return fmtLatency(s, 1)
 }

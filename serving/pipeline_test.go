@@ -1,6 +1,8 @@
 package serving
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -276,5 +278,66 @@ services:
 				t.Errorf("error\n  %v\nwant it to contain\n  %s", err, c.want)
 			}
 		})
+	}
+}
+
+// A class's stages reach serving_summary.json (a stages list in the class
+// entry) and the table (a line per class under it); runs without stages
+// keep both as they were.
+func TestWriteStages(t *testing.T) {
+	rs := handMade()
+	var before bytes.Buffer
+	if err := FormatTable(&before, rs); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(before.String(), "stages") {
+		t.Fatalf("a table without stages speaks of them:\n%s", before.String())
+	}
+	svc := &rs.Variants[0].Result.Services[0]
+	svc.Name = "llm/fast"
+	svc.Classes[0].Stages = []StageLatency{
+		{Name: "tokenizer", Wait: Latency{Mean: 0.001, P99: 0.012, Max: 0.02}, Total: Latency{Mean: 0.005, P99: 0.017, Max: 0.03}},
+		{Name: "kv-lookup", Wait: Latency{}, Total: Latency{Mean: 0.0005, P99: 0.0005, Max: 0.0005}},
+	}
+	svc.Classes[0].QueueWait = Latency{Mean: 0.1, P99: 2.5, Max: 3}
+	var table, js bytes.Buffer
+	if err := FormatTable(&table, rs); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nstages, p99 wait/time in each (variant service class: stage ..., gateway queue):\n" +
+		"static llm/fast chat: tokenizer 12ms/17ms, kv-lookup 0ms/0.5ms, gateway 2.50s\n"
+	if !strings.HasSuffix(table.String(), want) {
+		t.Errorf("table ends\n%s\nwant\n%s", table.String(), want)
+	}
+	if err := WriteSummaryJSON(&js, rs); err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Variants []struct {
+			Services []struct {
+				Name    string `json:"name"`
+				Classes []struct {
+					Stages []struct {
+						Name  string             `json:"name"`
+						Wait  map[string]float64 `json:"wait_s"`
+						Total map[string]float64 `json:"total_s"`
+					} `json:"stages"`
+				} `json:"classes"`
+			} `json:"services"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	s := sum.Variants[0].Services[0]
+	if s.Name != "llm/fast" || len(s.Classes[0].Stages) != 2 || len(s.Classes[1].Stages) != 0 || len(sum.Variants[1].Services[0].Classes[0].Stages) != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	tok := s.Classes[0].Stages[0]
+	if tok.Name != "tokenizer" || tok.Wait["p99"] != 0.012 || tok.Total["mean"] != 0.005 || tok.Total["max"] != 0.03 {
+		t.Errorf("tokenizer %+v", tok)
+	}
+	if strings.Count(js.String(), `"stages"`) != 1 {
+		t.Errorf("want one stages list (the classes without stages leave it out):\n%s", js.String())
 	}
 }
