@@ -249,7 +249,7 @@ func writeStageLines(w *bytes.Buffer, rs *RunSet) {
 					continue
 				}
 				if !head {
-					fmt.Fprintln(w, "\nstages, p99 wait/time in each (variant service class: stage ..., gateway queue):")
+					fmt.Fprintln(w, "\nstages (p99 wait/p99 time in each, then the gateway queue's p99 wait):")
 					head = true
 				}
 				fmt.Fprintf(w, "%s %s %s:", v.Name, s.Name, c.Name)
@@ -263,9 +263,13 @@ func writeStageLines(w *bytes.Buffer, rs *RunSet) {
 }
 
 // fmtStage prints a stage's latency as the table does, with a tenth of a
-// millisecond below 10 ms (stages are often that quick).
+// millisecond below 10 ms (stages are often that quick); under 50 µs is
+// 0ms (a wait of none is recorded as 1 µs).
 func fmtStage(s float64) string {
-	if s > 0 && s < 0.01 {
+	if s < 0.00005 {
+		return "0ms"
+	}
+	if s < 0.01 {
 		return strconv.FormatFloat(s*1000, 'f', 1, 64) + "ms"
 	}
 	return fmtLatency(s, 1)

@@ -304,7 +304,7 @@ func TestWriteStages(t *testing.T) {
 	if err := FormatTable(&table, rs); err != nil {
 		t.Fatal(err)
 	}
-	want := "\nstages, p99 wait/time in each (variant service class: stage ..., gateway queue):\n" +
+	want := "\nstages (p99 wait/p99 time in each, then the gateway queue's p99 wait):\n" +
 		"static llm/fast chat: tokenizer 12ms/17ms, kv-lookup 0ms/0.5ms, gateway 2.50s\n"
 	if !strings.HasSuffix(table.String(), want) {
 		t.Errorf("table ends\n%s\nwant\n%s", table.String(), want)
