@@ -341,3 +341,77 @@ func TestWriteStages(t *testing.T) {
 		t.Errorf("want one stages list (the classes without stages leave it out):\n%s", js.String())
 	}
 }
+
+// A pool's replica fields override the service's one by one, its bounds
+// and autoscaler replace the service's, and a pool without an autoscale
+// section takes the service's; the iteration engine's settings are
+// overridden field by field too, the service's own left alone.
+func TestParsePools(t *testing.T) {
+	const file = `cluster: dgx-h100x64
+horizon: 10m
+services:
+  - name: svc
+    replica:
+      max_concurrent: 64
+      load_time: 1m
+      iteration: {model: m.json, hardware: h.json, gpu: H100, coefficients: c.yaml, max_num_batched_tokens: 4096}
+    replicas: {initial: 2, max: 8}
+    autoscale: {metric: queue, target: 4}
+    stage_pools:
+      - {name: tok, workers: 3, service_time: {dist: exponential, mean: 0.002}}
+    pools:
+      - name: fast
+        replica: {max_concurrent: 8, iteration: {max_num_seqs: 16}}
+        replicas: {initial: 4, min: 4, max: 32}
+        autoscale: {metric: ttft, target: 0.2}
+      - name: bulk
+    arrivals: {rate: 1}
+    classes:
+      - {name: a, pool: fast, stages: [tok], input_tokens: {dist: constant, mean: 100}, output_tokens: {dist: constant, mean: 10}}
+      - {name: b, pool: bulk, input_tokens: {dist: constant, mean: 100}, output_tokens: {dist: constant, mean: 10}}
+      - {name: c, input_tokens: {dist: constant, mean: 100}, output_tokens: {dist: constant, mean: 10}}
+`
+	e, err := ParseExperiment([]byte(file), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.Spec.Services[0]
+	if len(s.StagePools) != 1 || s.StagePools[0] != (StagePool{Name: "tok", Workers: 3, ServiceTime: Dist{Kind: DistExponential, Mean: 0.002}}) {
+		t.Errorf("stage pools %+v", s.StagePools)
+	}
+	if !reflect.DeepEqual(s.Classes[0].Stages, []string{"tok"}) || s.Classes[0].Pool != "fast" || s.Classes[2].Pool != "" {
+		t.Errorf("classes %+v", s.Classes)
+	}
+	fast, bulk := s.Pools[0], s.Pools[1]
+	if fast.Replica.MaxConcurrent != 8 || fast.Replica.LoadTime != hwmodel.Minute || fast.Replicas != (ReplicaBounds{4, 4, 32}) ||
+		fast.Autoscale.Metric != MetricTTFT || fast.Autoscale.Target != 0.2 || fast.Autoscale.Interval != 15*hwmodel.Second {
+		t.Errorf("fast %+v, autoscale %+v", fast, fast.Autoscale)
+	}
+	if it := fast.Replica.Iteration; it == s.Replica.Iteration || it.MaxSeqs != 16 || it.TokenBudget != 4096 || it.Model != "m.json" || it.GPU != "H100" {
+		t.Errorf("fast iteration %+v", it)
+	}
+	if s.Replica.Iteration.MaxSeqs != 0 {
+		t.Errorf("the service's own max_num_seqs became %d", s.Replica.Iteration.MaxSeqs)
+	}
+	if bulk.Replica.MaxConcurrent != 64 || bulk.Replicas != (ReplicaBounds{2, 2, 8}) || bulk.Autoscale == nil || bulk.Autoscale.Metric != MetricQueue || bulk.Autoscale == s.Autoscale {
+		t.Errorf("bulk %+v, autoscale %+v: want the service's settings, its own autoscaler copy", bulk, bulk.Autoscale)
+	}
+	// The engine runs a service per pool; a class without a pool goes to
+	// the first, and every class keeps its key in the declared service.
+	units := expand(&e.Spec)
+	if len(units) != 2 || units[0].spec.Name != "svc/fast" || units[1].spec.Name != "svc/bulk" ||
+		!reflect.DeepEqual(units[0].keys, []int{0, 2}) || !reflect.DeepEqual(units[1].keys, []int{1}) ||
+		units[0].spec.Classes[1].Name != "c" || units[1].spec.Replica.MaxConcurrent != 64 || units[0].total != 3 {
+		t.Errorf("units %+v", units)
+	}
+	// A variant without autoscaling takes the pools' autoscalers too.
+	e.Variants = []Variant{{Name: "static", Autoscale: SwitchOff}}
+	for _, p := range e.VariantSpec(0).Services[0].Pools {
+		if p.Autoscale != nil {
+			t.Errorf("pool %s keeps its autoscaler under autoscale: off", p.Name)
+		}
+	}
+	if e.Spec.Services[0].Pools[0].Autoscale == nil {
+		t.Error("the variant changed the experiment's own pools")
+	}
+}
