@@ -3,6 +3,7 @@ package serving
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -413,5 +414,89 @@ services:
 	}
 	if e.Spec.Services[0].Pools[0].Autoscale == nil {
 		t.Error("the variant changed the experiment's own pools")
+	}
+}
+
+// BenchmarkStages is BenchmarkDay500rps's dispatch case with and without
+// two stages on every request (a tokenizer of 8 workers, a lookup of 64):
+// each stage adds a heap push and pop per request.
+func BenchmarkStages(b *testing.B) {
+	hours := 24
+	if v := os.Getenv("BRIGADE_BENCH_HOURS"); v != "" {
+		fmt.Sscan(v, &hours)
+	}
+	for _, stages := range []bool{false, true} {
+		name := "none"
+		if stages {
+			name = "tokenizer+lookup"
+		}
+		b.Run(name, func(b *testing.B) {
+			svc := llm()
+			svc.Name, svc.GPUsPerReplica = "chat-8b", 1
+			svc.Replica = ReplicaModel{PrefillTokensPerS: 20000, DecodeTokensPerS: 60, BatchSlowdown: 0.002, MaxConcurrent: 128}
+			svc.Replicas = ReplicaBounds{Initial: 24, Min: 24, Max: 24}
+			svc.Arrivals = Arrivals{Rate: 500}
+			if stages {
+				svc.StagePools = []StagePool{
+					{Name: "tokenizer", Workers: 8, ServiceTime: Dist{Kind: DistLognormal, Mean: 0.004, Sigma: 0.3}},
+					{Name: "kv-lookup", Workers: 64, ServiceTime: Dist{Kind: DistConstant, Mean: 0.0005}},
+				}
+				for k := range svc.Classes {
+					svc.Classes[k].Stages = []string{"tokenizer", "kv-lookup"}
+				}
+			}
+			spec := &Spec{Horizon: hwmodel.Time(hours) * hwmodel.Hour, Services: []Service{svc}}
+			for b.Loop() {
+				res, err := Run(Config{Spec: spec, Cluster: testCluster(b, 3, 8), Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(res.Requests)/b.Elapsed().Seconds(), "requests/s")
+				b.ReportMetric(float64(res.Events)/float64(res.Requests), "events/request")
+			}
+		})
+	}
+}
+
+// Pools under the iteration-level model: each pool builds its own engine
+// settings. Class c's 20 requests a second of about 10 steps each keep 2
+// or 3 sequences in flight, so a pool that allows 2 per batch queues them
+// (TTFT seconds) where one that allows 256 does not (tens of ms), on the
+// same requests; the other pool's class is untouched.
+func TestIterationPools(t *testing.T) {
+	run := func(seqs int) (a, b ClassResult) {
+		t.Helper()
+		text := iterExperiment(t, "x.csv", "")
+		text = strings.Replace(text, "horizon: 2h", "horizon: 2m", 1)
+		text = strings.Replace(text, "arrivals: {trace: x.csv}", fmt.Sprintf(`arrivals: {rate: 40}
+    pools:
+      - {name: fast, replica: {iteration: {max_num_seqs: %d}}}
+      - {name: bulk}`, seqs), 1)
+		text = strings.Replace(text, "      - name: c\n", "      - name: b\n        pool: bulk\n        input_tokens: {dist: constant, mean: 100}\n        output_tokens: {dist: constant, mean: 10}\n      - name: c\n", 1)
+		text = strings.Replace(text, "mean: 10}\n`", "mean: 10}\n", 1)
+		exp, err := ParseExperiment([]byte(text), filepath.Join(t.TempDir(), "x.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := RunExperiment(exp, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv := rs.Variants[0].Result.Services
+		if len(sv) != 2 || sv[0].Name != "qwen/fast" || sv[1].Name != "qwen/bulk" || sv[0].Engine == nil || sv[0].Engine.Steps == 0 {
+			t.Fatalf("services %+v", sv)
+		}
+		return sv[0].Classes[0], sv[1].Classes[0]
+	}
+	narrow, bulk1 := run(2)
+	wide, bulk2 := run(256)
+	if narrow.Name != "c" || narrow.Requests != wide.Requests || narrow.Requests < 400 {
+		t.Fatalf("class %s: %d requests with 2 sequences, %d with 256", narrow.Name, narrow.Requests, wide.Requests)
+	}
+	if !(narrow.TTFT.Mean > 10*wide.TTFT.Mean) {
+		t.Errorf("TTFT mean %g s with 2 sequences per batch, %g s with 256: want the narrow batch to queue", narrow.TTFT.Mean, wide.TTFT.Mean)
+	}
+	if bulk1.TTFT != bulk2.TTFT || bulk1.Requests != bulk2.Requests {
+		t.Errorf("the bulk pool changed with the other pool's batch: %+v against %+v", bulk1.TTFT, bulk2.TTFT)
 	}
 }
