@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -498,5 +499,35 @@ func TestIterationPools(t *testing.T) {
 	}
 	if bulk1.TTFT != bulk2.TTFT || bulk1.Requests != bulk2.Requests {
 		t.Errorf("the bulk pool changed with the other pool's batch: %+v against %+v", bulk1.TTFT, bulk2.TTFT)
+	}
+}
+
+// addPipeline gives some of spec's services stage pools (and their
+// classes stages) and splits some into pools, drawing from r; FuzzServing
+// runs its specs through it with a stream of its own, so the specs it drew
+// before stay as they were.
+func addPipeline(spec *Spec, r *rand.Rand) {
+	for k := range spec.Services {
+		svc := &spec.Services[k]
+		if r.IntN(2) == 0 {
+			for p := 1 + r.IntN(3); p > 0; p-- {
+				svc.StagePools = append(svc.StagePools, StagePool{Name: fmt.Sprintf("st%d", len(svc.StagePools)), Workers: 1 + r.IntN(4),
+					ServiceTime: Dist{Kind: DistExponential, Mean: 0.001 + r.Float64()*0.5}})
+			}
+			for c := range svc.Classes {
+				for _, p := range r.Perm(len(svc.StagePools))[:r.IntN(len(svc.StagePools)+1)] {
+					svc.Classes[c].Stages = append(svc.Classes[c].Stages, svc.StagePools[p].Name)
+				}
+			}
+		}
+		if r.IntN(2) == 0 && len(svc.Classes) > 1 {
+			svc.Incidents = nil
+			for p := 0; p < len(svc.Classes); p++ {
+				pl := Pool{Name: fmt.Sprintf("pool%d", p), Replica: svc.Replica, Replicas: svc.Replicas, Autoscale: svc.Autoscale}
+				pl.Replica.MaxConcurrent = 1 + r.IntN(40)
+				svc.Pools = append(svc.Pools, pl)
+				svc.Classes[p].Pool = pl.Name
+			}
+		}
 	}
 }
