@@ -531,3 +531,16 @@ func addPipeline(spec *Spec, r *rand.Rand) {
 		}
 	}
 }
+
+// A plan sizes one pool of replicas: a service with pools is refused, by
+// name.
+func TestPlanRefusesPools(t *testing.T) {
+	spec := pipelined(false, true)
+	_, err := NewFixed(spec, "llm", 10)
+	if err == nil || !strings.Contains(err.Error(), "plan: service llm has pools (batch, fast)") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := NewFixed(spec, "other", 10); err != nil {
+		t.Fatalf("the service without pools: %v", err)
+	}
+}
