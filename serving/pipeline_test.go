@@ -30,19 +30,7 @@ import (
 // gateway just before request 1 leaves the replica (its stage ended
 // first, pushed first), and queues behind request 2.
 func TestStageQueueByHand(t *testing.T) {
-	trace := filepath.Join(t.TempDir(), "r.csv")
-	if err := os.WriteFile(trace, []byte("time_s,class,input_tokens,output_tokens\n0,c,1,1\n0.2,c,1,1\n0.4,c,1,1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	one := Dist{Kind: DistConstant, Mean: 1}
-	svc := Service{Name: "s", GPUsPerReplica: 1, Routing: LeastOutstanding,
-		Replica:    ReplicaModel{MaxConcurrent: 1, ServiceTime: &one},
-		Replicas:   ReplicaBounds{Initial: 1, Min: 1, Max: 1},
-		Arrivals:   Arrivals{Trace: trace},
-		StagePools: []StagePool{{Name: "tok", Workers: 2, ServiceTime: one}},
-		Classes:    []Class{{Name: "c", Weight: 1, Stages: []string{"tok"}}},
-	}
-	res := run(t, &Spec{Horizon: mnt, Services: []Service{svc}}, testCluster(t, 1, 8), nil)
+	res := handRun(t, "0\n0.2\n0.4", 2)
 	c := res.Services[0].Classes[0]
 	if c.Completed != 3 || len(c.Stages) != 1 || c.Stages[0].Name != "tok" {
 		t.Fatalf("class %+v", c)
@@ -65,6 +53,41 @@ func TestStageQueueByHand(t *testing.T) {
 	near("TTFT mean", c.TTFT.Mean, 2.8) // the first token comes at the end in service-time mode
 	if all := res.Services[0].All.Stages; !reflect.DeepEqual(all, c.Stages) {
 		t.Errorf("all row's stages %+v, want the one class's %+v", all, c.Stages)
+	}
+}
+
+// handRun runs requests arriving at the given times (seconds, one a
+// line) through a stage of workers workers taking 1 s each, then one
+// replica serving one request at a time for 1 s.
+func handRun(t *testing.T, times string, workers int) *Result {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("time_s,class,input_tokens,output_tokens\n")
+	for _, at := range strings.Fields(times) {
+		b.WriteString(at + ",c,1,1\n")
+	}
+	trace := filepath.Join(t.TempDir(), "r.csv")
+	if err := os.WriteFile(trace, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	one := Dist{Kind: DistConstant, Mean: 1}
+	svc := Service{Name: "s", GPUsPerReplica: 1, Routing: LeastOutstanding,
+		Replica:    ReplicaModel{MaxConcurrent: 1, ServiceTime: &one},
+		Replicas:   ReplicaBounds{Initial: 1, Min: 1, Max: 1},
+		Arrivals:   Arrivals{Trace: trace},
+		StagePools: []StagePool{{Name: "tok", Workers: workers, ServiceTime: one}},
+		Classes:    []Class{{Name: "c", Weight: 1, Stages: []string{"tok"}}},
+	}
+	return run(t, &Spec{Horizon: mnt, Services: []Service{svc}}, testCluster(t, 1, 8), nil)
+}
+
+// One worker, requests at 0, 0.1 and 0.2 s: first come, first served,
+// they wait 0, 0.9 and 1.8 s (last come, first served would make the
+// second wait 1.9 s, with the same mean).
+func TestStageIsFIFO(t *testing.T) {
+	st := handRun(t, "0\n0.1\n0.2", 1).Services[0].Classes[0].Stages[0]
+	if math.Abs(st.Wait.Mean-0.9) > 1e-9 || math.Abs(st.Wait.Max-1.8) > 1e-9 {
+		t.Errorf("waits: mean %g s, max %g s; want 0.9 and 1.8", st.Wait.Mean, st.Wait.Max)
 	}
 }
 
@@ -542,5 +565,53 @@ func TestPlanRefusesPools(t *testing.T) {
 	}
 	if _, err := NewFixed(spec, "other", 10); err != nil {
 		t.Fatalf("the service without pools: %v", err)
+	}
+}
+
+// Two stages in tandem behind Poisson arrivals, each with exponential
+// service: the first is an M/M/4 queue, and by Burke's theorem its
+// departures are Poisson too, so the second is an M/M/2 queue of its own
+// (a Jackson network). Each stage's mean wait must match Erlang C.
+func TestStagesErlangC(t *testing.T) {
+	const lambda = 3.2
+	// Over seeds 1 to 4 and 9 the waits came within 2.5 % of Erlang C.
+	requests, tol := 1_000_000, 0.03
+	if testing.Short() {
+		requests, tol = 200_000, 0.06
+	}
+	horizon := hwmodel.Time(float64(requests) / lambda * 1e6)
+	fast := Dist{Kind: DistConstant, Mean: 0.001}
+	spec := &Spec{Horizon: horizon, Bucket: horizon / 10, Services: []Service{{
+		Name: "s", GPUsPerReplica: 1, Routing: LeastOutstanding,
+		Replica:  ReplicaModel{MaxConcurrent: 1000, ServiceTime: &fast},
+		Replicas: ReplicaBounds{Initial: 1, Min: 1, Max: 1},
+		Arrivals: Arrivals{Rate: lambda},
+		StagePools: []StagePool{
+			{Name: "a", Workers: 4, ServiceTime: Dist{Kind: DistExponential, Mean: 1}},
+			{Name: "b", Workers: 2, ServiceTime: Dist{Kind: DistExponential, Mean: 0.5}},
+		},
+		Classes: []Class{{Name: "c", Weight: 1, Stages: []string{"a", "b"}}},
+	}}}
+	res, err := Run(Config{Spec: spec, Cluster: testCluster(t, 1, 1), Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Services[0].Classes[0]
+	var sum float64
+	for k, q := range []struct{ c, mu float64 }{{4, 1}, {2, 2}} {
+		st := c.Stages[k]
+		_, want := erlangC(int(q.c), lambda, q.mu)
+		if rel := math.Abs(st.Wait.Mean-want) / want; rel > tol {
+			t.Errorf("stage %s: mean wait %.4f s, Erlang C %.4f s: off by %.1f%%", st.Name, st.Wait.Mean, want, 100*rel)
+		}
+		if rel := math.Abs(st.Total.Mean-(want+1/q.mu)) / (want + 1/q.mu); rel > tol {
+			t.Errorf("stage %s: mean time %.4f s, want %.4f", st.Name, st.Total.Mean, want+1/q.mu)
+		}
+		sum += want + 1/q.mu
+		t.Logf("stage %s: mean wait %.4f s (Erlang C %.4f s)", st.Name, st.Wait.Mean, want)
+	}
+	// Nothing waits at the gateway; E2E is the stages and the 1 ms.
+	if c.QueueWait.Max != 0 || math.Abs(c.E2E.Mean-(sum+0.001))/(sum+0.001) > tol {
+		t.Errorf("gateway wait %+v, E2E mean %.4f s, want %.4f", c.QueueWait, c.E2E.Mean, sum+0.001)
 	}
 }
