@@ -47,6 +47,7 @@ func (m *model) result() []ServiceResult {
 			c := cb.res
 			c.TTFT, c.E2E, c.QueueWait = cb.ttft.latency(), cb.e2e.latency(), cb.queue.latency()
 			c.Unfinished = c.Requests - c.Completed - c.Errors - c.Timeouts
+			c.Stages = cb.stageLatencies(s.pipe)
 			finishClass(&c, cb.attained, m.horizon)
 			finishSignals(&c, &cb.sig, slotUS, m.horizon)
 			mergeSignals(&allSig, &cb.sig)
@@ -69,6 +70,7 @@ func (m *model) result() []ServiceResult {
 		finishClass(&all, attained, m.horizon)
 		finishSignals(&all, &allSig, slotUS, m.horizon)
 		all.PrefixHitRatio = prefixRatio(hit, input)
+		all.Stages = s.allStages()
 		res.All = all
 		res.Failover = m.failoverResult(s)
 		for _, r := range s.replicas {

@@ -22,14 +22,16 @@
 //
 //   - Deterministic: the same Spec, cluster, batch workload, policy and
 //     seed give the same Result. Each (service, class) draws from its own
-//     PCG stream, so changing one service's traffic leaves the others'.
+//     PCG stream, so changing one service's traffic leaves the others';
+//     stage pools draw from streams of their own, and a service's pools
+//     from the service's, so neither changes any request.
 //   - Events are ordered by (time, sequence number); ties never depend on
 //     map order.
-//   - A request is in exactly one place: the gateway queue, one replica,
-//     or finished (completed, error, timeout); at the horizon the rest are
-//     counted unfinished. Requests = Completed + Errors + Timeouts +
-//     Unfinished per class. A request failed over to a backup is still
-//     booked in the class it arrived in.
+//   - A request is in exactly one place: a stage pool (queued or served),
+//     the gateway queue, one replica, or finished (completed, error,
+//     timeout); at the horizon the rest are counted unfinished. Requests =
+//     Completed + Errors + Timeouts + Unfinished per class. A request
+//     failed over to a backup is still booked in the class it arrived in.
 //   - A replica holds its GPUs from placement to release; the cluster's
 //     books (checked by the batch engine) include them.
 //   - Replicas of one service are identical but for injected incidents.
@@ -52,6 +54,9 @@
 //     their states; heap.go: its event heap.
 //   - arrivals.go: rate schedules and per-class PCG streams; trace.go:
 //     request traces.
+//   - pipeline.go: stage pools before the gateway (StagePool, per-stage
+//     latency books); pools.go: pools of one service's replicas (Pool),
+//     expanded into one engine service each, SERVICE/POOL.
 //   - route.go: the gateway's queue and routing; batching.go: continuous
 //     batching; iterlevel.go: the iteration-level replica
 //     (IterationModel, replica.iteration in experiment files), which

@@ -15,10 +15,14 @@ const (
 	reqFree uint8 = iota
 	reqQueued
 	reqRunning
+	reqStage // in a stage pool, queued or served (pipeline.go)
 )
 
 type request struct {
 	arrive, ttft, dispatch, done hwmodel.Time
+	// gate is when it reached the gateway queue (arrive without stages);
+	// stageIn when it entered its current stage's queue.
+	gate, stageIn hwmodel.Time
 	// work is the drawn service time (µs) in ServiceTime mode.
 	work       hwmodel.Time
 	in, out    int32
@@ -30,6 +34,7 @@ type request struct {
 	hclass     int16 // the class and service it arrived in, whose books it ends in
 	home       int32
 	state      uint8
+	stage      uint8   // its position in its class's stage list
 	expectedUS float64 // time on a healthy replica, for the latency ratio
 	// group is its prefix group (-1: none), prefix the prompt tokens it
 	// shares with the group, hit those its engine found cached (prefix.go).
@@ -97,6 +102,10 @@ type classBook struct {
 	lane             int
 	priority         int
 	weight           float64
+	// stages are the class's stage pools (indices into its service's
+	// pipeline), in order, and sbooks their latencies.
+	stages []int
+	sbooks []stageBook
 }
 
 type lane struct {
@@ -157,6 +166,9 @@ type service struct {
 	traceNext TraceRequest
 	classIdx  map[string]int
 	fo        *circuit // nil without a failover section
+	// pipe is the stage pools of the service as declared, shared by its
+	// pools (nil without stages).
+	pipe *pipeline
 }
 
 func (s *service) integrate(now hwmodel.Time) {
@@ -188,13 +200,18 @@ type model struct {
 	alerts   []*alertState // alerts.go
 	alertLog []AlertEvent
 	nextEval hwmodel.Time // the next alert evaluation
+	// drawn, when set, sees every request as it arrives, its draws made
+	// (tests compare the streams of runs).
+	drawn func(*request)
 }
 
 func newModel(spec *Spec, seed uint64) (*model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	for _, sp := range spec.Services {
+	units := expand(spec)
+	for _, u := range units {
+		sp := u.spec
 		if im := sp.Replica.Iteration; im != nil {
 			if err := im.build(sp.GPUsPerReplica); err != nil {
 				return nil, fmt.Errorf("service %s: replica.iteration: %w", sp.Name, err)
@@ -202,8 +219,9 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 		}
 	}
 	m := &model{spec: spec, seed: seed, horizon: spec.Horizon, nextRoll: spec.bucket()}
-	for si := range spec.Services {
-		sp := spec.Services[si]
+	pipes := make([]*pipeline, len(spec.Services))
+	for si, u := range units {
+		sp := u.spec
 		sp.Health = sp.Health.withDefaults()
 		if sp.Autoscale != nil {
 			a := sp.Autoscale.withDefaults()
@@ -216,9 +234,11 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 			mod, _ := hwmodel.LookupModel(sp.GPUModel)
 			s.models = hwmodel.Of(mod.ID)
 		}
-		var total float64
-		for _, c := range sp.Classes {
-			total += c.Weight
+		if len(sp.StagePools) > 0 {
+			if pipes[u.parent] == nil {
+				pipes[u.parent] = newPipeline(sp.StagePools, seed, u.parent)
+			}
+			s.pipe = pipes[u.parent]
 		}
 		prios := map[int]bool{}
 		for _, c := range sp.Classes {
@@ -239,10 +259,13 @@ func newModel(spec *Spec, seed uint64) (*model, error) {
 					cb.lane = li
 				}
 			}
+			cb.stages, cb.sbooks = s.pipe.classStages(c.Stages)
 			s.classes = append(s.classes, cb)
+			// Keyed by the declared service and class, so a class draws
+			// the same requests whichever pool serves it.
 			s.streams = append(s.streams, stream{
-				rng:   rand.New(rand.NewPCG(seed, servingStream+uint64(si)<<16+uint64(ci))),
-				share: c.Weight / total,
+				rng:   rand.New(rand.NewPCG(seed, servingStream+uint64(u.parent)<<16+uint64(u.keys[ci]))),
+				share: c.Weight / u.total,
 			})
 		}
 		m.svcs = append(m.svcs, s)
@@ -485,6 +508,12 @@ func (m *model) advance(until hwmodel.Time) {
 				continue
 			}
 			m.complete(int32(ev.a))
+		case evStageDone:
+			q := &m.reqs[ev.a]
+			if q.gen != ev.gen || q.state != reqStage {
+				continue
+			}
+			m.stageDone(ev.a)
 		case evTimeout:
 			q := &m.reqs[ev.a]
 			if q.gen != ev.gen || q.state != reqQueued {
@@ -631,25 +660,15 @@ func (m *model) arrive(s *service, ci int, in, out int32) {
 		q.noise = math.Exp(j*rng.NormFloat64() - j*j/2)
 	}
 	m.arrivePrefix(s, ci, q, rng)
-	s.integrate(now)
-	if s.fo != nil && s.fo.open {
-		m.divert(s, i, true)
+	q.stage = 0
+	if m.drawn != nil {
+		m.drawn(q)
+	}
+	if len(cb.stages) > 0 {
+		m.enterStage(s, i)
 		return
 	}
-	if r := m.route(s, cb.priority); r != nil {
-		m.dispatch(s, r, i)
-		return
-	}
-	if !m.anyHealthy(s) {
-		m.fail(s, i, false)
-		return
-	}
-	q.state = reqQueued
-	s.queued++
-	s.lanes[cb.lane].push(int64(i)<<32 | int64(q.gen))
-	if c.Timeout > 0 {
-		m.heap.push(event{at: now + c.Timeout, kind: evTimeout, a: i, gen: q.gen})
-	}
+	m.admit(s, i)
 }
 
 // anyHealthy reports whether the gateway believes some replica can serve:
@@ -758,7 +777,7 @@ func (m *model) complete(i int32) {
 	ttft, e2e := q.ttft-q.arrive, now-q.arrive
 	cb.ttft.add(int64(ttft))
 	cb.e2e.add(int64(e2e))
-	cb.queue.add(int64(q.dispatch - q.arrive))
+	cb.queue.add(int64(q.dispatch - q.gate))
 	cb.prefixHit += int64(q.hit)
 	cb.input += int64(q.in)
 	if (c.TTFTTarget == 0 || ttft <= c.TTFTTarget) && (c.E2ETarget == 0 || e2e <= c.E2ETarget) {

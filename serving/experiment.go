@@ -228,6 +228,13 @@ func (e *Experiment) checkFiles() error {
 				p.Add(fmt.Sprintf("services[%d].replica.iteration", i), "%v", err)
 			}
 		}
+		for k, pl := range s.Pools {
+			if im := pl.Replica.Iteration; im != nil && im != s.Replica.Iteration {
+				if err := im.build(s.GPUsPerReplica); err != nil {
+					p.Add(fmt.Sprintf("services[%d].pools[%d].replica.iteration", i, k), "%v", err)
+				}
+			}
+		}
 		if s.Arrivals.Trace == "" {
 			continue
 		}
@@ -352,6 +359,14 @@ func (e *Experiment) VariantSpec(i int) *Spec {
 		svc.NoPrefixCache = svc.NoPrefixCache || v.PrefixCache == SwitchOff
 		if v.OnNoGPUs != "" && svc.Autoscale != nil {
 			svc.Autoscale.OnNoGPUs = v.OnNoGPUs
+		}
+		for p := range svc.Pools {
+			if v.Autoscale == SwitchOff {
+				svc.Pools[p].Autoscale = nil
+			}
+			if a := svc.Pools[p].Autoscale; v.OnNoGPUs != "" && a != nil {
+				a.OnNoGPUs = v.OnNoGPUs
+			}
 		}
 	}
 	return s

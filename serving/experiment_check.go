@@ -113,7 +113,7 @@ func (v *Variant) check(p *config.Errors, e *Experiment) {
 		p.Add("on_no_gpus", "want %s, got %q", joinNames(noGPUChoices), v.OnNoGPUs)
 	}
 	if v.Autoscale == SwitchOn || v.OnNoGPUs != "" {
-		if !slices.ContainsFunc(e.Spec.Services, func(s Service) bool { return s.Autoscale != nil }) {
+		if !slices.ContainsFunc(e.Spec.Services, func(s Service) bool { return s.hasAutoscale() }) {
 			p.Add("autoscale", "no service declares an autoscale section for the variant to use")
 		}
 	}

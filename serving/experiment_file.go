@@ -59,19 +59,21 @@ type syntheticFile struct {
 }
 
 type serviceFile struct {
-	Name           string         `json:"name"`
-	GPUModel       string         `json:"gpu_model"`
-	GPUsPerReplica *int           `json:"gpus_per_replica"`
-	Priority       int            `json:"priority"`
-	Replica        replicaFile    `json:"replica" config:"required"`
-	Replicas       boundsFile     `json:"replicas" config:"required"`
-	Routing        Routing        `json:"routing"`
-	Health         *healthFile    `json:"health"`
-	Autoscale      *autoscaleFile `json:"autoscale"`
-	Arrivals       arrivalsFile   `json:"arrivals" config:"required"`
-	Classes        []classFile    `json:"classes" config:"required,max=64"`
-	Incidents      []incidentFile `json:"incidents" config:"max=10000"`
-	Failover       *failoverFile  `json:"failover"`
+	Name           string          `json:"name"`
+	GPUModel       string          `json:"gpu_model"`
+	GPUsPerReplica *int            `json:"gpus_per_replica"`
+	Priority       int             `json:"priority"`
+	Replica        replicaFile     `json:"replica" config:"required"`
+	Replicas       boundsFile      `json:"replicas" config:"required"`
+	Routing        Routing         `json:"routing"`
+	Health         *healthFile     `json:"health"`
+	Autoscale      *autoscaleFile  `json:"autoscale"`
+	Arrivals       arrivalsFile    `json:"arrivals" config:"required"`
+	Classes        []classFile     `json:"classes" config:"required,max=64"`
+	Incidents      []incidentFile  `json:"incidents" config:"max=10000"`
+	StagePools     []stagePoolFile `json:"stage_pools" config:"max=64"`
+	Pools          []poolFile      `json:"pools" config:"max=64"`
+	Failover       *failoverFile   `json:"failover"`
 }
 
 type replicaFile struct {
@@ -163,6 +165,8 @@ type classFile struct {
 	Timeout      duration  `json:"timeout"`
 	// Prefix: the class's shared prompt prefix (PrefixShare).
 	Prefix *prefixFile `json:"prefix"`
+	Stages []string    `json:"stages" config:"max=64"`
+	Pool   string      `json:"pool"`
 }
 
 type incidentFile struct {
@@ -374,7 +378,7 @@ func (f *serviceFile) service(path func(string) string) Service {
 	}
 	for _, c := range f.Classes {
 		cl := Class{Name: c.Name, Weight: 1, Priority: c.Priority, TTFTTarget: hwmodel.Time(c.TTFTTarget),
-			E2ETarget: hwmodel.Time(c.E2ETarget), Timeout: hwmodel.Time(c.Timeout)}
+			E2ETarget: hwmodel.Time(c.E2ETarget), Timeout: hwmodel.Time(c.Timeout), Stages: c.Stages, Pool: c.Pool}
 		if c.Weight != nil {
 			cl.Weight = *c.Weight
 		}
@@ -398,6 +402,12 @@ func (f *serviceFile) service(path func(string) string) Service {
 	for _, in := range f.Incidents {
 		s.Incidents = append(s.Incidents, Incident{At: hwmodel.Time(in.At), Replica: in.Replica, Kind: in.Kind,
 			Factor: in.Factor, RestartAfter: hwmodel.Time(in.RestartAfter)})
+	}
+	for _, sp := range f.StagePools {
+		s.StagePools = append(s.StagePools, sp.stagePool())
+	}
+	for _, p := range f.Pools {
+		s.Pools = append(s.Pools, p.pool(&s))
 	}
 	return s
 }

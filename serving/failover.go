@@ -342,7 +342,7 @@ func (m *model) divert(s *service, i int32, fresh bool) {
 	s.queued++
 	s.lanes[cb.lane].push(int64(i)<<32 | int64(q.gen))
 	if to := m.svcs[q.home].spec.Classes[q.hclass].Timeout; fresh && to > 0 {
-		m.heap.push(event{at: now + to, kind: evTimeout, a: i, gen: q.gen})
+		m.heap.push(event{at: max(q.arrive+to, now), kind: evTimeout, a: i, gen: q.gen})
 	}
 }
 

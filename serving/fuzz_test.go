@@ -103,6 +103,7 @@ func fuzzServingOne(t *testing.T, seed uint64) {
 		r := rand.New(rand.NewPCG(seed, 0x5e7f))
 		spec := randomSpec(r)
 		addFailover(spec, rand.New(rand.NewPCG(seed, 0xfa11)))
+		addPipeline(spec, rand.New(rand.NewPCG(seed, 0x5e7f+1)))
 		c := testCluster(t, 3+r.IntN(4), 8)
 		var faults []hwmodel.Fault
 		if r.IntN(2) == 0 {

@@ -19,6 +19,7 @@ const (
 	evIterQueue               // a request slot, gen: it joins its engine's wait queue (iteration-level)
 	evIterStep                // a service, b replica, gen: step version (iteration-level)
 	evCircuit                 // a service, gen: its circuit's recovery (failover.go)
+	evStageDone               // a request slot, gen: it leaves its stage (pipeline.go)
 )
 
 type event struct {

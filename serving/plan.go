@@ -56,6 +56,9 @@ func NewFixed(spec *Spec, service string, rate float64) (*Fixed, error) {
 	}
 	base := cloneSpec(spec)
 	svc := base.Services[si]
+	if len(svc.Pools) > 0 {
+		return nil, errorf("plan: service %s has pools (%s); a plan sizes a service of one pool", svc.Name, poolNames(svc.Pools))
+	}
 	model := svc.GPUModel
 	if model == "" {
 		model = "H100-80GB"

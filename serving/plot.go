@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -53,7 +54,8 @@ func WritePlots(dir string, rs *RunSet) ([]string, error) {
 	for si, s := range first.Services {
 		suffix := ""
 		if len(first.Services) > 1 {
-			suffix = "-" + s.Name
+			// A pool is SERVICE/POOL: one file name, not a folder.
+			suffix = "-" + strings.ReplaceAll(s.Name, "/", "-")
 		}
 		fs, err := serviceFigures(rs, si, suffix)
 		if err != nil {

@@ -136,6 +136,11 @@ type ClassResult struct {
 	// tokens their engine found in its prefix cache when it first took
 	// them (iteration-level model only; 0 otherwise).
 	PrefixHitRatio float64
+	// Stages are the class's stages in the order its requests pass them
+	// (the service's "all" row: every stage pool some class uses, in the
+	// pools' order). TTFT and E2E count from arrival, before the first
+	// stage; QueueWait is the gateway's queue alone.
+	Stages []StageLatency
 }
 
 // Latency summarises a latency distribution in seconds. Mean and Max are

@@ -4,6 +4,34 @@ import (
 	"github.com/brigadesim/brigade/hwmodel"
 )
 
+// admit brings request i to the gateway: to a replica, or its queue.
+func (m *model) admit(s *service, i int32) {
+	now := m.now
+	q := &m.reqs[i]
+	cb := &s.classes[q.class]
+	c := &s.spec.Classes[q.class]
+	q.gate = now
+	s.integrate(now)
+	if s.fo != nil && s.fo.open {
+		m.divert(s, i, true)
+		return
+	}
+	if r := m.route(s, cb.priority); r != nil {
+		m.dispatch(s, r, i)
+		return
+	}
+	if !m.anyHealthy(s) {
+		m.fail(s, i, false)
+		return
+	}
+	q.state = reqQueued
+	s.queued++
+	s.lanes[cb.lane].push(int64(i)<<32 | int64(q.gen))
+	if c.Timeout > 0 {
+		m.heap.push(event{at: max(q.arrive+c.Timeout, now), kind: evTimeout, a: i, gen: q.gen})
+	}
+}
+
 // pull dispatches queued requests while some replica takes them.
 func (m *model) pull(s *service, now hwmodel.Time) {
 	for s.queued > 0 {

@@ -50,6 +50,14 @@ type Service struct {
 	// blocks across requests (the requests keep their groups and draws;
 	// a variant's prefix_cache: off).
 	NoPrefixCache bool
+	// StagePools are the CPU stages a request may pass through before
+	// the gateway queue (pipeline.go); a class lists the ones it takes.
+	StagePools []StagePool
+	// Pools split the replicas into pools with their own model settings,
+	// bounds and autoscaler (pools.go); a class names the pool that
+	// serves it. Without pools the service is one pool of Replica,
+	// Replicas and Autoscale.
+	Pools []Pool
 }
 
 // ReplicaModel is how one replica serves requests. A replica runs up to
@@ -242,12 +250,19 @@ type Class struct {
 	// TTFTTarget and E2ETarget are the class's SLO: a request attains it
 	// when it completes within both (0: no target).
 	TTFTTarget, E2ETarget hwmodel.Time
-	// Timeout: a request still waiting at the gateway after Timeout ends
-	// as an error (504); 0: it waits for ever.
+	// Timeout: a request still waiting at the gateway Timeout after it
+	// arrived (stages included) ends as an error (504); 0: it waits for
+	// ever.
 	Timeout hwmodel.Time
 	// Prefix, when Groups > 0, gives each drawn request a prompt prefix
 	// shared with its prefix group (prefix.go).
 	Prefix PrefixShare
+	// Stages names the service's stage pools its requests pass through,
+	// in order, before the gateway queue.
+	Stages []string
+	// Pool names the service's pool that serves the class ("": the
+	// first).
+	Pool string
 }
 
 // Dist is a distribution of positive values.
@@ -294,6 +309,14 @@ func cloneSpec(in *Spec) *Spec {
 		if svc.Failover != nil {
 			f := *svc.Failover
 			svc.Failover = &f
+		}
+		svc.StagePools = slices.Clone(svc.StagePools)
+		svc.Pools = slices.Clone(svc.Pools)
+		for p := range svc.Pools {
+			if a := svc.Pools[p].Autoscale; a != nil {
+				c := *a
+				svc.Pools[p].Autoscale = &c
+			}
 		}
 	}
 	s.Alerts = slices.Clone(in.Alerts)

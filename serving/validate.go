@@ -122,7 +122,30 @@ func (v *Service) check(e *config.Errors, horizon hwmodel.Time) {
 	if v.GPUsPerReplica < 1 || v.GPUsPerReplica > hwmodel.MaxGPUsPerNode {
 		e.Add("gpus_per_replica", "want 1 to %d GPUs (one node's), got %d", hwmodel.MaxGPUsPerNode, v.GPUsPerReplica)
 	}
+	checkReplica(e, &v.Replica, v.Replicas)
 	r := &v.Replica
+	if v.Routing != "" && !slices.Contains(routings, v.Routing) {
+		e.Add("routing", "unknown routing %q (known: %s)", v.Routing, joinNames(routings))
+	}
+	v.Health.withDefaults().check(e.In("health"))
+	if h := v.Health.withDefaults(); v.Routing == PriorityLanes && v.priorityLevels() > 1 && h.LaneHeadroom >= r.MaxConcurrent && r.MaxConcurrent >= 1 {
+		e.Add("health.lane_headroom", "want fewer than replica.max_concurrent (%d) slots, got %d", r.MaxConcurrent, h.LaneHeadroom)
+	}
+	if v.Autoscale != nil {
+		v.Autoscale.withDefaults().check(e.In("autoscale"))
+	}
+	v.Arrivals.check(e.In("arrivals"))
+	v.checkClasses(e)
+	for k, in := range v.Incidents {
+		in.check(e.Index("incidents", k), horizon)
+	}
+	v.checkStages(e)
+	v.checkPools(e, horizon)
+}
+
+// checkReplica reports what is wrong with a replica model and its
+// bounds (a service's, or a pool's).
+func checkReplica(e *config.Errors, r *ReplicaModel, b ReplicaBounds) {
 	if r.ServiceTime != nil {
 		r.ServiceTime.check(e.In("replica.service_time"))
 		if r.Iteration != nil {
@@ -150,7 +173,6 @@ func (v *Service) check(e *config.Errors, horizon hwmodel.Time) {
 	if r.LoadTime < 0 {
 		e.Add("replica.load_time", "want a duration >= 0")
 	}
-	b := v.Replicas
 	if b.Initial < 0 || b.Initial > maxReplicas {
 		e.Add("replicas.initial", "want 0 to %d replicas, got %d", maxReplicas, b.Initial)
 	}
@@ -162,21 +184,6 @@ func (v *Service) check(e *config.Errors, horizon hwmodel.Time) {
 	}
 	if b.Initial < b.Min || b.Initial > b.Max {
 		e.Add("replicas.initial", "want min (%d) <= initial <= max (%d), got %d", b.Min, b.Max, b.Initial)
-	}
-	if v.Routing != "" && !slices.Contains(routings, v.Routing) {
-		e.Add("routing", "unknown routing %q (known: %s)", v.Routing, joinNames(routings))
-	}
-	v.Health.withDefaults().check(e.In("health"))
-	if h := v.Health.withDefaults(); v.Routing == PriorityLanes && v.priorityLevels() > 1 && h.LaneHeadroom >= r.MaxConcurrent && r.MaxConcurrent >= 1 {
-		e.Add("health.lane_headroom", "want fewer than replica.max_concurrent (%d) slots, got %d", r.MaxConcurrent, h.LaneHeadroom)
-	}
-	if v.Autoscale != nil {
-		v.Autoscale.withDefaults().check(e.In("autoscale"))
-	}
-	v.Arrivals.check(e.In("arrivals"))
-	v.checkClasses(e)
-	for k, in := range v.Incidents {
-		in.check(e.Index("incidents", k), horizon)
 	}
 }
 

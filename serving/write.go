@@ -222,7 +222,8 @@ type jsonClass struct {
 	Preemptions *int64 `json:"vllm:num_preemptions_total,omitempty"`
 	KVCache     *num   `json:"vllm:kv_cache_usage_perc,omitempty"`
 	// PrefixHitRatio: absent when no prompt token was found cached.
-	PrefixHitRatio num `json:"prefix_cache_hit_ratio,omitempty"`
+	PrefixHitRatio num         `json:"prefix_cache_hit_ratio,omitempty"`
+	Stages         []jsonStage `json:"stages,omitempty"`
 }
 
 // toJSONClass writes c; iter says the service runs iteration-level
@@ -235,6 +236,7 @@ func toJSONClass(c ClassResult, iter, all bool) jsonClass {
 		E2E: toJSONLatency(c.E2E), QueueWait: toJSONLatency(c.QueueWait),
 		PromptTokens: c.PromptTokens, PromptPerS: num(c.PromptTokensPerS), GenTokens: c.GenerationTokens, GenPerS: num(c.GenerationTokensPerS),
 		PrefixHitRatio: num(c.PrefixHitRatio),
+		Stages:         toJSONStages(c.Stages),
 	}
 	if iter {
 		p := c.Preemptions
@@ -601,6 +603,7 @@ func FormatTable(w io.Writer, rs *RunSet) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeStageLines(&buf, rs)
 	// Rows without the service columns end in padding; drop it.
 	var out strings.Builder
 	for _, line := range strings.SplitAfter(buf.String(), "\n") {
