@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,17 @@ func TestControlPlaneGPUNodesAndPods(t *testing.T) {
 	t0 := time.Now()
 	cp := ForTest(t)
 	t.Logf("control plane up in %s", time.Since(t0).Round(time.Millisecond))
+
+	// The binaries came from the cache, and asking again builds nothing.
+	var blog strings.Builder
+	bin, err := Binaries(context.Background(), &blog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(bin, APIServerBinary))
+	if err != nil || blog.Len() != 0 || !fi.ModTime().Before(t0) {
+		t.Fatalf("Binaries again: %v, log %q, kube-apiserver mtime %v (test began %v): want the cached build", err, blog.String(), fi.ModTime(), t0)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cs := cp.Clientset

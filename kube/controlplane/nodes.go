@@ -50,7 +50,8 @@ type NodeSpec struct {
 const nodeConcurrency = 32
 
 // AddGPUNodes creates n Nodes labelled type=kwok, with capacity and
-// allocatable as spec says, and returns their names in order. Capacity is
+// allocatable as spec says, and returns their names in order (a second
+// call needs another NamePrefix: names that exist are errors). Capacity is
 // set in the create itself: with no kubelet, nothing overwrites it, and
 // KWOK keeps it when it marks the node Ready.
 func AddGPUNodes(ctx context.Context, cs kubernetes.Interface, n int, spec NodeSpec) ([]string, error) {

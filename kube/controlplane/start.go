@@ -78,9 +78,10 @@ type proc struct {
 }
 
 // Start launches etcd, then kube-apiserver, then KWOK, each on free
-// loopback ports, and returns once each answers its health check. On error
-// nothing is left running and the state folder is gone; the error carries
-// the end of the failing program's log.
+// loopback ports, and returns once each answers its health check. ctx
+// bounds the start only; the programs run until Stop. On error nothing is
+// left running and the state folder is gone; the error carries the end of
+// the failing program's log.
 func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	t0 := time.Now()
 	log := o.Log
@@ -109,8 +110,14 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		if dir, err = os.MkdirTemp("", "brigade-k8s-"); err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("controlplane: %w", err)
+	} else {
+		// Stop removes the folder, so it must hold nothing of anyone's.
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+			return nil, fmt.Errorf("controlplane: state folder %s is not empty (Stop would remove it); give an empty or new one", dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("controlplane: %w", err)
+		}
 	}
 	cp = &ControlPlane{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), log: log}
 	defer func() {

@@ -41,6 +41,23 @@ func TestStartReportsAFailingProgramAndCleansUp(t *testing.T) {
 	}
 }
 
+func TestStartRefusesAFolderInUse(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "notes.txt")
+	os.WriteFile(keep, []byte("mine"), 0o644)
+	bin := t.TempDir()
+	for _, tl := range tools {
+		os.WriteFile(filepath.Join(bin, tl.name), []byte("#!/bin/sh\nexit 1\n"), 0o755)
+	}
+	_, err := Start(context.Background(), Options{BinDir: bin, Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("Start removed a file of the folder it refused: %v", err)
+	}
+}
+
 func TestStartRejectsAnIncompleteBinDir(t *testing.T) {
 	_, err := Start(context.Background(), Options{BinDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "lacks kube-apiserver, etcd or kwok") {
