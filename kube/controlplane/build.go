@@ -38,8 +38,8 @@ func goBuild(ctx context.Context, binDir string, log io.Writer) error {
 		}
 		// Keeps the pinned requirement in use should someone run go mod
 		// tidy in the scratch module to refresh the pins (tools/README.md).
-		tools := "//go:build tools\n\npackage tools\n\nimport _ \"" + t.pkg + "\"\n"
-		if err := os.WriteFile(filepath.Join(dir, "tools.go"), []byte(tools), 0o644); err != nil {
+		stub := "//go:build tools\n\npackage tools\n\nimport _ \"" + t.pkg + "\"\n"
+		if err := os.WriteFile(filepath.Join(dir, "tools.go"), []byte(stub), 0o644); err != nil {
 			return err
 		}
 		out := filepath.Join(binDir, t.name)
