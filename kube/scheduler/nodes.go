@@ -14,11 +14,11 @@ import (
 // Resource and label names of NVIDIA's device plugin and GPU feature
 // discovery, which is where a node says what GPUs it has.
 const (
-	ResourceGPU      corev1.ResourceName = "nvidia.com/gpu"
-	migResourcePre                       = "nvidia.com/mig-"
-	LabelGPUProduct                      = "nvidia.com/gpu.product"
-	LabelGPUMemory                       = "nvidia.com/gpu.memory" // MiB
-	fallbackModelName                    = "H100-80GB"
+	ResourceGPU       corev1.ResourceName = "nvidia.com/gpu"
+	migResourcePre                        = "nvidia.com/mig-"
+	LabelGPUProduct                       = "nvidia.com/gpu.product"
+	LabelGPUMemory                        = "nvidia.com/gpu.memory" // MiB
+	fallbackModelName                     = "H100-80GB"
 )
 
 // nodeInfo is one schedulable node as the cluster holds it, with what

@@ -111,7 +111,7 @@ type Scheduler struct {
 	epoch      time.Time
 	needsBuild bool
 
-	binds  []*job
+	binds []*job
 	// toWarn are jobs found unschedulable, told so after the books.
 	toWarn []*job
 	evicts []*job
@@ -584,6 +584,15 @@ func (s *Scheduler) adopt(j *job) {
 	if len(p) == 0 {
 		return
 	}
+	// When it started, so that backfill's estimate of its end counts from
+	// there (a pod's start time, else its binding's moment: now).
+	start := s.at(s.cfg.Now())
+	for _, m := range j.members {
+		if m.pod != nil && m.pod.Status.StartTime != nil {
+			start = min(start, s.at(m.pod.Status.StartTime.Time))
+		}
+	}
+	s.host.Job(j.id).Start = start
 	if err := s.host.Start(j.id, p); err != nil {
 		s.logf("%s: runs where the books have no room (%v); it is not booked", j.key, err)
 		return
