@@ -55,6 +55,9 @@ func newCluster(objs ...runtime.Object) *cluster {
 			}
 			p.Spec.NodeName = b.Target.Name
 			p.Status.Phase = corev1.PodRunning
+			// Bound one second apart, in order, as the export reads it.
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled,
+				Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(time.Duration(10+len(c.binds)) * time.Second))})
 			if err := c.cs.Tracker().Update(podsGVR, p, a.GetNamespace()); err != nil {
 				return true, nil, err
 			}
