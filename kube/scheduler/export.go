@@ -191,7 +191,17 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 	pj := []results.PolicyJobs{{Policy: label, Jobs: jobs}}
 	spec := "# Written by brigade-kube export: the schedulable nodes as a cluster spec\n# (docs/cluster.md), for brigade sim --replay of this folder.\nname: " +
 		ExportCluster + "\nnodes:\n" + strings.Join(specNodes, "")
-	return results.WriteFolder(dir, func(tmp string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	// The cluster spec is named by its final path, as live's export does:
+	// brigade sim --replay finds the cluster through it.
+	cluster := results.InputFile{Role: "cluster", Path: filepath.Join(abs, "cluster.yaml"), SHA256: results.SHA256Hex([]byte(strings.TrimSuffix(spec, "\n") + "\n"))}
+	if opt.Command == nil {
+		opt.Command = []string{}
+	}
+	return results.WriteFolder(abs, func(tmp string) error {
 		p := func(n string) string { return filepath.Join(tmp, n) }
 		for _, f := range []func() error{
 			func() error { return results.WriteSummaryJSON(p("summary.json"), []results.Summary{sum}) },
@@ -202,7 +212,7 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 			func() error { return writeLines(p("cluster.yaml"), strings.TrimSuffix(spec, "\n"), nil) },
 			func() error {
 				return results.WriteRunJSON(p("run.json"), results.RunInfo{SchemaVersion: results.SchemaVersion, BrigadeVersion: results.Version,
-					Command: opt.Command, Files: []string{"summary.json", "jobs.parquet", "attempts.parquet", "jobs.csv", "estimates.csv", "cluster.yaml"}})
+					Command: opt.Command, Inputs: []results.InputFile{cluster}, Files: []string{"summary.json", "jobs.parquet", "attempts.parquet", "jobs.csv", "estimates.csv", "cluster.yaml"}})
 			},
 		} {
 			if err := f(); err != nil {
