@@ -284,7 +284,7 @@ func (s *Scheduler) assignPods(j *job, p hwmodel.Placement) (map[string]string, 
 		room[i] = sh.GPUCount()
 	}
 	ms := slices.Clone(j.members)
-	slices.SortStableFunc(ms, func(a, b *member) int { return b.req.gpus - a.req.gpus })
+	slices.SortStableFunc(ms, func(a, b *member) int { return b.req.placed() - a.req.placed() })
 	assign := map[string]string{}
 	for _, m := range ms {
 		if m.ended {
@@ -293,15 +293,15 @@ func (s *Scheduler) assignPods(j *job, p hwmodel.Placement) (map[string]string, 
 		found := false
 		for i, sh := range p {
 			n := s.nodes[sh.Node]
-			if room[i] >= m.req.gpus && tolerates(m.tols, n.taints) {
-				room[i] -= m.req.gpus
+			if room[i] >= m.req.placed() && tolerates(m.tols, n.taints) {
+				room[i] -= m.req.placed()
 				assign[m.name] = n.name
 				found = true
 				break
 			}
 		}
 		if !found {
-			return nil, fmt.Sprintf("no node of the placement can take pod %s (%d GPUs) whole among nodes whose taints it tolerates", m.name, m.req.gpus)
+			return nil, fmt.Sprintf("no node of the placement can take pod %s (%d GPUs) whole among nodes whose taints it tolerates", m.name, m.req.placed())
 		}
 	}
 	for i, r := range room {

@@ -33,6 +33,15 @@ type podReq struct {
 	mem  int64
 }
 
+// placed is how many GPUs of a placement's share the pod takes: a MIG
+// instance's share names its one GPU.
+func (r podReq) placed() int {
+	if r.mig != "" {
+		return 1
+	}
+	return r.gpus
+}
+
 func podRequest(p *corev1.Pod) (podReq, error) {
 	var r podReq
 	add := func(c *corev1.Container, init bool) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/brigadesim/brigade/hwmodel"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -300,5 +301,26 @@ func TestGangCrashCompletesPlacement(t *testing.T) {
 	}
 	if len(c.binds) != 2 || s2.cluster.AllocatedMilli() != 4000 {
 		t.Errorf("binds %v, books %d", c.binds, s2.cluster.AllocatedMilli())
+	}
+}
+
+// A MIG pod lands on a node that has an instance of its profile, and one
+// asking for a profile no node has is unschedulable.
+func TestMIGPod(t *testing.T) {
+	mig := func(profile string) podOpt {
+		return func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Limits[corev1.ResourceName("nvidia.com/mig-"+profile)] = *resource.NewQuantity(1, resource.DecimalSI)
+		}
+	}
+	c := newCluster(gpuNode("n-h100", "NVIDIA-H100-80GB-HBM3", 2),
+		gpuNode("n-mig", "NVIDIA-A100-SXM4-80GB", 0, alloc("nvidia.com/mig-1g.10gb", "2")),
+		gpuPod("small", 0, 0, mig("1g.10gb")), gpuPod("other", 0, 1e9, mig("3g.40gb")))
+	s := newSched(t, c, "fcfs")
+	round(t, s)
+	if !slices.Equal(c.binds, []string{"small->n-mig"}) {
+		t.Errorf("binds %v", c.binds)
+	}
+	if cond := scheduledCond(c.pod(t, "team-a", "other")); cond == nil || cond.Reason != corev1.PodReasonUnschedulable {
+		t.Errorf("other's condition %+v", cond)
 	}
 }
