@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -322,5 +323,32 @@ func TestMIGPod(t *testing.T) {
 	}
 	if cond := scheduledCond(c.pod(t, "team-a", "other")); cond == nil || cond.Reason != corev1.PodReasonUnschedulable {
 		t.Errorf("other's condition %+v", cond)
+	}
+}
+
+// A queued pod that is deleted leaves the policy's queue (the books are
+// rebuilt): under fcfs it would otherwise block the pod behind it for
+// ever. The metrics count the bind and the pending jobs.
+func TestDeletedQueuedPodAndMetrics(t *testing.T) {
+	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 2), gpuPod("running", 2, 0), gpuPod("head", 2, 1e9), gpuPod("next", 1, 2e9))
+	s := newSched(t, c, "fcfs")
+	s.cfg.Metrics = NewMetrics()
+	round(t, s)
+	if got := testutil.ToFloat64(s.cfg.Metrics.pending); got != 2 {
+		t.Errorf("pending %v, want 2", got)
+	}
+	if err := c.cs.Tracker().Delete(podsGVR, "team-a", "head"); err != nil {
+		t.Fatal(err)
+	}
+	c.finish(t, "team-a", "running")
+	round(t, s)
+	if !slices.Equal(c.binds, []string{"running->n0", "next->n0"}) {
+		t.Errorf("binds %v", c.binds)
+	}
+	if got := testutil.ToFloat64(s.cfg.Metrics.bound); got != 2 {
+		t.Errorf("bound_total %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(s.cfg.Metrics.pending); got != 0 {
+		t.Errorf("pending %v, want 0", got)
 	}
 }
