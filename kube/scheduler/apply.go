@@ -474,10 +474,31 @@ func (s *Scheduler) unstart(j *job) {
 // restart.
 func (s *Scheduler) completeGangs(ctx context.Context) {
 	for _, j := range s.jobs {
-		if j.complete && j.state == running {
-			j.complete = false
-			s.bindMembers(ctx, j)
+		if !j.complete || j.state != running {
+			continue
 		}
+		j.complete = false
+		missing, bound := "", false
+		var live []*member
+		for _, m := range j.members {
+			if m.ended {
+				continue
+			}
+			live = append(live, m)
+			bound = bound || m.node != ""
+			if _, ok := s.nodeIdx[j.assign[m.name]]; !ok {
+				missing = j.assign[m.name]
+			}
+		}
+		if missing != "" && !bound {
+			// Its node left before any member was bound: the placement
+			// is taken back and the gang queued again.
+			s.logf("%s: its committed placement names node %s, which is no longer schedulable; it goes back to the queue", j.key, missing)
+			s.uncommit(ctx, j, live)
+			s.unstart(j)
+			continue
+		}
+		s.bindMembers(ctx, j)
 	}
 }
 

@@ -65,7 +65,9 @@
 // members bound. A placement is committed when every live member carries
 // the same value naming a node for each. A scheduler that starts and finds
 // a committed placement whose members are not all bound books it and
-// binds the rest to the nodes it names, never choosing again; a placement
+// binds the rest to the nodes it names, never choosing again (unless a
+// node it names is no longer schedulable and no member is bound yet: then
+// the annotation is removed and the gang queued again); a placement
 // on some members only was never committed, nothing of it was bound, and
 // it is overwritten by the next one. Only the holder of the
 // coordination.k8s.io Lease schedules (--leader-elect).

@@ -352,3 +352,21 @@ func TestDeletedQueuedPodAndMetrics(t *testing.T) {
 		t.Errorf("pending %v, want 0", got)
 	}
 }
+
+// A committed placement whose node has gone before any member was bound
+// is taken back: the gang is placed again on the nodes there are.
+func TestCommittedPlacementOnGoneNode(t *testing.T) {
+	val := `{"g-0":"gone","g-1":"gone"}`
+	ann := func(p *corev1.Pod) { p.Annotations[AnnoPlacement] = val }
+	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 4),
+		gpuPod("g-0", 2, 0, gang("train", 2), ann), gpuPod("g-1", 2, 0, gang("train", 2), ann))
+	s := newSched(t, c, "fcfs")
+	round(t, s)
+	round(t, s)
+	if !slices.Equal(c.binds, []string{"g-0->n0", "g-1->n0"}) {
+		t.Errorf("binds %v", c.binds)
+	}
+	if v := c.pod(t, "team-a", "g-0").Annotations[AnnoPlacement]; v != `{"g-0":"n0","g-1":"n0"}` {
+		t.Errorf("placement %s", v)
+	}
+}
