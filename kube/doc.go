@@ -1,5 +1,7 @@
 // Package kube is Brigade's Kubernetes scheduler: the policies that
 // brigade sim benchmarks, placing pods on a real cluster's nodes through
 // the same driver half (policies.Host). It is a module of its own so that
-// the main module's build carries no Kubernetes client.
+// the main module's build carries no Kubernetes client. The scheduler is
+// package kube/scheduler (its doc.go states the restart protocol); the
+// command is kube/cmd/brigade-kube; docs/kube-scheduler.md is its page.
 package kube

@@ -231,6 +231,12 @@ type MetricsServer struct {
 // refused like any other non-loopback address. Binding here, before the
 // driver starts, makes a busy port an error at start-up.
 func (m *Metrics) Listen(addr string, public bool) (*MetricsServer, error) {
+	return ListenRegistry(m.reg, addr, public)
+}
+
+// ListenRegistry is Listen for any registry: the Kubernetes scheduler
+// (module kube) serves its own metrics behind the same guards.
+func ListenRegistry(reg *prometheus.Registry, addr string, public bool) (*MetricsServer, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics address %q: %w", addr, err)
@@ -245,7 +251,7 @@ func (m *Metrics) Listen(addr string, public bool) (*MetricsServer, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 5 * time.Second, MaxHeaderBytes: 8 << 10}
 	// One connection per scrape: an idle keep-alive connection would be a

@@ -1,0 +1,122 @@
+// Command brigade-kube is Brigade's Kubernetes scheduler: it places the
+// pods whose spec.schedulerName is its own with any policy brigade sim
+// benchmarks (package scheduler), and exports a results folder that
+// brigade sim --replay reads.
+//
+//	brigade-kube --policy sjf+bf/bestfit [--scheduler-name brigade] [--leader-elect] [--metrics 127.0.0.1:9401]
+//	brigade-kube export --out DIR [--policy SPEC] [--scheduler-name brigade]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/brigadesim/brigade/kube/scheduler"
+	"github.com/brigadesim/brigade/live"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "brigade-kube:", err)
+		os.Exit(1)
+	}
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		if c, err := rest.InClusterConfig(); err == nil {
+			return c, nil
+		}
+		kubeconfig = os.Getenv("KUBECONFIG")
+	}
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}
+
+// parseWeights reads tenant=weight,tenant=weight.
+func parseWeights(s string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		w, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || k == "" {
+			return nil, fmt.Errorf("--tenant-weights: %q is not tenant=weight", kv)
+		}
+		out[k] = w
+	}
+	return out, nil
+}
+
+func run(args []string) error {
+	export := len(args) > 0 && args[0] == "export"
+	if export {
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("brigade-kube", flag.ContinueOnError)
+	name := fs.String("scheduler-name", scheduler.DefaultName, "the spec.schedulerName of the pods to schedule")
+	policy := fs.String("policy", "fcfs/bestfit", "a policy spec, as brigade sim takes it")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG)")
+	out := fs.String("out", "", "export: the results folder to write")
+	weights := fs.String("tenant-weights", "", "fair-share weights, tenant=weight,... (a tenant not named weighs 1)")
+	metrics := fs.String("metrics", "127.0.0.1:9401", "serve /metrics here (empty: none)")
+	public := fs.Bool("metrics-public", false, "allow a non-loopback --metrics address")
+	leader := fs.Bool("leader-elect", false, "schedule only while holding the Lease")
+	leaseNS := fs.String("lease-namespace", "kube-system", "the Lease's namespace")
+	leaseName := fs.String("lease-name", "brigade-kube", "the Lease's name")
+	tick := fs.Duration("tick", time.Second, "longest time between scheduling rounds")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rc, err := restConfig(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if export {
+		if *out == "" {
+			return fmt.Errorf("export needs --out DIR")
+		}
+		return scheduler.Export(ctx, scheduler.APISource{Client: client, Ctx: ctx},
+			scheduler.ExportOptions{Name: *name, Policy: *policy, Command: os.Args}, *out)
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	tw, err := parseWeights(*weights)
+	if err != nil {
+		return err
+	}
+	cfg := scheduler.Config{Name: *name, Policy: *policy, TenantWeights: tw, Log: os.Stderr}
+	if *metrics != "" {
+		m := scheduler.NewMetrics()
+		srv, err := live.ListenRegistry(m.Registry(), *metrics, *public)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		go func() { _ = srv.Serve(ctx) }()
+		cfg.Metrics = m
+	}
+	host, _ := os.Hostname()
+	return scheduler.Run(ctx, cfg, client, dyn, scheduler.RunOptions{Tick: *tick, LeaderElect: *leader,
+		LeaseNamespace: *leaseNS, LeaseName: *leaseName, Identity: host + "-" + strconv.Itoa(os.Getpid())})
+}

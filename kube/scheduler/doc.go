@@ -1,0 +1,89 @@
+// Package scheduler is Brigade's Kubernetes scheduler: a standalone
+// scheduler (spec.schedulerName, default "brigade") that runs any policy
+// spec brigade sim accepts through policies.Host, as live mode does, over
+// a cluster built from the Nodes, and carries its decisions out as
+// Bindings and Evictions.
+//
+// # From the API to the books
+//
+// Nodes: nvidia.com/gpu allocatable are whole GPUs; the model comes from
+// GPU feature discovery's nvidia.com/gpu.product (NVIDIA-H100-80GB-HBM3 is
+// the catalogue's H100-80GB; an unknown product is logged once and taken
+// as an H100-80GB); MIG resources of the device plugin's mixed strategy
+// (nvidia.com/mig-1g.10gb: 7) become further GPUs whose static layouts
+// hold those instances; CPU and memory allocatable are booked; cordoned
+// nodes are left out; NoSchedule and NoExecute taints are kept beside the
+// cluster. Any change of these rebuilds the books.
+//
+// Pods: a pod, or a gang (brigade.sim/gang with brigade.sim/gang-size, or
+// scheduling.x-k8s.io/pod-group with its PodGroup's minMember when the
+// CRD is there; without a size, the members seen at first), is one
+// policy job: GPUs from nvidia.com/gpu limits or one MIG instance, CPU
+// and memory requests, tenant from brigade.sim/tenant or the namespace,
+// priority from spec.priority, estimate from brigade.sim/estimate or
+// brigade.sim/duration (also the oracle), submit time from the creation
+// timestamp. A gang waits until all its members exist.
+//
+// The scheduler only counts GPUs per node: which devices a pod gets is
+// the device plugin's choice, so the GPU indices and MIG instances of a
+// placement are book-keeping, never sent to the node.
+//
+// # Rounds
+//
+// One scheduling call per round, after a batch of informer events (20 ms
+// of quiet) and at every tick: Round reads the informers' caches, brings
+// the books up to date (ends → Host.Stop; a queued job deleted, bound by
+// another, or a node change → rebuild: a fresh cluster, policy and Host,
+// running jobs booked where their pods are, queued jobs queued again,
+// which is also what a restart does), tells pods that no node could ever
+// hold (runner.CheckFits' rule, with taints) why, by a Warning event and
+// PodScheduled=False with reason Unschedulable, and keeps them out of the
+// policy's queue; then, if the host has news, Host.Schedule. apply checks
+// a Start (CheckPlacement, or the MIG instance; each pod's GPUs whole on
+// one node; each pod tolerating its node's taints) and books it; a
+// Preempt marks the job. A refusal is the policy's Rejection. After the
+// call, Evictions (policy/v1, with each pod's
+// terminationGracePeriodSeconds; the job ends when its pods are gone, and
+// a controller that recreates them makes a new job) and Bindings are
+// sent. The call's latency (Schedule and apply, no API call) and each
+// Binding's are measured apart.
+//
+// # Restart safety
+//
+// The API server is the one truth; the scheduler keeps no state of its
+// own. On start it lists pods and nodes and books every bound, unfinished
+// pod where it is before its first decision. A failed Binding is never
+// retried as such: the pod is read back; bound where it should be, it is
+// bound; bound elsewhere, it is booked there; gone, its job ends;
+// otherwise the start is taken back (the policy hears the end) and the
+// job queued again at the next round, for the policy to decide afresh.
+//
+// A gang is bound in two steps. First its placement, a JSON map from
+// member to node, is written in the annotation brigade.sim/placement of
+// every member, each by an Update that fails on a conflict; a failure
+// removes what was written and queues the gang again. Only then are the
+// members bound. A placement is committed when every live member carries
+// the same value naming a node for each. A scheduler that starts and finds
+// a committed placement whose members are not all bound books it and
+// binds the rest to the nodes it names, never choosing again (unless a
+// node it names is no longer schedulable and no member is bound yet: then
+// the annotation is removed and the gang queued again); a placement
+// on some members only was never committed, nothing of it was bound, and
+// it is overwritten by the next one. Only the holder of the
+// coordination.k8s.io Lease schedules (--leader-elect).
+//
+// # Files
+//
+//   - scheduler.go: Scheduler, Config, Source, Round, syncing pods and
+//     nodes into jobs and the cluster, rebuilding and adopting.
+//   - apply.go: admission (never, the unschedulable event and
+//     condition), apply, pods to a placement's nodes, the gang commit,
+//     Bindings and their reconciliation, Evictions.
+//   - nodes.go: Nodes to hwmodel nodes: product names, MIG packing,
+//     taints and tolerations.
+//   - pods.go: Pods to requests, gangs, tenants and estimates.
+//   - source.go: APISource and the informers' source.
+//   - run.go: Run: informers, rounds, leader election.
+//   - metrics.go: the Prometheus metrics.
+//   - export.go: Export, a results folder for brigade sim --replay.
+package scheduler

@@ -1,0 +1,172 @@
+package scheduler
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brigadesim/brigade/hwmodel"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Labels and annotations the scheduler reads and writes on pods.
+const (
+	LabelTenant    = "brigade.sim/tenant"
+	LabelGang      = "brigade.sim/gang"
+	LabelGangSize  = "brigade.sim/gang-size"
+	LabelPodGroup  = "scheduling.x-k8s.io/pod-group"
+	AnnoEstimate   = "brigade.sim/estimate"
+	AnnoDuration   = "brigade.sim/duration"
+	AnnoPlacement  = "brigade.sim/placement"
+	defaultEstimat = hwmodel.Hour
+)
+
+// podReq is what one pod asks for: whole GPUs from its nvidia.com/gpu
+// limit (or request), or one MIG instance of a profile, and the CPU and
+// memory requests of its containers (init containers count by their
+// largest, as Kubernetes does).
+type podReq struct {
+	gpus int
+	mig  string
+	cpu  int64
+	mem  int64
+}
+
+// placed is how many GPUs of a placement's share the pod takes: a MIG
+// instance's share names its one GPU.
+func (r podReq) placed() int {
+	if r.mig != "" {
+		return 1
+	}
+	return r.gpus
+}
+
+func podRequest(p *corev1.Pod) (podReq, error) {
+	var r podReq
+	add := func(c *corev1.Container, init bool) error {
+		res := c.Resources
+		g := quantity(res.Limits, ResourceGPU)
+		if g == 0 {
+			g = quantity(res.Requests, ResourceGPU)
+		}
+		cpu := res.Requests.Cpu().MilliValue()
+		mem := mebibytes(*res.Requests.Memory())
+		mig := ""
+		for _, l := range []corev1.ResourceList{res.Limits, res.Requests} {
+			for name, q := range l {
+				if prof, ok := strings.CutPrefix(string(name), migResourcePre); ok && q.Value() > 0 {
+					if q.Value() > 1 || (mig != "" && mig != prof) {
+						return fmt.Errorf("container %s asks for more than one MIG instance; a pod gets one", c.Name)
+					}
+					mig = prof
+				}
+			}
+		}
+		if init {
+			r.gpus, r.cpu, r.mem = max(r.gpus, int(g)), max(r.cpu, cpu), max(r.mem, mem)
+		} else {
+			r.gpus, r.cpu, r.mem = r.gpus+int(g), r.cpu+cpu, r.mem+mem
+		}
+		if mig != "" {
+			if r.mig != "" && r.mig != mig {
+				return fmt.Errorf("containers ask for MIG instances of two profiles (%s, %s); a pod gets one", r.mig, mig)
+			}
+			r.mig = mig
+		}
+		return nil
+	}
+	for i := range p.Spec.InitContainers {
+		if err := add(&p.Spec.InitContainers[i], true); err != nil {
+			return r, err
+		}
+	}
+	for i := range p.Spec.Containers {
+		if err := add(&p.Spec.Containers[i], false); err != nil {
+			return r, err
+		}
+	}
+	if r.mig != "" && r.gpus > 0 {
+		return r, fmt.Errorf("asks for %d whole GPUs and a MIG instance (%s); the scheduler places one or the other", r.gpus, r.mig)
+	}
+	return r, nil
+}
+
+// request is the policy's request of a job of these pods: the GPUs, CPU
+// and memory summed over them (a gang's shares split them across nodes).
+func request(reqs []podReq) hwmodel.Request {
+	var r hwmodel.Request
+	for _, p := range reqs {
+		r.GPUs += p.gpus
+		r.CPUMilli += p.cpu
+		r.MemoryMiB += p.mem
+	}
+	if len(reqs) == 1 && reqs[0].mig != "" {
+		r.GPUs, r.MIG = 1, hwmodel.MIGRequest{Profile: reqs[0].mig}
+		return r
+	}
+	if r.GPUs > 0 {
+		r.GPUMilli = hwmodel.MilliPerGPU
+	}
+	return r
+}
+
+// gangKey names the gang a pod belongs to (namespace/name) and the size
+// its label declares (0: not said); "" for a pod on its own.
+func gangKey(p *corev1.Pod) (string, int) {
+	if g := p.Labels[LabelGang]; g != "" {
+		n, _ := strconv.Atoi(p.Labels[LabelGangSize])
+		return p.Namespace + "/" + g, max(n, 0)
+	}
+	if g := p.Labels[LabelPodGroup]; g != "" {
+		return p.Namespace + "/" + g, 0
+	}
+	return "", 0
+}
+
+// tenantOf is the pod's tenant: its brigade.sim/tenant label, else its
+// namespace.
+func tenantOf(p *corev1.Pod) string {
+	if t := p.Labels[LabelTenant]; t != "" {
+		return t
+	}
+	return p.Namespace
+}
+
+// parseSeconds reads a duration annotation: a Go duration (90m, 2h) or
+// seconds (5400, 5400.5). ok is false for a missing, unreadable or
+// non-positive value.
+func parseSeconds(s string) (hwmodel.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return hwmodel.Time(d.Microseconds()), d > 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f > 0) || f > 1e12 {
+		return 0, false
+	}
+	return hwmodel.Time(f * 1e6), true
+}
+
+// estimates reads a pod's runtime estimate and true duration: the
+// estimate is brigade.sim/estimate, else brigade.sim/duration (the
+// simulator's trace knows its jobs' durations), else one hour, live
+// mode's default; oracle is brigade.sim/duration (0: not given).
+func estimates(p *corev1.Pod) (estimate, oracle hwmodel.Time) {
+	oracle, _ = parseSeconds(p.Annotations[AnnoDuration])
+	if e, ok := parseSeconds(p.Annotations[AnnoEstimate]); ok {
+		return e, oracle
+	}
+	if oracle > 0 {
+		return oracle, oracle
+	}
+	return defaultEstimat, 0
+}
+
+// finished reports whether a pod has ended: its resources are free.
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}

@@ -1,0 +1,76 @@
+package scheduler
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// APISource lists straight from the API server: for export, and for
+// tests that need no informers.
+type APISource struct {
+	Client kubernetes.Interface
+	Ctx    context.Context
+}
+
+// Nodes implements Source.
+func (a APISource) Nodes() ([]*corev1.Node, error) {
+	l, err := a.Client.CoreV1().Nodes().List(a.Ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*corev1.Node, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+	}
+	return out, nil
+}
+
+// Pods implements Source.
+func (a APISource) Pods() ([]*corev1.Pod, error) {
+	l, err := a.Client.CoreV1().Pods("").List(a.Ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*corev1.Pod, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+	}
+	return out, nil
+}
+
+// informerSource lists from shared informers' caches.
+type informerSource struct {
+	nodes listersv1.NodeLister
+	pods  listersv1.PodLister
+}
+
+func (s informerSource) Nodes() ([]*corev1.Node, error) { return s.nodes.List(labels.Everything()) }
+func (s informerSource) Pods() ([]*corev1.Pod, error)   { return s.pods.List(labels.Everything()) }
+
+// newInformerSource watches Nodes and the Pods whose schedulerName is
+// name (a field selector, so other schedulers' pods never reach the
+// cache); onChange is called after each informer event. It returns the
+// factories to start.
+func newInformerSource(client kubernetes.Interface, name string, onChange func()) ([]informers.SharedInformerFactory, informerSource) {
+	f := informers.NewSharedInformerFactory(client, 0)
+	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = "spec.schedulerName=" + name
+	}))
+	ni := f.Core().V1().Nodes()
+	pi := pf.Core().V1().Pods()
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { onChange() },
+		UpdateFunc: func(any, any) { onChange() },
+		DeleteFunc: func(any) { onChange() },
+	}
+	_, _ = ni.Informer().AddEventHandler(h)
+	_, _ = pi.Informer().AddEventHandler(h)
+	return []informers.SharedInformerFactory{f, pf}, informerSource{nodes: ni.Lister(), pods: pi.Lister()}
+}
