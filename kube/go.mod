@@ -27,8 +27,6 @@ require (
 	go.etcd.io/bbolt v1.4.3 // indirect
 )
 
-require github.com/spf13/pflag v1.1.0 // indirect
-
 require (
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
