@@ -93,16 +93,15 @@ func decodeScheduler(t *testing.T) schedulerManifests {
 // "group/resource verb" ("" is the core group). The ClusterRole must grant
 // exactly these: a new permission is a decision to make here, on purpose.
 var schedulerPermissions = []string{
-	"/pods get", "/pods list", "/pods watch",
-	"/pods/status update", "/pods/status patch",
+	"/pods get", "/pods list", "/pods watch", "/pods update",
+	"/pods/status update",
 	"/pods/binding create",
 	"/pods/eviction create",
 	"/nodes get", "/nodes list", "/nodes watch",
-	"/events create", "/events patch",
-	"events.k8s.io/events create", "events.k8s.io/events patch",
+	"/events create",
 	"coordination.k8s.io/leases get", "coordination.k8s.io/leases create", "coordination.k8s.io/leases update",
-	"scheduling.k8s.io/priorityclasses get", "scheduling.k8s.io/priorityclasses list", "scheduling.k8s.io/priorityclasses watch",
-	"scheduling.x-k8s.io/podgroups get", "scheduling.x-k8s.io/podgroups list", "scheduling.x-k8s.io/podgroups watch",
+	"scheduling.k8s.io/podgroups get",
+	"scheduling.x-k8s.io/podgroups get",
 }
 
 // rbacProblems lists how rules differ from schedulerPermissions: wildcards,

@@ -33,7 +33,7 @@
 //   - build.go: the real build (go build of each pinned tool module).
 //   - start.go: Options, Start, ControlPlane, Stop.
 //   - nodes.go: AddGPUNodes, NodeSpec, WaitNodesReady: GPU Nodes for KWOK.
-//   - fortest.go: ForTest, the one-line use from a test.
+//   - fortest.go: ForTest, the one-line use from a test, and ForTestWith.
 //   - lock_unix.go, lock_other.go: the build lock (flock).
 //   - proc_linux.go, proc_other.go, proc_nounix.go: process groups and Pdeathsig.
 //   - tools/: the pinned go.mod/go.sum of each program and the KWOK stages,

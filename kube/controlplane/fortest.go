@@ -18,6 +18,14 @@ const coldBuildBudget = 45 * time.Minute
 // fails, saying how to build them once for the machine.
 func ForTest(t testing.TB) *ControlPlane {
 	t.Helper()
+	return ForTestWith(t, Options{})
+}
+
+// ForTestWith is ForTest with options: extra kube-apiserver flags (an
+// authorization mode, feature gates, API versions) or other KWOK stages.
+// Its BinDir and Log are ForTest's own.
+func ForTestWith(t testing.TB, o Options) *ControlPlane {
+	t.Helper()
 	ctx := context.Background()
 	bin, ok, err := Cached(ctx)
 	if err != nil {
@@ -35,7 +43,8 @@ func ForTest(t testing.TB) *ControlPlane {
 			t.Fatal(err)
 		}
 	}
-	cp, err := Start(ctx, Options{BinDir: bin, Log: testLog{t}})
+	o.BinDir, o.Log = bin, testLog{t}
+	cp, err := Start(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -45,12 +46,18 @@ type Options struct {
 	Stages []byte
 	// APIServerArgs are appended to kube-apiserver's flags.
 	APIServerArgs []string
+	// Authorization is kube-apiserver's --authorization-mode; empty means
+	// AlwaysAllow. (Not an APIServerArgs entry: the flag is a list, and a
+	// second one would add a mode after AlwaysAllow, not replace it.) With
+	// RBAC, the admin user still may do anything, through system:masters.
+	Authorization string
 	// Timeout bounds the wait for each program to be healthy; 0 means 60 s.
 	Timeout time.Duration
 }
 
 // Token is the bearer token of the control plane's one user, admin, in
-// group system:masters (authorization is AlwaysAllow anyway).
+// group system:masters, which may do anything under any authorization
+// mode.
 const Token = "brigade-test-token"
 
 // ControlPlane is a running etcd, kube-apiserver and KWOK on 127.0.0.1.
@@ -158,7 +165,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		// publish an unusable "kubernetes" Service endpoint; there is none.
 		"--endpoint-reconciler-type=none",
 		"--cert-dir=" + filepath.Join(dir, "certs"),
-		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"), "--authorization-mode=AlwaysAllow",
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"), "--authorization-mode=" + cmp.Or(o.Authorization, "AlwaysAllow"),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
 		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),

@@ -14,27 +14,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// podGroups is scheduler-plugins' PodGroup resource.
-var podGroups = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
-
-// podGroupSize reads the minMember of the PodGroup a pod names; 0 when
-// the pod names none, the CRD is not installed, or the group is absent.
-func (s *Scheduler) podGroupSize(ctx context.Context, p *corev1.Pod) int {
-	name := p.Labels[LabelPodGroup]
-	if s.dyn == nil || name == "" || p.Labels[LabelGang] != "" {
-		return 0
-	}
-	u, err := s.dyn.Resource(podGroups).Namespace(p.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return 0
-	}
-	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "minMember")
-	return int(max(n, 0))
-}
 
 // admit queues a job, or holds it as unschedulable when no node could
 // ever hold it: a policy would otherwise keep it at the head of its

@@ -112,7 +112,9 @@ func request(reqs []podReq) hwmodel.Request {
 }
 
 // gangKey names the gang a pod belongs to (namespace/name) and the size
-// its label declares (0: not said); "" for a pod on its own.
+// its label declares (0: not said); "" for a pod on its own. The group is
+// brigade.sim/gang, else scheduler-plugins' pod-group label, else the
+// Workload API's spec.schedulingGroup.podGroupName.
 func gangKey(p *corev1.Pod) (string, int) {
 	if g := p.Labels[LabelGang]; g != "" {
 		n, _ := strconv.Atoi(p.Labels[LabelGangSize])
@@ -120,6 +122,9 @@ func gangKey(p *corev1.Pod) (string, int) {
 	}
 	if g := p.Labels[LabelPodGroup]; g != "" {
 		return p.Namespace + "/" + g, 0
+	}
+	if sg := p.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil && *sg.PodGroupName != "" {
+		return p.Namespace + "/" + *sg.PodGroupName, 0
 	}
 	return "", 0
 }
