@@ -15,9 +15,12 @@
 // nodes are left out; NoSchedule and NoExecute taints are kept beside the
 // cluster. Any change of these rebuilds the books.
 //
-// Pods: a pod, or a gang (brigade.sim/gang with brigade.sim/gang-size, or
+// Pods: a pod, or a gang (brigade.sim/gang with brigade.sim/gang-size,
 // scheduling.x-k8s.io/pod-group with its PodGroup's minMember when the
-// CRD is there; without a size, the members seen at first), is one
+// CRD is there, or the Workload API's spec.schedulingGroup with its
+// scheduling.k8s.io/v1beta1 PodGroup's gang minCount; without a size, the
+// members seen at first; a member that comes after its gang was placed
+// waits for that gang to end and joins the next one), is one
 // policy job: GPUs from nvidia.com/gpu limits or one MIG instance, CPU
 // and memory requests, tenant from brigade.sim/tenant or the namespace,
 // priority from spec.priority, estimate from brigade.sim/estimate or
@@ -82,6 +85,7 @@
 //   - nodes.go: Nodes to hwmodel nodes: product names, MIG packing,
 //     taints and tolerations.
 //   - pods.go: Pods to requests, gangs, tenants and estimates.
+//   - podgroups.go: a gang's size from its PodGroup object.
 //   - source.go: APISource and the informers' source.
 //   - run.go: Run: informers, rounds, leader election.
 //   - metrics.go: the Prometheus metrics.
