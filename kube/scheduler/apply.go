@@ -214,11 +214,20 @@ func (s *Scheduler) apply(d policies.Decision) string {
 	} else {
 		reason = s.host.CheckPlacement(d.Job, d.Placement)
 	}
+	place := d.Placement
 	if reason == "" {
-		assign, reason = s.assignPods(j, d.Placement)
+		assign, reason = s.assignPods(j, place)
+		if reason != "" && !s.host.Job(d.Job).Req.WantsMIG() {
+			if p, ok := s.retarget(j, place); ok {
+				if why := s.host.CheckPlacement(d.Job, p); why == "" {
+					place = p
+					assign, reason = s.assignPods(j, place)
+				}
+			}
+		}
 	}
 	if reason == "" {
-		if err := s.host.Start(d.Job, d.Placement); err != nil {
+		if err := s.host.Start(d.Job, place); err != nil {
 			reason = err.Error()
 		}
 	}
@@ -226,7 +235,7 @@ func (s *Scheduler) apply(d policies.Decision) string {
 		s.logf("rejected the start of %s: %s", j.key, reason)
 		return reason
 	}
-	j.state, j.place, j.assign = running, d.Placement, assign
+	j.state, j.place, j.assign = running, place, assign
 	s.host.Job(d.Job).Start = s.host.Now()
 	s.binds = append(s.binds, j)
 	return ""
