@@ -3,5 +3,5 @@
 // the same driver half (policies.Host). It is a module of its own so that
 // the main module's build carries no Kubernetes client. The scheduler is
 // package kube/scheduler (its doc.go states the restart protocol); the
-// command is kube/cmd/brigade-kube; docs/kube-scheduler.md is its page.
+// command is kube/cmd/brigade-kube; docs/kubernetes.md is its page.
 package kube
