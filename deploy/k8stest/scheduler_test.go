@@ -236,10 +236,17 @@ func TestSchedulerDeployment(t *testing.T) {
 		k, v, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		flags[k] = v
 	}
-	for k, want := range map[string]string{"scheduler-name": "brigade", "leader-elect": "", "metrics": "127.0.0.1:9401"} {
+	for k, want := range map[string]string{"scheduler-name": "brigade", "leader-elect": "", "metrics": "127.0.0.1:9401",
+		"lease-namespace": "$(POD_NAMESPACE)", "lease-name": "brigade-scheduler"} {
 		if got, ok := flags[k]; !ok || got != want {
 			t.Errorf("--%s = %q (given: %v), want %q", k, got, ok, want)
 		}
+	}
+	// The Lease lives in the scheduler's own namespace: the variable must
+	// be the pod's namespace, not a fixed one.
+	if i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "POD_NAMESPACE" }); i < 0 ||
+		c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.FieldRef == nil || c.Env[i].ValueFrom.FieldRef.FieldPath != "metadata.namespace" {
+		t.Error("POD_NAMESPACE is not the pod's metadata.namespace")
 	}
 
 	// The policy reaches the scheduler from the ConfigMap, as --policy=$(VAR)
