@@ -169,11 +169,10 @@ func TestSchedulerUnderShippedRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log syncBuffer
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- scheduler.Run(runCtx, scheduler.Config{Policy: "priority+preempt/bestfit", Log: &log}, client, dyn,
+		done <- scheduler.Run(runCtx, scheduler.Config{Policy: "priority+preempt/bestfit", Log: testLog{t}}, client, dyn,
 			scheduler.RunOptions{Tick: 200 * time.Millisecond, LeaderElect: true,
 				LeaseNamespace: "brigade-system", LeaseName: "brigade-scheduler", Identity: "replica-a"})
 	}()
@@ -181,9 +180,6 @@ func TestSchedulerUnderShippedRBAC(t *testing.T) {
 		stop()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("scheduler log:\n%s", log.String())
 		}
 	}()
 
@@ -272,19 +268,11 @@ func waitFor(t *testing.T, ctx context.Context, what string, ok func() bool) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// testLog sends the scheduler's lines to the test's log, shown when it
+// fails or with -v.
+type testLog struct{ t *testing.T }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func (l testLog) Write(b []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
 }
