@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	"github.com/brigadesim/brigade/policies"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -368,6 +369,12 @@ func committedPlacement(j *job) map[string]string {
 // that fails on a conflict; on failure it takes back what it wrote.
 func (s *Scheduler) commit(ctx context.Context, j *job) error {
 	val := placementValue(j.assign)
+	live := 0
+	for _, m := range j.members {
+		if !m.ended && m.pod != nil {
+			live++
+		}
+	}
 	var wrote []*member
 	for _, m := range j.members {
 		if m.ended || m.pod == nil {
@@ -385,10 +392,11 @@ func (s *Scheduler) commit(ctx context.Context, j *job) error {
 		}
 		m.pod = got
 		wrote = append(wrote, m)
+		if len(wrote) < live {
+			crashpoint.At(crashpoint.GangAnnotatedPartly)
+		}
 	}
-	if crashHook != nil {
-		crashHook("committed")
-	}
+	crashpoint.At(crashpoint.GangCommitted)
 	return nil
 }
 
@@ -404,18 +412,20 @@ func (s *Scheduler) uncommit(ctx context.Context, j *job, ms []*member) {
 	}
 }
 
-// crashHook, set by tests, stops the scheduler at a named point.
-var crashHook func(point string)
-
 // bindMembers binds each member not yet bound to its node. A single pod
 // whose bind fails is unstarted (the next round reads what became of
 // it); a gang member's failure has the books rebuilt from the API
 // server's truth, since its other members may be bound already.
 func (s *Scheduler) bindMembers(ctx context.Context, j *job) {
+	sent := false
 	for _, m := range j.members {
 		if m.ended || m.node != "" {
 			continue
 		}
+		if sent && j.gang {
+			crashpoint.At(crashpoint.GangBetweenBinds)
+		}
+		sent = true
 		node := j.assign[m.name]
 		if err := s.bind(ctx, j.ns, m, node); err != nil {
 			s.logf("%s: binding pod %s to %s: %v", j.key, m.name, node, err)
@@ -440,6 +450,7 @@ func (s *Scheduler) bind(ctx context.Context, ns string, m *member, node string)
 	s.BindLatencies = append(s.BindLatencies, d)
 	s.cfg.Metrics.bindDone(d, err == nil)
 	if err == nil {
+		crashpoint.At(crashpoint.BoundUnbooked)
 		m.node = node
 		return nil
 	}
@@ -516,6 +527,7 @@ func (s *Scheduler) evict(ctx context.Context, j *job) {
 			DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: m.pod.Spec.TerminationGracePeriodSeconds,
 				Preconditions: &metav1.Preconditions{UID: &uid}}}
 		err := s.client.PolicyV1().Evictions(j.ns).Evict(ctx, ev)
+		crashpoint.At(crashpoint.Evicting)
 		switch {
 		case err == nil:
 			s.cfg.Metrics.evicted()

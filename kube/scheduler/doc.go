@@ -70,7 +70,13 @@
 // the annotation is removed and the gang queued again); a placement
 // on some members only was never committed, nothing of it was bound, and
 // it is overwritten by the next one. Only the holder of the
-// coordination.k8s.io Lease schedules (--leader-elect).
+// coordination.k8s.io Lease schedules (--leader-elect; RunOptions set its
+// timings, kube-scheduler's 15s/10s/2s by default).
+//
+// The moments where a kill -9 hurts most (a gang annotated on some
+// members, committed, half bound; a Binding sent but not booked; an
+// eviction half sent; the books half rebuilt) call crashpoint.At, which
+// does nothing outside kube/crashtest's child processes.
 //
 // # Files
 //
