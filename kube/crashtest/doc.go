@@ -18,6 +18,9 @@
 // GPUs; a last life runs everything to the end. TestTwoReplicas runs two
 // schedulers with leader election and short leases, kills the leader
 // with a gang half bound, and times the takeover.
+// TestKilledWhileEvictingGang kills a scheduler (priority+preempt)
+// between the Evictions of a preempted gang: the next life evicts the
+// rest.
 //
 // Invariants checked, by a watch of the pods (every state the API server
 // went through, in its order) and by the audit log:
@@ -40,4 +43,5 @@
 //     and the checks.
 //   - campaign_test.go: TestKillCampaign.
 //   - leader_test.go: TestTwoReplicas.
+//   - evict_test.go: TestKilledWhileEvictingGang.
 package crashtest

@@ -28,6 +28,7 @@ const (
 	envName       = "BRIGADE_KUBE_CRASHTEST_NAME"       // its user agent's tail and Lease identity
 	envCrash      = "BRIGADE_KUBE_CRASHTEST_CRASH"      // point:n, where it kills itself
 	envLease      = "BRIGADE_KUBE_CRASHTEST_LEASE"      // a lease duration: run with leader election
+	envPolicy     = "BRIGADE_KUBE_CRASHTEST_POLICY"     // a policy spec other than policy
 )
 
 // agentPrefix starts every child's user agent, so that the audit log
@@ -94,7 +95,11 @@ func child() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	err = scheduler.Run(ctx, scheduler.Config{Policy: policy, Log: os.Stderr}, client, nil, opt)
+	spec := policy
+	if v := os.Getenv(envPolicy); v != "" {
+		spec = v
+	}
+	err = scheduler.Run(ctx, scheduler.Config{Policy: spec, Log: os.Stderr}, client, nil, opt)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crashtest: run:", err)
 		return 1
@@ -115,7 +120,7 @@ type life struct {
 
 // startLife starts a scheduler process named name against the control
 // plane of kubeconfig; crash and lease may be empty.
-func startLife(t *testing.T, dir, kubeconfig, name, crash string, lease time.Duration) *life {
+func startLife(t *testing.T, dir, kubeconfig, name, crash string, lease time.Duration, env ...string) *life {
 	t.Helper()
 	l := &life{name: name, crash: crash, logPath: filepath.Join(dir, name+".log"), done: make(chan struct{})}
 	f, err := os.Create(l.logPath)
@@ -128,6 +133,7 @@ func startLife(t *testing.T, dir, kubeconfig, name, crash string, lease time.Dur
 	if lease > 0 {
 		l.cmd.Env = append(l.cmd.Env, envLease+"="+lease.String())
 	}
+	l.cmd.Env = append(l.cmd.Env, env...)
 	l.cmd.Stdout, l.cmd.Stderr = f, f
 	// A test binary that dies takes its schedulers with it.
 	l.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -516,10 +516,17 @@ func (s *Scheduler) completeGangs(ctx context.Context) {
 // evict preempts a job: each pod gets a policy/v1 Eviction with its own
 // terminationGracePeriodSeconds. The job ends when its pods have; a
 // refused eviction (a disruption budget) takes the preemption back, so
-// the policy may decide again.
+// the policy may decide again. A gang's eviction is first committed:
+// every member is marked brigade.sim/evicting, and from then on its
+// members are evicted until none is left, by this scheduler or the next
+// (finishEvictions), so that no gang runs on in part.
 func (s *Scheduler) evict(ctx context.Context, j *job) {
+	if j.gang && !s.markEvicting(ctx, j) {
+		j.preempting = false
+		return
+	}
 	for _, m := range j.members {
-		if m.ended || m.pod == nil {
+		if m.ended || m.pod == nil || m.pod.DeletionTimestamp != nil {
 			continue
 		}
 		uid := m.uid
@@ -534,7 +541,74 @@ func (s *Scheduler) evict(ctx context.Context, j *job) {
 		case apierrors.IsNotFound(err):
 		default:
 			s.logf("%s: evicting pod %s: %v", j.key, m.name, err)
-			j.preempting = false
+			if !j.gang {
+				j.preempting = false
+			}
+		}
+	}
+}
+
+// markEvicting commits a gang's eviction: the mark on every live
+// member. A write that fails takes back the marks this call wrote,
+// unless the eviction was committed already; false: not committed.
+func (s *Scheduler) markEvicting(ctx context.Context, j *job) bool {
+	before := evictionCommitted(j)
+	var wrote []*member
+	for _, m := range j.members {
+		if m.ended || m.pod == nil || m.pod.Annotations[AnnoEvicting] != "" {
+			continue
+		}
+		q := m.pod.DeepCopy()
+		if q.Annotations == nil {
+			q.Annotations = map[string]string{}
+		}
+		q.Annotations[AnnoEvicting] = "true"
+		got, err := s.client.CoreV1().Pods(j.ns).Update(ctx, q, metav1.UpdateOptions{})
+		if err != nil {
+			s.logf("%s: marking pod %s for eviction: %v", j.key, m.name, err)
+			if before {
+				return true
+			}
+			for _, w := range wrote {
+				q := w.pod.DeepCopy()
+				delete(q.Annotations, AnnoEvicting)
+				if got, err := s.client.CoreV1().Pods(j.ns).Update(ctx, q, metav1.UpdateOptions{}); err == nil {
+					w.pod = got
+				}
+			}
+			return false
+		}
+		m.pod = got
+		wrote = append(wrote, m)
+	}
+	return true
+}
+
+// evictionCommitted reports whether a live member of the gang carries
+// the eviction mark (a scheduler that stopped while marking had decided
+// the eviction all the same).
+func evictionCommitted(j *job) bool {
+	for _, m := range j.members {
+		if !m.ended && m.pod != nil && m.pod.Annotations[AnnoEvicting] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// finishEvictions evicts what is left of every running gang whose
+// eviction was committed: after a restart, or a refused Eviction.
+func (s *Scheduler) finishEvictions(ctx context.Context) {
+	for _, j := range s.jobs {
+		if j.state != running || !j.gang || !evictionCommitted(j) {
+			continue
+		}
+		for _, m := range j.members {
+			if !m.ended && m.pod != nil && m.pod.DeletionTimestamp == nil {
+				j.preempting = true
+				s.evict(ctx, j)
+				break
+			}
 		}
 	}
 }

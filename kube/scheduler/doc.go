@@ -69,7 +69,14 @@
 // node it names is no longer schedulable and no member is bound yet: then
 // the annotation is removed and the gang queued again); a placement
 // on some members only was never committed, nothing of it was bound, and
-// it is overwritten by the next one. Only the holder of the
+// it is overwritten by the next one.
+//
+// A gang's eviction is committed the same way: every member is marked
+// brigade.sim/evicting before the first Eviction, and a scheduler that
+// finds a running gang with a marked member evicts the rest of it (a
+// gang evicted in part would run on broken).
+//
+// Only the holder of the
 // coordination.k8s.io Lease schedules (--leader-elect; RunOptions set its
 // timings, kube-scheduler's 15s/10s/2s by default).
 //
@@ -84,7 +91,8 @@
 //     nodes into jobs and the cluster, rebuilding and adopting.
 //   - apply.go: admission (never, the unschedulable event and
 //     condition), apply, pods to a placement's nodes, the gang commit,
-//     Bindings and their reconciliation, Evictions.
+//     Bindings and their reconciliation, Evictions and a gang's eviction
+//     commit.
 //   - nodes.go: Nodes to hwmodel nodes: product names, MIG packing,
 //     taints and tolerations.
 //   - pods.go: Pods to requests, gangs, tenants and estimates.

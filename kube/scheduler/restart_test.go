@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -35,5 +36,38 @@ func TestRestartPreemptsAdoptedJobs(t *testing.T) {
 				t.Errorf("evictions %v, want %v", c.evicts, tc.want)
 			}
 		})
+	}
+}
+
+// A scheduler stopped between the Evictions of a preempted gang: the
+// next one evicts the rest (the gang's eviction was committed by the
+// mark on its members), rather than leaving half a gang running.
+func TestRestartFinishesGangEviction(t *testing.T) {
+	prio := func(v int32) podOpt { return func(p *corev1.Pod) { p.Spec.Priority = &v } }
+	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 8), gpuNode("n1", "NVIDIA-H100-80GB-HBM3", 8),
+		gpuPod("low-0", 8, 0, prio(0), gang("low", 2)), gpuPod("low-1", 8, 0, prio(0), gang("low", 2)))
+	round(t, newSched(t, c, "priority+preempt"))
+	c.add(t, gpuPod("urgent", 8, 5e9, prio(1000)))
+	crashpoint.Hook = func(p string) {
+		if p == crashpoint.Evicting {
+			panic("crash")
+		}
+	}
+	func() {
+		defer func() { _ = recover() }()
+		round(t, newSched(t, c, "priority+preempt"))
+	}()
+	crashpoint.Hook = nil
+	if len(c.evicts) != 1 || c.pod(t, "team-a", "low-1").Annotations[AnnoEvicting] == "" {
+		t.Fatalf("before the restart: evictions %v; low-1 must still be there, marked", c.evicts)
+	}
+	s := newSched(t, c, "priority+preempt")
+	round(t, s)
+	round(t, s)
+	if !slices.Equal(c.evicts, []string{"low-0 grace=nil", "low-1 grace=nil"}) {
+		t.Errorf("evictions %v, want both members", c.evicts)
+	}
+	if !slices.Contains(c.binds, "urgent->n0") && !slices.Contains(c.binds, "urgent->n1") {
+		t.Errorf("binds %v: urgent not bound", c.binds)
 	}
 }

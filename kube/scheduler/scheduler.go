@@ -189,6 +189,7 @@ func (s *Scheduler) Round(ctx context.Context) error {
 	}
 	s.warnUnschedulable(ctx)
 	s.completeGangs(ctx)
+	s.finishEvictions(ctx)
 	s.host.SetNow(s.at(s.cfg.Now()))
 	s.cfg.Metrics.setPending(s.pending())
 	if !s.host.HasNews() {
