@@ -5,6 +5,7 @@ package crashtest
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -113,12 +114,12 @@ func TestKillCampaign(t *testing.T) {
 	for _, v := range bad {
 		t.Error(v)
 	}
-	if t.Failed() {
-		for _, b := range binds {
-			if b.code/100 != 2 {
-				t.Logf("refused: %s sent %s -> %s at %s: %d", b.agent, b.pod, b.node, b.received.Format("15:04:05.000"), b.code)
-			}
+	for _, b := range binds {
+		if b.code/100 != 2 {
+			t.Logf("Binding not accepted: %s sent %s -> %s at %s: %d %s", b.agent, b.pod, b.node, b.received.Format(stamp), b.code, http.StatusText(b.code))
 		}
+	}
+	if t.Failed() {
 		for _, l := range all[max(0, len(all)-4):] {
 			t.Logf("end of %s (%s):\n%s", l.name, l.killedBy, l.tail(15))
 		}

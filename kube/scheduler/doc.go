@@ -76,9 +76,9 @@
 // finds a running gang with a marked member evicts the rest of it (a
 // gang evicted in part would run on broken).
 //
-// Only the holder of the
-// coordination.k8s.io Lease schedules (--leader-elect; RunOptions set its
-// timings, kube-scheduler's 15s/10s/2s by default).
+// Only the holder of the coordination.k8s.io Lease schedules
+// (--leader-elect; RunOptions set its timings, kube-scheduler's
+// 15s/10s/2s by default).
 //
 // The moments where a kill -9 hurts most (a gang annotated on some
 // members, committed, half bound; a Binding sent but not booked; an
