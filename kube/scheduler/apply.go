@@ -415,7 +415,8 @@ func (s *Scheduler) uncommit(ctx context.Context, j *job, ms []*member) {
 // bindMembers binds each member not yet bound to its node. A single pod
 // whose bind fails is unstarted (the next round reads what became of
 // it); a gang member's failure has the books rebuilt from the API
-// server's truth, since its other members may be bound already.
+// server's truth, since its other members may be bound already, and
+// the rest of its committed placement bound at the next round.
 func (s *Scheduler) bindMembers(ctx context.Context, j *job) {
 	sent := false
 	for _, m := range j.members {
@@ -433,7 +434,9 @@ func (s *Scheduler) bindMembers(ctx context.Context, j *job) {
 				s.unstart(j)
 				return
 			}
-			s.needsBuild = true
+			// Its placement is committed: the next round binds the
+			// members still unbound to it, as a restart would.
+			s.needsBuild, j.complete = true, true
 		}
 	}
 }
@@ -482,7 +485,7 @@ func (s *Scheduler) unstart(j *job) {
 }
 
 // completeGangs binds the members of committed placements found at a
-// restart.
+// restart or left unbound by a failed Binding.
 func (s *Scheduler) completeGangs(ctx context.Context) {
 	for _, j := range s.jobs {
 		if !j.complete || j.state != running {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/brigadesim/brigade/kube/internal/crashpoint"
@@ -69,5 +70,33 @@ func TestRestartFinishesGangEviction(t *testing.T) {
 	}
 	if !slices.Contains(c.binds, "urgent->n0") && !slices.Contains(c.binds, "urgent->n1") {
 		t.Errorf("binds %v: urgent not bound", c.binds)
+	}
+}
+
+// A gang member whose Binding fails (the API server timed out and the
+// pod is still unbound) is bound at a later round to the node its
+// committed placement names, not left unbound until a restart.
+func TestGangBindFailureCompletedNextRound(t *testing.T) {
+	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 8), gpuNode("n1", "NVIDIA-H100-80GB-HBM3", 8),
+		gpuPod("g-0", 8, 0, gang("train", 2)), gpuPod("g-1", 8, 0, gang("train", 2)))
+	c.bindFail = func(pod string) error {
+		if pod == "g-1" {
+			c.bindFail = nil
+			return errTimeout
+		}
+		return nil
+	}
+	s := newSched(t, c, "fcfs")
+	round(t, s)
+	if len(c.binds) != 1 {
+		t.Fatalf("binds %v after the failed Binding, want g-0's only", c.binds)
+	}
+	want := c.pod(t, "team-a", "g-0").Annotations[AnnoPlacement]
+	round(t, s)
+	if len(c.binds) != 2 || !strings.Contains(want, `"g-1":"`+c.pod(t, "team-a", "g-1").Spec.NodeName+`"`) {
+		t.Errorf("binds %v; the committed placement is %s", c.binds, want)
+	}
+	if a := s.cluster.AllocatedMilli(); a != 16000 {
+		t.Errorf("books hold %d milli-GPU, want 16000", a)
 	}
 }
