@@ -474,6 +474,12 @@ func firstModel(s, present hwmodel.ModelSet) hwmodel.ModelID {
 // call.
 func (p *preemptor) Schedule(v View) []Decision {
 	p.now = v.Now()
+	if p.present == 0 {
+		// The models present must be known before the events: a job
+		// started without this policy (a driver adopting running jobs
+		// after a restart) is booked under the first of them it accepts.
+		p.setBudget(v.Cluster())
+	}
 	p.absorb(v)
 	p.ds = p.ds[:0]
 	c := v.Cluster()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	"github.com/brigadesim/brigade/policies"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -357,6 +358,12 @@ func committedPlacement(j *job) map[string]string {
 // that fails on a conflict; on failure it takes back what it wrote.
 func (s *Scheduler) commit(ctx context.Context, j *job) error {
 	val := placementValue(j.assign)
+	live := 0
+	for _, m := range j.members {
+		if !m.ended && m.pod != nil {
+			live++
+		}
+	}
 	var wrote []*member
 	for _, m := range j.members {
 		if m.ended || m.pod == nil {
@@ -374,10 +381,11 @@ func (s *Scheduler) commit(ctx context.Context, j *job) error {
 		}
 		m.pod = got
 		wrote = append(wrote, m)
+		if len(wrote) < live {
+			crashpoint.At(crashpoint.GangAnnotatedPartly)
+		}
 	}
-	if crashHook != nil {
-		crashHook("committed")
-	}
+	crashpoint.At(crashpoint.GangCommitted)
 	return nil
 }
 
@@ -393,18 +401,21 @@ func (s *Scheduler) uncommit(ctx context.Context, j *job, ms []*member) {
 	}
 }
 
-// crashHook, set by tests, stops the scheduler at a named point.
-var crashHook func(point string)
-
 // bindMembers binds each member not yet bound to its node. A single pod
 // whose bind fails is unstarted (the next round reads what became of
 // it); a gang member's failure has the books rebuilt from the API
-// server's truth, since its other members may be bound already.
+// server's truth, since its other members may be bound already, and
+// the rest of its committed placement bound at the next round.
 func (s *Scheduler) bindMembers(ctx context.Context, j *job) {
+	sent := false
 	for _, m := range j.members {
 		if m.ended || m.node != "" {
 			continue
 		}
+		if sent && j.gang {
+			crashpoint.At(crashpoint.GangBetweenBinds)
+		}
+		sent = true
 		node := j.assign[m.name]
 		if err := s.bind(ctx, j.ns, m, node); err != nil {
 			s.logf("%s: binding pod %s to %s: %v", j.key, m.name, node, err)
@@ -412,7 +423,9 @@ func (s *Scheduler) bindMembers(ctx context.Context, j *job) {
 				s.unstart(j)
 				return
 			}
-			s.needsBuild = true
+			// Its placement is committed: the next round binds the
+			// members still unbound to it, as a restart would.
+			s.needsBuild, j.complete = true, true
 		}
 	}
 }
@@ -429,6 +442,7 @@ func (s *Scheduler) bind(ctx context.Context, ns string, m *member, node string)
 	s.BindLatencies = append(s.BindLatencies, d)
 	s.cfg.Metrics.bindDone(d, err == nil)
 	if err == nil {
+		crashpoint.At(crashpoint.BoundUnbooked)
 		m.node = node
 		return nil
 	}
@@ -460,7 +474,7 @@ func (s *Scheduler) unstart(j *job) {
 }
 
 // completeGangs binds the members of committed placements found at a
-// restart.
+// restart or left unbound by a failed Binding.
 func (s *Scheduler) completeGangs(ctx context.Context) {
 	for _, j := range s.jobs {
 		if !j.complete || j.state != running {
@@ -494,10 +508,17 @@ func (s *Scheduler) completeGangs(ctx context.Context) {
 // evict preempts a job: each pod gets a policy/v1 Eviction with its own
 // terminationGracePeriodSeconds. The job ends when its pods have; a
 // refused eviction (a disruption budget) takes the preemption back, so
-// the policy may decide again.
+// the policy may decide again. A gang's eviction is first committed:
+// every member is marked brigade.sim/evicting, and from then on its
+// members are evicted until none is left, by this scheduler or the next
+// (finishEvictions), so that no gang runs on in part.
 func (s *Scheduler) evict(ctx context.Context, j *job) {
+	if j.gang && !s.markEvicting(ctx, j) {
+		j.preempting = false
+		return
+	}
 	for _, m := range j.members {
-		if m.ended || m.pod == nil {
+		if m.ended || m.pod == nil || m.pod.DeletionTimestamp != nil {
 			continue
 		}
 		uid := m.uid
@@ -505,13 +526,81 @@ func (s *Scheduler) evict(ctx context.Context, j *job) {
 			DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: m.pod.Spec.TerminationGracePeriodSeconds,
 				Preconditions: &metav1.Preconditions{UID: &uid}}}
 		err := s.client.PolicyV1().Evictions(j.ns).Evict(ctx, ev)
+		crashpoint.At(crashpoint.Evicting)
 		switch {
 		case err == nil:
 			s.cfg.Metrics.evicted()
 		case apierrors.IsNotFound(err):
 		default:
 			s.logf("%s: evicting pod %s: %v", j.key, m.name, err)
-			j.preempting = false
+			if !j.gang {
+				j.preempting = false
+			}
+		}
+	}
+}
+
+// markEvicting commits a gang's eviction: the mark on every live
+// member. A write that fails takes back the marks this call wrote,
+// unless the eviction was committed already; false: not committed.
+func (s *Scheduler) markEvicting(ctx context.Context, j *job) bool {
+	before := evictionCommitted(j)
+	var wrote []*member
+	for _, m := range j.members {
+		if m.ended || m.pod == nil || m.pod.Annotations[AnnoEvicting] != "" {
+			continue
+		}
+		q := m.pod.DeepCopy()
+		if q.Annotations == nil {
+			q.Annotations = map[string]string{}
+		}
+		q.Annotations[AnnoEvicting] = "true"
+		got, err := s.client.CoreV1().Pods(j.ns).Update(ctx, q, metav1.UpdateOptions{})
+		if err != nil {
+			s.logf("%s: marking pod %s for eviction: %v", j.key, m.name, err)
+			if before {
+				return true
+			}
+			for _, w := range wrote {
+				q := w.pod.DeepCopy()
+				delete(q.Annotations, AnnoEvicting)
+				if got, err := s.client.CoreV1().Pods(j.ns).Update(ctx, q, metav1.UpdateOptions{}); err == nil {
+					w.pod = got
+				}
+			}
+			return false
+		}
+		m.pod = got
+		wrote = append(wrote, m)
+	}
+	return true
+}
+
+// evictionCommitted reports whether a live member of the gang carries
+// the eviction mark (a scheduler that stopped while marking had decided
+// the eviction all the same).
+func evictionCommitted(j *job) bool {
+	for _, m := range j.members {
+		if !m.ended && m.pod != nil && m.pod.Annotations[AnnoEvicting] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// finishEvictions evicts what is left of every running gang whose
+// eviction was committed: after a restart, or a refused Eviction.
+func (s *Scheduler) finishEvictions(ctx context.Context) {
+	for _, j := range s.jobs {
+		if j.state != running || !j.gang || !evictionCommitted(j) {
+			continue
+		}
+		for _, m := range j.members {
+			if !m.ended && m.pod != nil && m.pod.DeletionTimestamp == nil {
+				j.preempting = true
+				s.evict(ctx, j)
+				break
+			}
 		}
 	}
 }

@@ -75,8 +75,21 @@
 // node it names is no longer schedulable and no member is bound yet: then
 // the annotation is removed and the gang queued again); a placement
 // on some members only was never committed, nothing of it was bound, and
-// it is overwritten by the next one. Only the holder of the
-// coordination.k8s.io Lease schedules (--leader-elect).
+// it is overwritten by the next one.
+//
+// A gang's eviction is committed the same way: every member is marked
+// brigade.sim/evicting before the first Eviction, and a scheduler that
+// finds a running gang with a marked member evicts the rest of it (a
+// gang evicted in part would run on broken).
+//
+// Only the holder of the coordination.k8s.io Lease schedules
+// (--leader-elect; RunOptions set its timings, kube-scheduler's
+// 15s/10s/2s by default).
+//
+// The moments where a kill -9 hurts most (a gang annotated on some
+// members, committed, half bound; a Binding sent but not booked; an
+// eviction half sent; the books half rebuilt) call crashpoint.At, which
+// does nothing outside kube/crashtest's child processes.
 //
 // # Files
 //
@@ -84,7 +97,8 @@
 //     nodes into jobs and the cluster, rebuilding and adopting.
 //   - apply.go: admission (never, the unschedulable event and
 //     condition), apply, pods to a placement's nodes, the gang commit,
-//     Bindings and their reconciliation, Evictions.
+//     Bindings and their reconciliation, Evictions and a gang's eviction
+//     commit.
 //   - nodes.go: Nodes to hwmodel nodes: product names, MIG packing,
 //     taints and tolerations.
 //   - pods.go: Pods to requests, gangs, tenants and estimates.

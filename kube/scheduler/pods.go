@@ -19,6 +19,7 @@ const (
 	AnnoEstimate   = "brigade.sim/estimate"
 	AnnoDuration   = "brigade.sim/duration"
 	AnnoPlacement  = "brigade.sim/placement"
+	AnnoEvicting   = "brigade.sim/evicting"
 	defaultEstimat = hwmodel.Hour
 )
 

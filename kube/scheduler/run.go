@@ -22,7 +22,20 @@ type RunOptions struct {
 	// LeaseNamespace and LeaseName name the coordination.k8s.io Lease;
 	// Identity is this replica's name in it.
 	LeaseNamespace, LeaseName, Identity string
+	// LeaseDuration is how long a Lease not renewed keeps others out (0:
+	// DefaultLeaseDuration); the holder gives up when it has not renewed
+	// for RenewDeadline (0: DefaultRenewDeadline); every replica tries
+	// again every RetryPeriod (0: DefaultRetryPeriod). A killed leader is
+	// replaced within about LeaseDuration.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
+
+// The lease timings of kube-scheduler's own defaults.
+const (
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+)
 
 // Run watches the cluster through shared informers and schedules until
 // ctx ends: a round after each batch of events and at every tick. With
@@ -35,6 +48,14 @@ func Run(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dynam
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = 20 * time.Millisecond
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&opt.LeaseDuration, DefaultLeaseDuration}, {&opt.RenewDeadline, DefaultRenewDeadline}, {&opt.RetryPeriod, DefaultRetryPeriod}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
 	}
 	run := func(ctx context.Context) error {
 		kick := make(chan struct{}, 1)
@@ -92,7 +113,7 @@ func Run(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dynam
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		Lock: lock, LeaseDuration: opt.LeaseDuration, RenewDeadline: opt.RenewDeadline, RetryPeriod: opt.RetryPeriod,
 		ReleaseOnCancel: true, Name: opt.LeaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) { runErr = run(ctx); cancel() },

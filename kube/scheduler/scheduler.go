@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	"github.com/brigadesim/brigade/policies"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -188,6 +189,7 @@ func (s *Scheduler) Round(ctx context.Context) error {
 	}
 	s.warnUnschedulable(ctx)
 	s.completeGangs(ctx)
+	s.finishEvictions(ctx)
 	s.host.SetNow(s.at(s.cfg.Now()))
 	s.cfg.Metrics.setPending(s.pending())
 	if !s.host.HasNews() {
@@ -524,6 +526,7 @@ func (s *Scheduler) rebuild() error {
 		switch j.state {
 		case running:
 			s.adopt(j)
+			crashpoint.At(crashpoint.Rebuilding)
 		case queued, unschedulable:
 			s.admit(j)
 		}

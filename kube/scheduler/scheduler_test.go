@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -273,8 +274,8 @@ func TestGangCrashCompletesPlacement(t *testing.T) {
 	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 4), gpuNode("n1", "NVIDIA-H100-80GB-HBM3", 4),
 		gpuPod("g-0", 2, 0, gang("train", 2)), gpuPod("g-1", 2, 0, gang("train", 2)))
 	s := newSched(t, c, "fcfs/bestfit")
-	crashHook = func(p string) {
-		if p == "committed" {
+	crashpoint.Hook = func(p string) {
+		if p == crashpoint.GangCommitted {
 			panic("crash")
 		}
 	}
@@ -282,7 +283,7 @@ func TestGangCrashCompletesPlacement(t *testing.T) {
 		defer func() { _ = recover() }()
 		round(t, s)
 	}()
-	crashHook = nil
+	crashpoint.Hook = nil
 	if len(c.binds) != 0 {
 		t.Fatalf("bound %v before the crash", c.binds)
 	}

@@ -3,7 +3,7 @@
 // benchmarks (package scheduler), and exports a results folder that
 // brigade sim --replay reads.
 //
-//	brigade-kube --policy sjf+bf/bestfit [--scheduler-name brigade] [--leader-elect] [--metrics 127.0.0.1:9401]
+//	brigade-kube --policy sjf+bf/bestfit [--scheduler-name brigade] [--leader-elect [--lease-duration 15s --renew-deadline 10s --retry-period 2s]] [--metrics 127.0.0.1:9401]
 //	brigade-kube export --out DIR [--policy SPEC] [--scheduler-name brigade]
 package main
 
@@ -77,8 +77,14 @@ func run(args []string) error {
 	leaseNS := fs.String("lease-namespace", "kube-system", "the Lease's namespace")
 	leaseName := fs.String("lease-name", "brigade-kube", "the Lease's name")
 	tick := fs.Duration("tick", time.Second, "longest time between scheduling rounds")
+	leaseDuration := fs.Duration("lease-duration", scheduler.DefaultLeaseDuration, "--leader-elect: how long a Lease not renewed keeps other replicas out")
+	renewDeadline := fs.Duration("renew-deadline", scheduler.DefaultRenewDeadline, "--leader-elect: the leader gives up if it has not renewed for this long (less than --lease-duration)")
+	retryPeriod := fs.Duration("retry-period", scheduler.DefaultRetryPeriod, "--leader-elect: how often replicas try to take or renew the Lease")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *leader && !(*leaseDuration > *renewDeadline && *renewDeadline > *retryPeriod && *retryPeriod > 0) {
+		return fmt.Errorf("--leader-elect needs --lease-duration > --renew-deadline > --retry-period > 0, got %s, %s, %s", *leaseDuration, *renewDeadline, *retryPeriod)
 	}
 	rc, err := restConfig(*kubeconfig)
 	if err != nil {
@@ -118,5 +124,6 @@ func run(args []string) error {
 	}
 	host, _ := os.Hostname()
 	return scheduler.Run(ctx, cfg, client, dyn, scheduler.RunOptions{Tick: *tick, LeaderElect: *leader,
-		LeaseNamespace: *leaseNS, LeaseName: *leaseName, Identity: host + "-" + strconv.Itoa(os.Getpid())})
+		LeaseNamespace: *leaseNS, LeaseName: *leaseName, Identity: host + "-" + strconv.Itoa(os.Getpid()),
+		LeaseDuration: *leaseDuration, RenewDeadline: *renewDeadline, RetryPeriod: *retryPeriod})
 }
