@@ -219,7 +219,7 @@ func (s *Scheduler) apply(d policies.Decision) string {
 	if reason == "" {
 		assign, reason = s.assignPods(j, place)
 		if reason != "" && !s.host.Job(d.Job).Req.WantsMIG() {
-			if p, ok := s.retarget(j, place); ok {
+			if p, ok := s.repack(j, place); ok {
 				if why := s.host.CheckPlacement(d.Job, p); why == "" {
 					place = p
 					assign, reason = s.assignPods(j, place)

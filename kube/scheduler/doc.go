@@ -43,10 +43,11 @@
 // PodScheduled=False with reason Unschedulable, and keeps them out of the
 // policy's queue; then, if the host has news, Host.Schedule. apply checks
 // a Start (CheckPlacement, or the MIG instance; each pod's GPUs whole on
-// one node; each pod tolerating its node's taints: a share on a node the
-// pods do not tolerate moves to the tightest equal node they do, of the
-// same GPU model with room, since the policies see one cluster for every
-// job and would pick the tainted node again) and books it; a
+// one node; each pod tolerating its node's taints; a placement the pods
+// cannot take as it is, split across nodes or on a node they do not
+// tolerate, is repacked onto nodes of the same GPU model, its own first,
+// since the policies place GPUs, not pods, and would choose it again)
+// and books it; a
 // Preempt marks the job. A refusal is the policy's Rejection. After the
 // call, Evictions (policy/v1, with each pod's
 // terminationGracePeriodSeconds; the job ends when its pods are gone, and
@@ -103,8 +104,8 @@
 //     taints and tolerations.
 //   - pods.go: Pods to requests, gangs, tenants and estimates.
 //   - podgroups.go: a gang's size from its PodGroup object.
-//   - taints.go: moving a placement's shares off nodes a job's pods do
-//     not tolerate.
+//   - repack.go: a placement the pods cannot take as it is, repacked
+//     pod by pod onto nodes of the same model.
 //   - source.go: APISource and the informers' source.
 //   - run.go: Run: informers, rounds, leader election.
 //   - metrics.go: the Prometheus metrics.

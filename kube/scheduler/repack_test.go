@@ -3,6 +3,8 @@ package scheduler
 import (
 	"testing"
 
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/policies"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -56,5 +58,54 @@ func TestTaintedChoiceMovesToEqualNode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A placement that splits a gang's pods across nodes (2 + 2 + 4 GPUs for
+// two 4-GPU pods) is repacked onto the placement's own nodes, each pod
+// whole, and applied; without repacking it would be refused.
+func TestSplitGangPlacementRepacked(t *testing.T) {
+	const h100 = "NVIDIA-H100-80GB-HBM3"
+	c := newCluster(gpuNode("n0", h100, 4), gpuNode("n1", h100, 4), gpuNode("n2", h100, 8),
+		gpuPod("g-0", 4, 0, gang("g", 2)), gpuPod("g-1", 4, 0, gang("g", 2)))
+	s := newSched(t, c, "fcfs/bestfit")
+	nodes, err := s.src.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := s.src.Pods()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.sync(t.Context(), nodes, pods)
+	if s.needsBuild {
+		if err := s.rebuild(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx := map[string]int{}
+	for i, n := range s.nodes {
+		idx[n.name] = i
+	}
+	j := s.byKey["team-a/g"]
+	if j == nil || j.state != queued {
+		t.Fatalf("gang not queued: %+v", j)
+	}
+	split := hwmodel.Placement{
+		{Node: idx["n0"], GPUs: 0b11, Milli: hwmodel.MilliPerGPU, CPUMilli: 500, MemoryMiB: 512},
+		{Node: idx["n1"], GPUs: 0b11, Milli: hwmodel.MilliPerGPU, CPUMilli: 500, MemoryMiB: 512},
+		{Node: idx["n2"], GPUs: 0b1111, Milli: hwmodel.MilliPerGPU, CPUMilli: 1000, MemoryMiB: 1024},
+	}
+	if why := s.host.CheckPlacement(j.id, split); why != "" {
+		t.Fatalf("the split placement is not a valid policy placement: %s", why)
+	}
+	if why := s.apply(policies.Decision{Kind: policies.Start, Job: j.id, Placement: split}); why != "" {
+		t.Fatalf("refused: %s", why)
+	}
+	if j.assign["g-0"] != "n0" || j.assign["g-1"] != "n1" {
+		t.Errorf("assigned %v, want g-0 on n0 and g-1 on n1 (the placement's own nodes, each whole)", j.assign)
+	}
+	if got := j.place.GPUCount(); got != 8 {
+		t.Errorf("repacked placement holds %d GPUs, want 8", got)
 	}
 }
