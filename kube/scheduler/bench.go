@@ -352,15 +352,20 @@ feed:
 }
 
 // deleteBenchPods deletes the run's pods at once (grace 0) and waits,
-// up to a minute, until the API server has none left.
+// up to a minute, until the API server has none left; pods a collection
+// delete missed are deleted one by one.
 func deleteBenchPods(ctx context.Context, client kubernetes.Interface, ns, selector string) {
 	zero := int64(0)
+	now := metav1.DeleteOptions{GracePeriodSeconds: &zero}
 	pods := client.CoreV1().Pods(ns)
-	_ = pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: selector})
+	_ = pods.DeleteCollection(ctx, now, metav1.ListOptions{LabelSelector: selector})
 	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		l, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil || len(l.Items) == 0 {
 			return
+		}
+		for _, p := range l.Items {
+			_ = pods.Delete(ctx, p.Name, now)
 		}
 	}
 }
