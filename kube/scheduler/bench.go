@@ -81,7 +81,10 @@ type BenchResult struct {
 	// start-up included.
 	PodsPerSecond float64
 	// Calls and Binds count the scheduling calls that returned decisions
-	// and the Bindings sent; the percentiles are exact (nearest rank).
+	// and the Bindings sent; the percentiles are exact (nearest rank). A
+	// Binding's time is the client's: the API round trip plus any wait in
+	// the client's rate limiter (--kube-api-qps), which dominates when
+	// the limit binds.
 	Calls, Binds       int
 	CallP50, CallP99   time.Duration
 	BindP50, BindP99   time.Duration
