@@ -303,16 +303,16 @@ func (s *Scheduler) assignPods(j *job, p hwmodel.Placement) (map[string]string, 
 }
 
 // bindJob binds an accepted start's pods. A gang's placement is first
-// committed (doc.go): written on every member, then bound.
-func (s *Scheduler) bindJob(ctx context.Context, j *job) {
+// committed (doc.go): written on every member, then bound. It makes API
+// calls only; the books hear its outcome through settle.
+func (s *Scheduler) bindJob(ctx context.Context, j *job) bindOutcome {
 	if j.gang {
 		if err := s.commit(ctx, j); err != nil {
 			s.logf("%s: committing its placement: %v; it goes back to the queue", j.key, err)
-			s.unstart(j)
-			return
+			return bindUnstart
 		}
 	}
-	s.bindMembers(ctx, j)
+	return s.bindMembers(ctx, j)
 }
 
 // placementValue is the annotation that commits a gang's placement: each
@@ -406,7 +406,8 @@ func (s *Scheduler) uncommit(ctx context.Context, j *job, ms []*member) {
 // it); a gang member's failure has the books rebuilt from the API
 // server's truth, since its other members may be bound already, and
 // the rest of its committed placement bound at the next round.
-func (s *Scheduler) bindMembers(ctx context.Context, j *job) {
+func (s *Scheduler) bindMembers(ctx context.Context, j *job) bindOutcome {
+	out := bindDone
 	sent := false
 	for _, m := range j.members {
 		if m.ended || m.node != "" {
@@ -420,14 +421,14 @@ func (s *Scheduler) bindMembers(ctx context.Context, j *job) {
 		if err := s.bind(ctx, j.ns, m, node); err != nil {
 			s.logf("%s: binding pod %s to %s: %v", j.key, m.name, node, err)
 			if !j.gang {
-				s.unstart(j)
-				return
+				return bindUnstart
 			}
 			// Its placement is committed: the next round binds the
 			// members still unbound to it, as a restart would.
-			s.needsBuild, j.complete = true, true
+			out, j.complete = bindRebuild, true
 		}
 	}
+	return out
 }
 
 // bind binds one pod; on failure it reads the pod back, so a pod already
@@ -439,7 +440,9 @@ func (s *Scheduler) bind(ctx context.Context, ns string, m *member, node string)
 	t0 := time.Now()
 	err := s.client.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{})
 	d := time.Since(t0)
+	s.latMu.Lock()
 	s.BindLatencies = append(s.BindLatencies, d)
+	s.latMu.Unlock()
 	s.cfg.Metrics.bindDone(d, err == nil)
 	if err == nil {
 		crashpoint.At(crashpoint.BoundUnbooked)
@@ -501,7 +504,7 @@ func (s *Scheduler) completeGangs(ctx context.Context) {
 			s.unstart(j)
 			continue
 		}
-		s.bindMembers(ctx, j)
+		s.settle(j, s.bindMembers(ctx, j))
 	}
 }
 

@@ -52,8 +52,11 @@
 // call, Evictions (policy/v1, with each pod's
 // terminationGracePeriodSeconds; the job ends when its pods are gone, and
 // a controller that recreates them makes a new job) and Bindings are
-// sent. The call's latency (Schedule and apply, no API call) and each
-// Binding's are measured apart.
+// sent, 8 jobs at a time: a worker makes only its own job's API calls,
+// in the protocol's order, and the books hear each job's outcome after
+// all workers are done, in the round's order. The call's latency
+// (Schedule and apply, no API call) and each Binding's are measured
+// apart.
 //
 // # Restart safety
 //
@@ -108,6 +111,12 @@
 //     pod by pod onto nodes of the same model.
 //   - source.go: APISource and the informers' source.
 //   - run.go: Run: informers, rounds, leader election.
-//   - metrics.go: the Prometheus metrics.
+//   - bindpool.go: bindAll, the round's Bindings by a few workers, and
+//     settle, their outcomes applied to the books.
+//   - metrics.go: the Prometheus metrics, and the exact samples Bench
+//     reads (KeepSamples).
+//   - bench.go: Bench, BenchWorkload: binding throughput and latencies
+//     against a real API server (brigade-kube bench; BenchmarkRealAPI in
+//     realapi_bench_test.go runs it on the test control plane).
 //   - export.go: Export, a results folder for brigade sim --replay.
 package scheduler

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +19,14 @@ type Metrics struct {
 	evictions prometheus.Counter
 	schedule  prometheus.Histogram
 	bind      prometheus.Histogram
+
+	// keep, set by KeepSamples, holds every observation for exact
+	// percentiles (a histogram's buckets only bound them); a running
+	// scheduler keeps none, so its memory stays flat.
+	mu            sync.Mutex
+	keep          bool
+	scheduleTimes []time.Duration
+	bindTimes     []time.Duration
 }
 
 // NewMetrics makes the scheduler's metrics.
@@ -40,6 +50,23 @@ func NewMetrics() *Metrics {
 // Registry is the registry the metrics live in.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
+// KeepSamples makes m keep every scheduling call's and Binding's
+// latency from now on, for Samples (Bench uses it).
+func (m *Metrics) KeepSamples() {
+	m.mu.Lock()
+	m.keep = true
+	m.mu.Unlock()
+}
+
+// Samples returns copies of the latencies kept since KeepSamples: each
+// scheduling call that returned decisions (Schedule and apply, no API
+// call), and each Binding's round trip.
+func (m *Metrics) Samples() (schedule, bind []time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.scheduleTimes), slices.Clone(m.bindTimes)
+}
+
 func (m *Metrics) setPending(n int) {
 	if m != nil {
 		m.pending.Set(float64(n))
@@ -49,6 +76,11 @@ func (m *Metrics) setPending(n int) {
 func (m *Metrics) scheduled(d time.Duration) {
 	if m != nil {
 		m.schedule.Observe(d.Seconds())
+		m.mu.Lock()
+		if m.keep {
+			m.scheduleTimes = append(m.scheduleTimes, d)
+		}
+		m.mu.Unlock()
 	}
 }
 
@@ -57,6 +89,11 @@ func (m *Metrics) bindDone(d time.Duration, ok bool) {
 		return
 	}
 	m.bind.Observe(d.Seconds())
+	m.mu.Lock()
+	if m.keep {
+		m.bindTimes = append(m.bindTimes, d)
+	}
+	m.mu.Unlock()
 	if ok {
 		m.bound.Inc()
 	} else {

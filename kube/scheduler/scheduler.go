@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brigadesim/brigade/hwmodel"
@@ -122,6 +123,7 @@ type Scheduler struct {
 	// the books (no API call); BindLatencies each Binding's round trip.
 	Latencies     []time.Duration
 	BindLatencies []time.Duration
+	latMu         sync.Mutex // BindLatencies: bind workers append
 }
 
 // New builds a scheduler over client, listing from src. The policy spec
@@ -134,6 +136,7 @@ func New(cfg Config, client kubernetes.Interface, dyn dynamic.Interface, src Sou
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	cfg.Log = &lockedWriter{w: cfg.Log}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -206,9 +209,7 @@ func (s *Scheduler) Round(ctx context.Context) error {
 	for _, j := range s.evicts {
 		s.evict(ctx, j)
 	}
-	for _, j := range s.binds {
-		s.bindJob(ctx, j)
-	}
+	s.bindAll(ctx, s.binds)
 	s.cfg.Metrics.setPending(s.pending())
 	return nil
 }

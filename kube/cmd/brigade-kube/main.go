@@ -5,6 +5,11 @@
 //
 //	brigade-kube --policy sjf+bf/bestfit [--scheduler-name brigade] [--leader-elect [--lease-duration 15s --renew-deadline 10s --retry-period 2s]] [--metrics 127.0.0.1:9401]
 //	brigade-kube export --out DIR [--policy SPEC] [--scheduler-name brigade]
+//	brigade-kube bench --namespace NS [--policy SPEC] [--pods 1000] (test clusters only: it binds pause pods asking for GPUs)
+//
+// --kube-api-qps and --kube-api-burst (default 50 and 100, as
+// kube-scheduler) are the client's rate limits: client-go's own 5/10
+// would hold a round's Bindings back.
 package main
 
 import (
@@ -62,7 +67,8 @@ func parseWeights(s string) (map[string]float64, error) {
 
 func run(args []string) error {
 	export := len(args) > 0 && args[0] == "export"
-	if export {
+	bench := len(args) > 0 && args[0] == "bench"
+	if export || bench {
 		args = args[1:]
 	}
 	fs := flag.NewFlagSet("brigade-kube", flag.ContinueOnError)
@@ -80,16 +86,24 @@ func run(args []string) error {
 	leaseDuration := fs.Duration("lease-duration", scheduler.DefaultLeaseDuration, "--leader-elect: how long a Lease not renewed keeps other replicas out")
 	renewDeadline := fs.Duration("renew-deadline", scheduler.DefaultRenewDeadline, "--leader-elect: the leader gives up if it has not renewed for this long (less than --lease-duration)")
 	retryPeriod := fs.Duration("retry-period", scheduler.DefaultRetryPeriod, "--leader-elect: how often replicas try to take or renew the Lease")
+	qps := fs.Float64("kube-api-qps", scheduler.DefaultAPIQPS, "the API client's sustained requests per second")
+	burst := fs.Int("kube-api-burst", scheduler.DefaultAPIBurst, "the API client's burst of requests")
+	benchNS := fs.String("namespace", "", "bench: the namespace of its pods (created if missing)")
+	benchPods := fs.Int("pods", 1000, "bench: how many pending pods to create")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *leader && !(*leaseDuration > *renewDeadline && *renewDeadline > *retryPeriod && *retryPeriod > 0) {
 		return fmt.Errorf("--leader-elect needs --lease-duration > --renew-deadline > --retry-period > 0, got %s, %s, %s", *leaseDuration, *renewDeadline, *retryPeriod)
 	}
+	if *qps <= 0 || *burst <= 0 {
+		return fmt.Errorf("--kube-api-qps and --kube-api-burst must be > 0, got %v and %d", *qps, *burst)
+	}
 	rc, err := restConfig(*kubeconfig)
 	if err != nil {
 		return err
 	}
+	rc.QPS, rc.Burst = float32(*qps), *burst
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -102,6 +116,20 @@ func run(args []string) error {
 		}
 		return scheduler.Export(ctx, scheduler.APISource{Client: client, Ctx: ctx},
 			scheduler.ExportOptions{Name: *name, Policy: *policy, Command: os.Args}, *out)
+	}
+	if bench {
+		named := false
+		fs.Visit(func(f *flag.Flag) { named = named || f.Name == "scheduler-name" })
+		if !named {
+			*name = "brigade-bench"
+		}
+		res, err := scheduler.Bench(ctx, client, scheduler.BenchOptions{Namespace: *benchNS, Pods: *benchPods, Policy: *policy,
+			Name: *name, Run: scheduler.RunOptions{Tick: *tick}})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s\nclient QPS %v, burst %d\n", res, rc.QPS, rc.Burst)
+		return nil
 	}
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
