@@ -420,11 +420,12 @@ func readAudit(t *testing.T, path string) []bindRecord {
 
 // bindChecks checks the audited Bindings: each pod bound by exactly one
 // Binding that took, to the node the observer saw it on, from a
-// scheduler process of this test; and a gang's members bound back to
-// back, with no other pod's Binding taking while it is partly bound: the
-// life that commits a placement binds all of it before anything else,
-// and a life that finds one partly bound completes it before it
-// schedules anything (a life killed first binds nothing else either).
+// scheduler process of this test; and no pod on its own bound by a life
+// while a gang that an earlier life (or the other replica) left partly
+// bound is still open: a life that finds a committed placement partly
+// bound completes it before it schedules anything. Within one life a
+// round's Bindings go out several jobs at a time, so its gangs and pods
+// may interleave: their placements are committed and booked.
 //
 // A Binding whose sender was killed while the API server worked on it
 // is audited as 504 (the client went away) though it may have taken: it
@@ -467,28 +468,32 @@ func bindChecks(o *observer, binds []bindRecord) (violations []string, accepted,
 			violations = append(violations, fmt.Sprintf("pod %s: %d Bindings took", name, n))
 		}
 	}
-	// The API server answers one process's Bindings in the order it sent
-	// them, and only one process binds at a time, so the Bindings that
-	// took, in order of their answer, show every gang's members together.
+	// Only one process binds at a time, so the Bindings that took, in
+	// order of their answer, show which life left a gang partly bound
+	// and what the next one bound before completing it.
 	slices.SortStableFunc(taken, func(a, b bindRecord) int { return a.done.Compare(b.done) })
-	open := map[string]int{} // gang: members bound so far, while partly bound
+	open := map[string]int{}      // gang: members bound so far, while partly bound
+	openBy := map[string]string{} // gang: the life that bound its last member
 	reported := map[string]bool{}
 	for i, b := range taken {
 		r := o.pods[b.pod]
 		if r == nil {
 			continue
 		}
-		for g, n := range open {
-			if g != r.gang && !reported[g] {
-				reported[g] = true
-				violations = append(violations, fmt.Sprintf("gang %s partly bound (%d of %d) when %s bound %s (Binding %d that took)", g, n, len(o.gangs[g]), b.agent, b.pod, i))
+		if r.gang == "" {
+			for g, n := range open {
+				if openBy[g] != b.agent && !reported[g] {
+					reported[g] = true
+					violations = append(violations, fmt.Sprintf("gang %s left partly bound (%d of %d) by %s when %s bound %s (Binding %d that took)",
+						g, n, len(o.gangs[g]), openBy[g], b.agent, b.pod, i))
+				}
 			}
+			continue
 		}
-		if r.gang != "" {
-			open[r.gang]++
-			if open[r.gang] == len(o.gangs[r.gang]) {
-				delete(open, r.gang)
-			}
+		open[r.gang]++
+		openBy[r.gang] = b.agent
+		if open[r.gang] == len(o.gangs[r.gang]) {
+			delete(open, r.gang)
 		}
 	}
 	slices.Sort(violations)

@@ -30,9 +30,10 @@
 //     placement (committed), to the node it names, and the placement
 //     never changes once a member is bound; at the end every gang is
 //     whole on its placement's nodes;
-//   - no other pod's Binding is accepted while a gang is partly bound:
-//     a life binds a committed placement whole before anything else, and
-//     a life that finds one partly bound completes it first;
+//   - a life that finds a gang partly bound (left so by an earlier life
+//     or the other replica) completes it before it binds a pod of its
+//     own choosing (within one life, a round's Bindings go out several
+//     jobs at a time and may interleave);
 //   - a node's bound, unfinished pods never hold more GPUs than it has;
 //   - with two replicas, only the Lease's holder sends Bindings: none
 //     from the second before it acquires the Lease.
