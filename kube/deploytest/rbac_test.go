@@ -125,7 +125,8 @@ func pod(name string, gpus int, duration string, opts ...podOpt) *corev1.Pod {
 // (PodGroup minCount 2, spec.schedulingGroup), tells a 16-GPU pod that no
 // node holds it (event and condition), takes the urgent pod's priority
 // from its PriorityClass and evicts a running job for it, all under its
-// Lease, and the API server forbids none of its requests.
+// Lease, and the API server forbids none of its requests. It leaves the
+// GPUs another scheduler's pod holds alone.
 func TestSchedulerUnderShippedRBAC(t *testing.T) {
 	cp := controlplane.ForTestWith(t, controlplane.Options{Authorization: "RBAC", APIServerArgs: []string{
 		"--feature-gates=GenericWorkload=true",
@@ -135,7 +136,7 @@ func TestSchedulerUnderShippedRBAC(t *testing.T) {
 	defer cancel()
 	admin := cp.Clientset
 	apply(t, ctx, admin)
-	nodes, err := controlplane.AddGPUNodes(ctx, admin, 3, controlplane.NodeSpec{})
+	nodes, err := controlplane.AddGPUNodes(ctx, admin, 4, controlplane.NodeSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +154,18 @@ func TestSchedulerUnderShippedRBAC(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "wl"},
 		Spec: schedv1beta1.PodGroupSpec{SchedulingPolicy: schedv1beta1.PodGroupSchedulingPolicy{
 			Gang: &schedv1beta1.GangSchedulingPolicy{MinCount: 2}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another scheduler's pod holds the last node's 8 GPUs: the scheduler
+	// must see it (its informer of other schedulers' bound pods) and leave
+	// them alone.
+	other := pod("other", 8, "1h", func(p *corev1.Pod) { p.Spec.SchedulerName = "default-scheduler" })
+	if _, err := admin.CoreV1().Pods("team-a").Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.CoreV1().Pods("team-a").Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "other"},
+		Target: corev1.ObjectReference{Kind: "Node", Name: nodes[3]}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -235,7 +248,8 @@ func TestSchedulerUnderShippedRBAC(t *testing.T) {
 		t.Errorf("huge's events: %v %+v", err, evs)
 	}
 
-	// The cluster is full (16 + 8 of 24 GPUs): the urgent pod's priority,
+	// The cluster is full (16 + 8 of 24 GPUs, and the other scheduler's
+	// 8): the urgent pod's priority,
 	// from its PriorityClass, preempts a running job.
 	create(pod("urgent", 8, "1s", func(p *corev1.Pod) { p.Spec.PriorityClassName = "urgent" }))
 	waitFor(t, ctx, "urgent bound after an eviction", func() bool { return bound("urgent") })
@@ -247,6 +261,11 @@ func TestSchedulerUnderShippedRBAC(t *testing.T) {
 	}
 	if left > 2 {
 		t.Errorf("%d of the 4 running pods are left: the urgent pod was bound without an eviction", left)
+	}
+	for _, n := range []string{"train-0", "train-1", "wl-0", "wl-1", "urgent"} {
+		if p, err := admin.CoreV1().Pods("team-a").Get(ctx, n, metav1.GetOptions{}); err == nil && p.Spec.NodeName == nodes[3] {
+			t.Errorf("%s bound to %s, whose GPUs the other scheduler's pod holds", n, nodes[3])
+		}
 	}
 	lease, err := admin.CoordinationV1().Leases("brigade-system").Get(ctx, "brigade-scheduler", metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "replica-a" {

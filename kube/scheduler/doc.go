@@ -13,7 +13,9 @@
 // (nvidia.com/mig-1g.10gb: 7) become further GPUs whose static layouts
 // hold those instances; CPU and memory allocatable are booked; cordoned
 // nodes are left out; NoSchedule and NoExecute taints are kept beside the
-// cluster. Any change of these rebuilds the books.
+// cluster. What other schedulers' bound, unfinished pods hold on a node
+// (whole GPUs, CPU, memory) is taken out of its capacity. Any change of
+// these rebuilds the books.
 //
 // Pods: a pod, or a gang (brigade.sim/gang with brigade.sim/gang-size,
 // scheduling.x-k8s.io/pod-group with its PodGroup's minMember when the
@@ -107,6 +109,7 @@
 //     taints and tolerations.
 //   - pods.go: Pods to requests, gangs, tenants and estimates.
 //   - podgroups.go: a gang's size from its PodGroup object.
+//   - foreign.go: what other schedulers' pods hold, out of the nodes.
 //   - repack.go: a placement the pods cannot take as it is, repacked
 //     pod by pod onto nodes of the same model.
 //   - source.go: APISource and the informers' source.

@@ -226,7 +226,7 @@ func (s *Scheduler) pending() int {
 
 // sync brings the books up to date with the nodes and pods listed.
 func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*corev1.Pod) {
-	s.syncNodes(nodes)
+	s.syncNodes(nodes, foreignUse(s.cfg.Name, pods))
 	type group struct {
 		key     string
 		pods    []*corev1.Pod
@@ -294,7 +294,9 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 	}
 }
 
-func (s *Scheduler) syncNodes(nodes []*corev1.Node) {
+// syncNodes brings the nodes' books up to date, less what other
+// schedulers' pods hold (foreign); a change of any node rebuilds them.
+func (s *Scheduler) syncNodes(nodes []*corev1.Node, foreign map[string]podReq) {
 	var infos []nodeInfo
 	for _, n := range nodes {
 		info, ok := buildNode(n, func(msg string) {
@@ -304,6 +306,9 @@ func (s *Scheduler) syncNodes(nodes []*corev1.Node) {
 			}
 		})
 		if ok {
+			if u, held := foreign[info.name]; held {
+				withoutForeign(&info, u)
+			}
 			infos = append(infos, info)
 		}
 	}

@@ -45,26 +45,45 @@ func (a APISource) Pods() ([]*corev1.Pod, error) {
 	return out, nil
 }
 
-// informerSource lists from shared informers' caches.
+// informerSource lists from shared informers' caches: the scheduler's
+// own pods, and the bound, unfinished pods of other schedulers, whose
+// resources it must not give away again.
 type informerSource struct {
-	nodes listersv1.NodeLister
-	pods  listersv1.PodLister
+	nodes   listersv1.NodeLister
+	pods    listersv1.PodLister
+	foreign listersv1.PodLister
 }
 
 func (s informerSource) Nodes() ([]*corev1.Node, error) { return s.nodes.List(labels.Everything()) }
-func (s informerSource) Pods() ([]*corev1.Pod, error)   { return s.pods.List(labels.Everything()) }
 
-// newInformerSource watches Nodes and the Pods whose schedulerName is
-// name (a field selector, so other schedulers' pods never reach the
-// cache); onChange is called after each informer event. It returns the
+func (s informerSource) Pods() ([]*corev1.Pod, error) {
+	own, err := s.pods.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	other, err := s.foreign.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	return append(own, other...), nil
+}
+
+// newInformerSource watches Nodes, the Pods whose schedulerName is name,
+// and the bound, unfinished Pods of other schedulers (field selectors, so
+// nothing else reaches the caches); onChange is called after each
+// informer event. It returns the
 // factories to start.
 func newInformerSource(client kubernetes.Interface, name string, onChange func()) ([]informers.SharedInformerFactory, informerSource) {
 	f := informers.NewSharedInformerFactory(client, 0)
 	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = "spec.schedulerName=" + name
 	}))
+	ff := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = "spec.schedulerName!=" + name + ",spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+	}))
 	ni := f.Core().V1().Nodes()
 	pi := pf.Core().V1().Pods()
+	fi := ff.Core().V1().Pods()
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { onChange() },
 		UpdateFunc: func(any, any) { onChange() },
@@ -72,5 +91,6 @@ func newInformerSource(client kubernetes.Interface, name string, onChange func()
 	}
 	_, _ = ni.Informer().AddEventHandler(h)
 	_, _ = pi.Informer().AddEventHandler(h)
-	return []informers.SharedInformerFactory{f, pf}, informerSource{nodes: ni.Lister(), pods: pi.Lister()}
+	_, _ = fi.Informer().AddEventHandler(h)
+	return []informers.SharedInformerFactory{f, pf, ff}, informerSource{nodes: ni.Lister(), pods: pi.Lister(), foreign: fi.Lister()}
 }
