@@ -28,6 +28,8 @@ func BenchmarkSchedulingCall(b *testing.B) {
 		}
 		c := newCluster(objs...)
 		s := newSched(b, c, "sjf+bf/bestfit")
+		s.cfg.Metrics = NewMetrics()
+		s.cfg.Metrics.KeepSamples()
 		round(b, s)
 		for k := range 20 {
 			for _, bd := range c.binds[k*10 : k*10+10] {
@@ -40,7 +42,8 @@ func BenchmarkSchedulingCall(b *testing.B) {
 			}
 			round(b, s)
 		}
-		lat = append(lat, s.Latencies...)
+		calls, _ := s.cfg.Metrics.Samples()
+		lat = append(lat, calls...)
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")

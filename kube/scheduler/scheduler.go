@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/brigadesim/brigade/hwmodel"
@@ -118,12 +117,6 @@ type Scheduler struct {
 	toWarn []*job
 	evicts []*job
 
-	// Latencies holds, for every scheduling call that returned
-	// decisions, the policy's Schedule with the decisions' application to
-	// the books (no API call); BindLatencies each Binding's round trip.
-	Latencies     []time.Duration
-	BindLatencies []time.Duration
-	latMu         sync.Mutex // BindLatencies: bind workers append
 }
 
 // New builds a scheduler over client, listing from src. The policy spec
@@ -203,7 +196,6 @@ func (s *Scheduler) Round(ctx context.Context) error {
 	decs := s.host.Schedule(s.policy, s.apply)
 	if len(decs) > 0 {
 		d := time.Since(t0)
-		s.Latencies = append(s.Latencies, d)
 		s.cfg.Metrics.scheduled(d)
 	}
 	for _, j := range s.evicts {

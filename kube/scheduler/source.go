@@ -52,6 +52,7 @@ type informerSource struct {
 	nodes   listersv1.NodeLister
 	pods    listersv1.PodLister
 	foreign listersv1.PodLister
+	name    string // the scheduler's
 }
 
 func (s informerSource) Nodes() ([]*corev1.Node, error) { return s.nodes.List(labels.Everything()) }
@@ -65,7 +66,15 @@ func (s informerSource) Pods() ([]*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(own, other...), nil
+	// The field selector keeps the scheduler's own pods out of this cache
+	// on an API server; a fake one ignores it, and a pod listed twice
+	// would be two jobs.
+	for _, p := range other {
+		if p.Spec.SchedulerName != s.name {
+			own = append(own, p)
+		}
+	}
+	return own, nil
 }
 
 // newInformerSource watches Nodes, the Pods whose schedulerName is name,
@@ -92,5 +101,5 @@ func newInformerSource(client kubernetes.Interface, name string, onChange func()
 	_, _ = ni.Informer().AddEventHandler(h)
 	_, _ = pi.Informer().AddEventHandler(h)
 	_, _ = fi.Informer().AddEventHandler(h)
-	return []informers.SharedInformerFactory{f, pf, ff}, informerSource{nodes: ni.Lister(), pods: pi.Lister(), foreign: fi.Lister()}
+	return []informers.SharedInformerFactory{f, pf, ff}, informerSource{nodes: ni.Lister(), pods: pi.Lister(), foreign: fi.Lister(), name: name}
 }
