@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -54,12 +55,15 @@ type informerSource struct {
 func (s informerSource) Nodes() ([]*corev1.Node, error) { return s.nodes.List(labels.Everything()) }
 func (s informerSource) Pods() ([]*corev1.Pod, error)   { return s.pods.List(labels.Everything()) }
 
-// newInformerSource watches Nodes and the Pods whose schedulerName is
-// name (a field selector, so other schedulers' pods never reach the
-// cache); onChange is called after each informer event. It returns the
-// factories to start.
-func newInformerSource(client kubernetes.Interface, name string, onChange func()) ([]informers.SharedInformerFactory, informerSource) {
-	f := informers.NewSharedInformerFactory(client, 0)
+// newInformerSource watches the Nodes that nodeSelector selects (a label
+// selector, so other partitions' nodes never reach the cache) and the
+// Pods whose schedulerName is name (a field selector, likewise);
+// onChange is called after each informer event but a node's heartbeat.
+// It returns the factories to start.
+func newInformerSource(client kubernetes.Interface, name string, nodeSelector map[string]string, onChange func()) ([]informers.SharedInformerFactory, informerSource) {
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = labels.SelectorFromSet(nodeSelector).String()
+	}))
 	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = "spec.schedulerName=" + name
 	}))
@@ -70,7 +74,27 @@ func newInformerSource(client kubernetes.Interface, name string, onChange func()
 		UpdateFunc: func(any, any) { onChange() },
 		DeleteFunc: func(any) { onChange() },
 	}
-	_, _ = ni.Informer().AddEventHandler(h)
+	nh := h
+	nh.UpdateFunc = func(old, cur any) {
+		if nodeChanged(old, cur) {
+			onChange()
+		}
+	}
+	_, _ = ni.Informer().AddEventHandler(nh)
 	_, _ = pi.Informer().AddEventHandler(h)
 	return []informers.SharedInformerFactory{f, pf}, informerSource{nodes: ni.Lister(), pods: pi.Lister()}
+}
+
+// nodeChanged reports whether a node update can change the books: its
+// labels, spec (taints, cordon) or allocatable. A heartbeat (conditions'
+// times), which the node's kubelet sends every few seconds on every node,
+// cannot, and a round for each would keep the scheduler busy for nothing.
+func nodeChanged(old, cur any) bool {
+	a, ok1 := old.(*corev1.Node)
+	b, ok2 := cur.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(a.Labels, b.Labels) || !equality.Semantic.DeepEqual(a.Spec, b.Spec) ||
+		!equality.Semantic.DeepEqual(a.Status.Allocatable, b.Status.Allocatable)
 }
