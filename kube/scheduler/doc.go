@@ -13,7 +13,10 @@
 // (nvidia.com/mig-1g.10gb: 7) become further GPUs whose static layouts
 // hold those instances; CPU and memory allocatable are booked; cordoned
 // nodes are left out; NoSchedule and NoExecute taints are kept beside the
-// cluster. Any change of these rebuilds the books.
+// cluster. Any change of these rebuilds the books (a heartbeat changes
+// none and calls no round). With Config.NodeSelector, only nodes carrying
+// all its labels exist for the scheduler (and its export): one scheduler
+// per partition of a cluster, each with its own schedulerName.
 //
 // Pods: a pod, or a gang (brigade.sim/gang with brigade.sim/gang-size, or
 // scheduling.x-k8s.io/pod-group with its PodGroup's minMember when the
@@ -21,8 +24,12 @@
 // policy job: GPUs from nvidia.com/gpu limits or one MIG instance, CPU
 // and memory requests, tenant from brigade.sim/tenant or the namespace,
 // priority from spec.priority, estimate from brigade.sim/estimate or
-// brigade.sim/duration (also the oracle), submit time from the creation
-// timestamp. A gang waits until all its members exist.
+// brigade.sim/duration (also the oracle), submit time from
+// brigade.sim/submitted-at when it lies within 10 s before the creation
+// second (a submitter's burst for one instant), else the creation
+// timestamp. Jobs submitted at the same time are numbered by the name the
+// export gives them (namespace/name, namespace/gang), so that a replay
+// breaks their ties alike. A gang waits until all its members exist.
 //
 // The scheduler only counts GPUs per node: which devices a pod gets is
 // the device plugin's choice, so the GPU indices and MIG instances of a
@@ -41,8 +48,12 @@
 // policy's queue; then, if the host has news, Host.Schedule. apply checks
 // a Start (CheckPlacement, or the MIG instance; each pod's GPUs whole on
 // one node; each pod tolerating its node's taints) and books it; a
-// Preempt marks the job. A refusal is the policy's Rejection. After the
-// call, Evictions (policy/v1, with each pod's
+// Preempt marks the job. A refusal is the policy's Rejection. Every
+// Binding carries the round's clock (brigade.sim/bound-at, which the API
+// server copies onto the pod), and the round that books a job's end
+// writes its clock on the job's pods (brigade.sim/released-at): the API's
+// own times keep whole seconds, and the export needs the moments the
+// policy saw. After the call, Evictions (policy/v1, with each pod's
 // terminationGracePeriodSeconds; the job ends when its pods are gone, and
 // a controller that recreates them makes a new job) and Bindings are
 // sent. The call's latency (Schedule and apply, no API call) and each
@@ -82,8 +93,10 @@
 //   - nodes.go: Nodes to hwmodel nodes: product names, MIG packing,
 //     taints and tolerations.
 //   - pods.go: Pods to requests, gangs, tenants and estimates.
-//   - source.go: APISource and the informers' source.
+//   - source.go: APISource and the informers' source (the partition's
+//     nodes, the scheduler's pods; no round for a heartbeat).
 //   - run.go: Run: informers, rounds, leader election.
 //   - metrics.go: the Prometheus metrics.
-//   - export.go: Export, a results folder for brigade sim --replay.
+//   - export.go: Export, a results folder for brigade sim --replay, with
+//     the scheduler's sub-second times where it recorded them.
 package scheduler
