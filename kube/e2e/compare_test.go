@@ -34,7 +34,7 @@ const (
 	a100Product  = "NVIDIA-A100-SXM4-80GB"
 	jobsFile     = "testdata/jobs.csv"
 	runTimeout   = 90 * time.Second
-	pollInterval = 100 * time.Millisecond
+	pollInterval = 250 * time.Millisecond
 )
 
 // mustSpecs are the specs live mode's table covers: four orders, six
@@ -230,7 +230,10 @@ func compareOne(ctx context.Context, cs kubernetes.Interface, bin string, w *wor
 func waitEnded(ctx context.Context, cs kubernetes.Interface, ns string, limit time.Duration) error {
 	end := time.Now().Add(limit)
 	for {
-		l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		// From the API server's watch cache: several runs poll at once,
+		// and quorum reads of every pod would load the API server more
+		// than the runs do.
+		l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		left := -1
 		if err == nil {
 			left = 0
