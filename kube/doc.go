@@ -4,4 +4,8 @@
 // the main module's build carries no Kubernetes client. The scheduler is
 // package kube/scheduler (its doc.go states the restart protocol); the
 // command is kube/cmd/brigade-kube; docs/kubernetes.md is its page.
+// Package kube/workload turns a Brigade CSV trace into pods (brigade-kube
+// submit), and kube/e2e runs the scheduler under every policy spec on a
+// real control plane and compares its start order with brigade sim
+// --replay of its export.
 package kube

@@ -435,7 +435,8 @@ func (s *Scheduler) bindMembers(ctx context.Context, j *job) bindOutcome {
 // bound where it should be (an earlier bind went through) counts as
 // bound and a pod gone as ended, never bound again blindly.
 func (s *Scheduler) bind(ctx context.Context, ns string, m *member, node string) error {
-	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: ns, UID: m.uid},
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: ns, UID: m.uid,
+		Annotations: map[string]string{AnnoBoundAt: s.roundNow.UTC().Format(time.RFC3339Nano)}},
 		Target: corev1.ObjectReference{Kind: "Node", Name: node}}
 	t0 := time.Now()
 	err := s.client.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{})

@@ -15,7 +15,10 @@
 // nodes are left out; NoSchedule and NoExecute taints are kept beside the
 // cluster. What other schedulers' bound, unfinished pods hold on a node
 // (whole GPUs, CPU, memory) is taken out of its capacity. Any change of
-// these rebuilds the books.
+// these rebuilds the books (a heartbeat changes none and calls no round).
+// With Config.NodeSelector, only nodes carrying all its labels exist for
+// the scheduler (and its export): one scheduler per partition of a
+// cluster, each with its own schedulerName.
 //
 // Pods: a pod, or a gang (brigade.sim/gang with brigade.sim/gang-size,
 // scheduling.x-k8s.io/pod-group with its PodGroup's minMember when the
@@ -26,8 +29,12 @@
 // policy job: GPUs from nvidia.com/gpu limits or one MIG instance, CPU
 // and memory requests, tenant from brigade.sim/tenant or the namespace,
 // priority from spec.priority, estimate from brigade.sim/estimate or
-// brigade.sim/duration (also the oracle), submit time from the creation
-// timestamp. A gang waits until all its members exist.
+// brigade.sim/duration (also the oracle), submit time from
+// brigade.sim/submitted-at when it lies within 10 s before the creation
+// second (a submitter's burst for one instant), else the creation
+// timestamp. Jobs submitted at the same time are numbered by the name the
+// export gives them (namespace/name, namespace/gang), so that a replay
+// breaks their ties alike. A gang waits until all its members exist.
 //
 // The scheduler only counts GPUs per node: which devices a pod gets is
 // the device plugin's choice, so the GPU indices and MIG instances of a
@@ -49,9 +56,13 @@
 // cannot take as it is, split across nodes or on a node they do not
 // tolerate, is repacked onto nodes of the same GPU model, its own first,
 // since the policies place GPUs, not pods, and would choose it again)
-// and books it; a
-// Preempt marks the job. A refusal is the policy's Rejection. After the
-// call, Evictions (policy/v1, with each pod's
+// and books it; a Preempt marks the job. A refusal is the policy's
+// Rejection. Every Binding carries the round's clock
+// (brigade.sim/bound-at, which the API server copies onto the pod), and
+// the round that books a job's end writes its clock on the job's pods
+// (brigade.sim/released-at): the API's own times keep whole seconds, and
+// the export needs the moments the policy saw. After the call, Evictions
+// (policy/v1, with each pod's
 // terminationGracePeriodSeconds; the job ends when its pods are gone, and
 // a controller that recreates them makes a new job) and Bindings are
 // sent, 8 jobs at a time: a worker makes only its own job's API calls,
@@ -112,7 +123,9 @@
 //   - foreign.go: what other schedulers' pods hold, out of the nodes.
 //   - repack.go: a placement the pods cannot take as it is, repacked
 //     pod by pod onto nodes of the same model.
-//   - source.go: APISource and the informers' source.
+//   - source.go: APISource and the informers' source (the partition's
+//     nodes, the scheduler's pods, other schedulers' bound pods; no
+//     round for a heartbeat).
 //   - run.go: Run: informers, rounds, leader election.
 //   - bindpool.go: bindAll, the round's Bindings by a few workers, and
 //     settle, their outcomes applied to the books.
@@ -121,5 +134,6 @@
 //   - bench.go: Bench, BenchWorkload: binding throughput and latencies
 //     against a real API server (brigade-kube bench; BenchmarkRealAPI in
 //     realapi_bench_test.go runs it on the test control plane).
-//   - export.go: Export, a results folder for brigade sim --replay.
+//   - export.go: Export, a results folder for brigade sim --replay, with
+//     the scheduler's sub-second times where it recorded them.
 package scheduler

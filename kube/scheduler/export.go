@@ -24,6 +24,9 @@ type ExportOptions struct {
 	Policy  string    // the policy spec it ran
 	Now     time.Time // where jobs still queued or running are cut
 	Command []string  // for run.json
+	// NodeSelector: only nodes carrying all these labels are the
+	// cluster, as the scheduler's Config.NodeSelector.
+	NodeSelector map[string]string
 }
 
 // Export writes a results folder in brigade sim's format from what the
@@ -32,10 +35,14 @@ type ExportOptions struct {
 // summary.json, estimates.csv (what the policy ordered by), cluster.yaml
 // (the schedulable nodes as a spec of named nodes) and run.json, so that
 // brigade sim --replay runs the same jobs on the same nodes and the start
-// orders can be compared. Times count from the first pod's creation. A
-// job is a pod or a gang; it started when its first member was
-// scheduled (PodScheduled=True) and ended when its last member's
-// containers ended. The folder is written whole or not at all
+// orders can be compared. Times count from the first pod's submission
+// (brigade.sim/submitted-at within its bounds, else its creation). A
+// job is a pod or a gang; it started when its first member was bound and
+// ended when its last member did. Both are the scheduler's round clock
+// where it recorded them (brigade.sim/bound-at, brigade.sim/released-at:
+// the times at which the policy saw the start and the end, to the
+// microsecond), else the API's whole seconds (PodScheduled=True, the
+// containers' finishedAt). The folder is written whole or not at all
 // (results.WriteFolder).
 func Export(ctx context.Context, src Source, opt ExportOptions, dir string) error {
 	if opt.Name == "" {
@@ -75,15 +82,15 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 			groups = append(groups, g)
 		}
 		g.pods = append(g.pods, p)
-		if epoch.IsZero() || p.CreationTimestamp.Time.Before(epoch) {
-			epoch = p.CreationTimestamp.Time
+		if epoch.IsZero() || submittedAt(p).Before(epoch) {
+			epoch = submittedAt(p)
 		}
 	}
 	created := func(g *group) time.Time {
-		t := g.pods[0].CreationTimestamp.Time
+		t := submittedAt(g.pods[0])
 		for _, p := range g.pods {
-			if p.CreationTimestamp.Time.Before(t) {
-				t = p.CreationTimestamp.Time
+			if submittedAt(p).Before(t) {
+				t = submittedAt(p)
 			}
 		}
 		return t
@@ -105,6 +112,9 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 	totalGPUs := 0
 	var specNodes []string
 	for _, n := range nodes {
+		if !selects(opt.NodeSelector, n) {
+			continue
+		}
 		info, ok := buildNode(n, func(string) {})
 		if !ok {
 			continue
@@ -239,9 +249,13 @@ func writeLines(path, header string, rows []string) error {
 	})
 }
 
-// scheduledAt is when the pod was bound: its PodScheduled=True
-// condition's time (zero if not bound).
+// scheduledAt is when the pod was bound: the scheduler's
+// brigade.sim/bound-at, else its PodScheduled=True condition's time
+// (whole seconds), else its start time (zero if not bound).
 func scheduledAt(p *corev1.Pod) time.Time {
+	if t, err := time.Parse(time.RFC3339Nano, p.Annotations[AnnoBoundAt]); err == nil && p.Spec.NodeName != "" {
+		return t
+	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
 			return c.LastTransitionTime.Time
@@ -253,8 +267,13 @@ func scheduledAt(p *corev1.Pod) time.Time {
 	return time.Time{}
 }
 
-// endedAt is when the pod's last container ended (zero if none has).
+// endedAt is when the pod's job ended: the scheduler's
+// brigade.sim/released-at (when the policy saw its resources free), else
+// its last container's finishedAt (whole seconds), else zero.
 func endedAt(p *corev1.Pod) time.Time {
+	if t, err := time.Parse(time.RFC3339Nano, p.Annotations[AnnoReleasedAt]); err == nil {
+		return t
+	}
 	var t time.Time
 	for _, cs := range p.Status.ContainerStatuses {
 		if term := cs.State.Terminated; term != nil && term.FinishedAt.Time.After(t) {

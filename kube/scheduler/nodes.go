@@ -236,3 +236,14 @@ func nodeKey(info nodeInfo) string {
 	}
 	return b.String()
 }
+
+// selects reports whether node n carries every label of sel (an empty
+// selector selects every node): the partition a scheduler owns.
+func selects(sel map[string]string, n *corev1.Node) bool {
+	for k, v := range sel {
+		if got, ok := n.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}

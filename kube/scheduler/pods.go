@@ -12,15 +12,28 @@ import (
 
 // Labels and annotations the scheduler reads and writes on pods.
 const (
-	LabelTenant    = "brigade.sim/tenant"
-	LabelGang      = "brigade.sim/gang"
-	LabelGangSize  = "brigade.sim/gang-size"
-	LabelPodGroup  = "scheduling.x-k8s.io/pod-group"
-	AnnoEstimate   = "brigade.sim/estimate"
-	AnnoDuration   = "brigade.sim/duration"
-	AnnoPlacement  = "brigade.sim/placement"
-	AnnoEvicting   = "brigade.sim/evicting"
-	defaultEstimat = hwmodel.Hour
+	LabelTenant   = "brigade.sim/tenant"
+	LabelGang     = "brigade.sim/gang"
+	LabelGangSize = "brigade.sim/gang-size"
+	LabelPodGroup = "scheduling.x-k8s.io/pod-group"
+	AnnoEstimate  = "brigade.sim/estimate"
+	AnnoDuration  = "brigade.sim/duration"
+	AnnoPlacement = "brigade.sim/placement"
+	// AnnoBoundAt is the scheduler's clock at the round that started the
+	// pod's job (RFC 3339 with nanoseconds), set through the Binding: the
+	// API's own times (conditions, startTime) keep whole seconds only, and
+	// jobs one round starts share it, as they share a start in a replay.
+	AnnoBoundAt = "brigade.sim/bound-at"
+	// AnnoReleasedAt is the scheduler's clock at the round that saw the
+	// pod's job end and freed its resources in the policy's books.
+	AnnoReleasedAt = "brigade.sim/released-at"
+	// AnnoSubmittedAt is when the pod's job was submitted (RFC 3339 with
+	// nanoseconds), as a submitter that creates a burst of pods for one
+	// instant says it: the creation timestamp keeps whole seconds, and a
+	// burst may straddle a second's edge.
+	AnnoSubmittedAt = "brigade.sim/submitted-at"
+	AnnoEvicting    = "brigade.sim/evicting"
+	defaultEstimat  = hwmodel.Hour
 )
 
 // podReq is what one pod asks for: whole GPUs from its nvidia.com/gpu
@@ -128,6 +141,33 @@ func gangKey(p *corev1.Pod) (string, int) {
 		return p.Namespace + "/" + *sg.PodGroupName, 0
 	}
 	return "", 0
+}
+
+// submitSlack is how long before its creation second a pod may say it
+// was submitted: a submitter that fell behind its schedule by as much
+// still gives its jobs their submit times, and no pod can move itself
+// further ahead in a first-come order.
+const submitSlack = 10 * time.Second
+
+// submittedAt is when the pod's job was submitted: brigade.sim/submitted-at
+// when it lies between submitSlack before the creation second and that
+// second's end, else the creation timestamp.
+func submittedAt(p *corev1.Pod) time.Time {
+	c := p.CreationTimestamp.Time
+	t, err := time.Parse(time.RFC3339Nano, p.Annotations[AnnoSubmittedAt])
+	if err != nil || t.Before(c.Add(-submitSlack)) || !t.Before(c.Add(time.Second)) {
+		return c
+	}
+	return t
+}
+
+// exportName is the name the export gives the job of pod p:
+// namespace/gang for a gang's member, namespace/name for a pod alone.
+func exportName(p *corev1.Pod) string {
+	if key, _ := gangKey(p); key != "" {
+		return key
+	}
+	return p.Namespace + "/" + p.Name
 }
 
 // tenantOf is the pod's tenant: its brigade.sim/tenant label, else its

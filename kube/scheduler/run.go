@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dynam
 	}
 	run := func(ctx context.Context) error {
 		kick := make(chan struct{}, 1)
-		factories, src := newInformerSource(client, cfgName(cfg), func() {
+		factories, src := newInformerSource(client, cfgName(cfg), cfg.NodeSelector, func() {
 			select {
 			case kick <- struct{}{}:
 			default:

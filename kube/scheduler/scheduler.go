@@ -13,6 +13,8 @@ import (
 	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	"github.com/brigadesim/brigade/policies"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -30,8 +32,13 @@ type Config struct {
 	// TenantWeights weigh tenants in fair share; a tenant not listed
 	// weighs 1.
 	TenantWeights map[string]float64
-	Log           io.Writer // nil discards
-	Metrics       *Metrics  // nil records nothing
+	// NodeSelector, when set, is the partition of nodes this scheduler
+	// owns: only nodes carrying all these labels are seen and booked, so
+	// several schedulers (each with its own Name) can share one control
+	// plane, one per partition.
+	NodeSelector map[string]string
+	Log          io.Writer // nil discards
+	Metrics      *Metrics  // nil records nothing
 	// Now is the wall clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -111,12 +118,17 @@ type Scheduler struct {
 	tenantIdx  map[string]int
 	epoch      time.Time
 	needsBuild bool
+	// roundNow is the wall clock the round's decisions are made at: the
+	// bound-at of every pod they bind, so jobs started together share it.
+	roundNow time.Time
+	// released are the jobs this round found ended, whose pods are told
+	// so (brigade.sim/released-at) after its binds.
+	released []*job
 
 	binds []*job
 	// toWarn are jobs found unschedulable, told so after the books.
 	toWarn []*job
 	evicts []*job
-
 }
 
 // New builds a scheduler over client, listing from src. The policy spec
@@ -169,6 +181,7 @@ func (s *Scheduler) at(t time.Time) hwmodel.Time {
 // books up to date, call the policy if it has news, then carry its
 // decisions out against the API server.
 func (s *Scheduler) Round(ctx context.Context) error {
+	s.roundNow = s.cfg.Now()
 	nodes, err := s.src.Nodes()
 	if err != nil {
 		return err
@@ -186,9 +199,10 @@ func (s *Scheduler) Round(ctx context.Context) error {
 	s.warnUnschedulable(ctx)
 	s.completeGangs(ctx)
 	s.finishEvictions(ctx)
-	s.host.SetNow(s.at(s.cfg.Now()))
+	s.host.SetNow(s.at(s.roundNow))
 	s.cfg.Metrics.setPending(s.pending())
 	if !s.host.HasNews() {
+		s.markReleased(ctx)
 		return nil
 	}
 	s.binds, s.evicts = s.binds[:0], s.evicts[:0]
@@ -202,6 +216,7 @@ func (s *Scheduler) Round(ctx context.Context) error {
 		s.evict(ctx, j)
 	}
 	s.bindAll(ctx, s.binds)
+	s.markReleased(ctx)
 	s.cfg.Metrics.setPending(s.pending())
 	return nil
 }
@@ -221,6 +236,7 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 	s.syncNodes(nodes, foreignUse(s.cfg.Name, pods))
 	type group struct {
 		key     string
+		name    string // as the export names the job, for ties
 		pods    []*corev1.Pod
 		created time.Time
 		size    int
@@ -240,17 +256,17 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 		}
 		g := groups[key]
 		if g == nil {
-			g = &group{key: key, created: p.CreationTimestamp.Time, gang: gang}
+			g = &group{key: key, name: exportName(p), created: submittedAt(p), gang: gang}
 			groups[key] = g
 			order = append(order, g)
 		}
 		g.pods = append(g.pods, p)
 		g.size = max(g.size, size)
-		if p.CreationTimestamp.Time.Before(g.created) {
-			g.created = p.CreationTimestamp.Time
+		if submittedAt(p).Before(g.created) {
+			g.created = submittedAt(p)
 		}
-		if first.IsZero() || p.CreationTimestamp.Time.Before(first) {
-			first = p.CreationTimestamp.Time
+		if first.IsZero() || submittedAt(p).Before(first) {
+			first = submittedAt(p)
 		}
 	}
 	if s.epoch.IsZero() {
@@ -261,6 +277,12 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 	}
 	slices.SortFunc(order, func(a, b *group) int {
 		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		// Jobs created in the same second (the API's resolution) are
+		// numbered by the name the export gives them, as the export
+		// numbers them, so that a replay breaks ties between them alike.
+		if c := strings.Compare(a.name, b.name); c != 0 {
 			return c
 		}
 		return strings.Compare(a.key, b.key)
@@ -291,6 +313,9 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 func (s *Scheduler) syncNodes(nodes []*corev1.Node, foreign map[string]podReq) {
 	var infos []nodeInfo
 	for _, n := range nodes {
+		if !selects(s.cfg.NodeSelector, n) {
+			continue
+		}
 		info, ok := buildNode(n, func(msg string) {
 			if !s.warned[msg] {
 				s.warned[msg] = true
@@ -483,8 +508,32 @@ func (s *Scheduler) end(j *job) {
 	if j.place != nil {
 		s.host.Stop(j.id, j.place)
 		j.place = nil
+		s.released = append(s.released, j)
 	}
 	s.drop(j)
+}
+
+// markReleased writes brigade.sim/released-at, the round's clock, on the
+// pods of the jobs whose end the round booked: when the policy saw their
+// resources free, which is the end a replay must give them (the API's
+// finishedAt keeps whole seconds, and comes before the scheduler hears of
+// it). A pod gone or a failed patch leaves the export finishedAt.
+func (s *Scheduler) markReleased(ctx context.Context) {
+	if len(s.released) == 0 {
+		return
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + AnnoReleasedAt + `":"` + s.roundNow.UTC().Format(time.RFC3339Nano) + `"}}}`)
+	for _, j := range s.released {
+		for _, m := range j.members {
+			if m.pod == nil {
+				continue
+			}
+			if _, err := s.client.CoreV1().Pods(j.ns).Patch(ctx, m.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				s.logf("%s: recording its release on pod %s: %v", j.key, m.name, err)
+			}
+		}
+	}
+	s.released = s.released[:0]
 }
 
 // rebuild builds the cluster, the policy and the host's books afresh

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -77,13 +78,15 @@ func (s informerSource) Pods() ([]*corev1.Pod, error) {
 	return own, nil
 }
 
-// newInformerSource watches Nodes, the Pods whose schedulerName is name,
-// and the bound, unfinished Pods of other schedulers (field selectors, so
-// nothing else reaches the caches); onChange is called after each
-// informer event. It returns the
-// factories to start.
-func newInformerSource(client kubernetes.Interface, name string, onChange func()) ([]informers.SharedInformerFactory, informerSource) {
-	f := informers.NewSharedInformerFactory(client, 0)
+// newInformerSource watches the Nodes that nodeSelector selects (a label
+// selector, so other partitions' nodes never reach the cache) and the
+// Pods whose schedulerName is name and the bound, unfinished Pods of
+// other schedulers (field selectors, likewise); onChange is called after each informer event but a node's heartbeat.
+// It returns the factories to start.
+func newInformerSource(client kubernetes.Interface, name string, nodeSelector map[string]string, onChange func()) ([]informers.SharedInformerFactory, informerSource) {
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = labels.SelectorFromSet(nodeSelector).String()
+	}))
 	pf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = "spec.schedulerName=" + name
 	}))
@@ -98,8 +101,28 @@ func newInformerSource(client kubernetes.Interface, name string, onChange func()
 		UpdateFunc: func(any, any) { onChange() },
 		DeleteFunc: func(any) { onChange() },
 	}
-	_, _ = ni.Informer().AddEventHandler(h)
+	nh := h
+	nh.UpdateFunc = func(old, cur any) {
+		if nodeChanged(old, cur) {
+			onChange()
+		}
+	}
+	_, _ = ni.Informer().AddEventHandler(nh)
 	_, _ = pi.Informer().AddEventHandler(h)
 	_, _ = fi.Informer().AddEventHandler(h)
 	return []informers.SharedInformerFactory{f, pf, ff}, informerSource{nodes: ni.Lister(), pods: pi.Lister(), foreign: fi.Lister(), name: name}
+}
+
+// nodeChanged reports whether a node update can change the books: its
+// labels, spec (taints, cordon) or allocatable. A heartbeat (conditions'
+// times), which the node's kubelet sends every few seconds on every node,
+// cannot, and a round for each would keep the scheduler busy for nothing.
+func nodeChanged(old, cur any) bool {
+	a, ok1 := old.(*corev1.Node)
+	b, ok2 := cur.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(a.Labels, b.Labels) || !equality.Semantic.DeepEqual(a.Spec, b.Spec) ||
+		!equality.Semantic.DeepEqual(a.Status.Allocatable, b.Status.Allocatable)
 }

@@ -5,8 +5,11 @@
 //
 //	brigade-kube --policy sjf+bf/bestfit [--scheduler-name brigade] [--leader-elect [--lease-duration 15s --renew-deadline 10s --retry-period 2s]] [--metrics 127.0.0.1:9401]
 //	brigade-kube export --out DIR [--policy SPEC] [--scheduler-name brigade]
+//	brigade-kube submit --jobs TRACE.csv [--namespace default] [--scheduler-name brigade] [--node-gpus 8]
 //	brigade-kube bench --namespace NS [--policy SPEC] [--pods 1000] (test clusters only: it binds pause pods asking for GPUs)
 //
+// --node-selector k=v,... confines the scheduler (and the export) to the
+// nodes carrying those labels: one scheduler per partition of a cluster.
 // --kube-api-qps and --kube-api-burst (default 50 and 100, as
 // kube-scheduler) are the client's rate limits: client-go's own 5/10
 // would hold a round's Bindings back.
@@ -24,7 +27,9 @@ import (
 	"time"
 
 	"github.com/brigadesim/brigade/kube/scheduler"
+	"github.com/brigadesim/brigade/kube/workload"
 	"github.com/brigadesim/brigade/live"
+	"github.com/brigadesim/brigade/workloads"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -65,10 +70,27 @@ func parseWeights(s string) (map[string]float64, error) {
 	return out, nil
 }
 
+// parseSelector reads key=value,key=value.
+func parseSelector(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--node-selector: %q is not label=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
 func run(args []string) error {
 	export := len(args) > 0 && args[0] == "export"
 	bench := len(args) > 0 && args[0] == "bench"
-	if export || bench {
+	submit := len(args) > 0 && args[0] == "submit"
+	if export || bench || submit {
 		args = args[1:]
 	}
 	fs := flag.NewFlagSet("brigade-kube", flag.ContinueOnError)
@@ -88,8 +110,12 @@ func run(args []string) error {
 	retryPeriod := fs.Duration("retry-period", scheduler.DefaultRetryPeriod, "--leader-elect: how often replicas try to take or renew the Lease")
 	qps := fs.Float64("kube-api-qps", scheduler.DefaultAPIQPS, "the API client's sustained requests per second")
 	burst := fs.Int("kube-api-burst", scheduler.DefaultAPIBurst, "the API client's burst of requests")
-	benchNS := fs.String("namespace", "", "bench: the namespace of its pods (created if missing)")
 	benchPods := fs.Int("pods", 1000, "bench: how many pending pods to create")
+	selector := fs.String("node-selector", "", "schedule only on nodes with these labels, label=value,...")
+	jobs := fs.String("jobs", "", "submit: a Brigade CSV trace whose jobs become pods")
+	namespace := fs.String("namespace", workload.DefaultNamespace, "submit: the pods' namespace; bench: its pods' namespace (created if missing)")
+	nodeGPUs := fs.Int("node-gpus", workload.DefaultNodeGPUs, "submit: GPUs per node; a larger job is a gang of node-sized pods")
+	image := fs.String("image", workload.DefaultImage, "submit: the image whose sleep runs each pod")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,6 +124,25 @@ func run(args []string) error {
 	}
 	if *qps <= 0 || *burst <= 0 {
 		return fmt.Errorf("--kube-api-qps and --kube-api-burst must be > 0, got %v and %d", *qps, *burst)
+	}
+	sel, err := parseSelector(*selector)
+	if err != nil {
+		return err
+	}
+	var built []workload.Job
+	if submit {
+		// The trace is read before any connection, so that bad input is
+		// told without a cluster.
+		if *jobs == "" {
+			return fmt.Errorf("submit needs --jobs TRACE.csv")
+		}
+		w, err := workloads.ReadFile(*jobs, "brigade")
+		if err != nil {
+			return err
+		}
+		if built, err = workload.Build(w, workload.Options{SchedulerName: *name, Namespace: *namespace, Image: *image, NodeGPUs: *nodeGPUs}); err != nil {
+			return err
+		}
 	}
 	rc, err := restConfig(*kubeconfig)
 	if err != nil {
@@ -110,20 +155,27 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if submit {
+		return workload.Submit(ctx, client, built)
+	}
 	if export {
 		if *out == "" {
 			return fmt.Errorf("export needs --out DIR")
 		}
 		return scheduler.Export(ctx, scheduler.APISource{Client: client, Ctx: ctx},
-			scheduler.ExportOptions{Name: *name, Policy: *policy, Command: os.Args}, *out)
+			scheduler.ExportOptions{Name: *name, Policy: *policy, Command: os.Args, NodeSelector: sel}, *out)
 	}
 	if bench {
-		named := false
-		fs.Visit(func(f *flag.Flag) { named = named || f.Name == "scheduler-name" })
-		if !named {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["scheduler-name"] {
 			*name = "brigade-bench"
 		}
-		res, err := scheduler.Bench(ctx, client, scheduler.BenchOptions{Namespace: *benchNS, Pods: *benchPods, Policy: *policy,
+		if !given["namespace"] {
+			// It creates and deletes pods there: never a namespace by default.
+			return fmt.Errorf("bench needs --namespace NS, a namespace of its own")
+		}
+		res, err := scheduler.Bench(ctx, client, scheduler.BenchOptions{Namespace: *namespace, Pods: *benchPods, Policy: *policy,
 			Name: *name, Run: scheduler.RunOptions{Tick: *tick}})
 		if err != nil {
 			return err
@@ -139,7 +191,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := scheduler.Config{Name: *name, Policy: *policy, TenantWeights: tw, Log: os.Stderr}
+	cfg := scheduler.Config{Name: *name, Policy: *policy, TenantWeights: tw, NodeSelector: sel, Log: os.Stderr}
 	if *metrics != "" {
 		m := scheduler.NewMetrics()
 		srv, err := live.ListenRegistry(m.Registry(), *metrics, *public)

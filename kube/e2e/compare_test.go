@@ -1,0 +1,375 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brigadesim/brigade/kube/controlplane"
+	"github.com/brigadesim/brigade/kube/scheduler"
+	"github.com/brigadesim/brigade/kube/workload"
+	"github.com/brigadesim/brigade/workloads"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The cluster of each partition, and how many run at once.
+const (
+	partitions   = 8
+	h100PerPart  = 56
+	a100PerPart  = 48
+	partLabel    = "brigade.sim/partition"
+	h100Product  = "NVIDIA-H100-80GB-HBM3"
+	a100Product  = "NVIDIA-A100-SXM4-80GB"
+	jobsFile     = "testdata/jobs.csv"
+	runTimeout   = 90 * time.Second
+	pollInterval = 250 * time.Millisecond
+)
+
+// otherSpecs are the further built-in orders whose runs compare: those
+// that never preempt. A preempting order evicts pods, and an evicted bare
+// pod is gone: its job leaves the export (doc.go).
+var otherSpecs = []string{"multifactor+age=1000+fs=1000+size=100+qos=1000", "seed"}
+
+// specsToRun are the specs live mode's table covers (four orders, six
+// placements, with and without EASY backfill), then otherSpecs.
+func specsToRun() []string {
+	var out []string
+	for _, o := range []string{"fcfs", "sjf", "priority", "fair"} {
+		for _, bf := range []string{"", "+bf"} {
+			for _, p := range []string{"firstfit", "bestfit", "dotprod", "packing", "clustering", "random"} {
+				out = append(out, o+bf+"/"+p)
+			}
+		}
+	}
+	return append(out, otherSpecs...)
+}
+
+// outcome is one spec's run: the fidelity row brigade fidelity wrote,
+// and what explains a difference.
+type outcome struct {
+	spec  string
+	row   map[string]string
+	wall  time.Duration
+	err   error
+	log   string
+	live  string // the start order, live
+	sim   string // and replayed
+	table string // brigade fidelity's table
+}
+
+// TestSchedulerMatchesReplay runs the Kubernetes scheduler under every
+// spec against a real API server, with KWOK playing the pods' durations,
+// exports each run and replays it in brigade sim: the replay must start
+// the jobs in the same order. BRIGADE_E2E_SPECS=spec,spec runs only
+// those; BRIGADE_E2E_OUT=DIR keeps each run's export and replay there.
+func TestSchedulerMatchesReplay(t *testing.T) {
+	specs := specsToRun()
+	if v := os.Getenv("BRIGADE_E2E_SPECS"); v != "" {
+		specs = strings.Split(v, ",")
+	}
+	t0 := time.Now()
+	cp := controlplane.ForTest(t)
+	ctx := t.Context()
+	dir := t.TempDir()
+	if keep := os.Getenv("BRIGADE_E2E_OUT"); keep != "" {
+		dir = keep // each run's export and replay are kept there
+	}
+	bin := filepath.Join(dir, "brigade")
+	built := make(chan error, 1)
+	go func() {
+		// Built in the root module, whose go.sum covers its own
+		// dependencies (the kube module's does not cover the plots').
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/brigade")
+		cmd.Dir = filepath.Join("..", "..")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("go build brigade: %v\n%s", err, out)
+		}
+		built <- err
+	}()
+	w, err := workloads.ReadFile(jobsFile, "brigade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nparts := min(partitions, len(specs))
+	var names []string
+	for p := range nparts {
+		for _, g := range []struct {
+			kind, product string
+			n             int
+		}{{"h100", h100Product, h100PerPart}, {"a100", a100Product, a100PerPart}} {
+			ns, err := controlplane.AddGPUNodes(ctx, cp.Clientset, g.n, controlplane.NodeSpec{
+				NamePrefix: fmt.Sprintf("p%d-%s-", p, g.kind), GPUs: 8, Product: g.product,
+				Labels: map[string]string{partLabel: partName(p)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, ns...)
+		}
+	}
+	if err := controlplane.WaitNodesReady(ctx, cp.Clientset, names); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("control plane, %d nodes in %d partitions and the brigade binary ready in %.1fs", len(names), nparts, time.Since(t0).Seconds())
+
+	free := make(chan int, nparts)
+	for p := range nparts {
+		free <- p
+	}
+	outs := make([]outcome, len(specs))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
+		p := <-free
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { free <- p }()
+			outs[i] = compareOne(ctx, cp.Clientset, bin, w, spec, i, p, filepath.Join(dir, fmt.Sprintf("run-%02d", i)))
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d specs in %.1fs (%d partitions of %d nodes at once)\n\n%s", len(specs), time.Since(t0).Seconds(),
+		nparts, h100PerPart+a100PerPart, markdown(outs))
+	for _, o := range outs {
+		t.Run(strings.ReplaceAll(o.spec, "/", "_"), func(t *testing.T) {
+			switch {
+			case o.err != nil:
+				t.Fatalf("%v\nscheduler log:\n%s", o.err, o.log)
+			case o.row["same_start_order"] != "yes":
+				t.Errorf("the replay starts the jobs in another order:\n%s\nlive:   %s\nreplay: %s\nscheduler log:\n%s", o.table, o.live, o.sim, o.log)
+			}
+		})
+	}
+}
+
+func partName(p int) string { return "p" + strconv.Itoa(p) }
+
+// compareOne runs one spec on partition p: submit, schedule until every
+// pod has ended, export, replay, compare.
+func compareOne(ctx context.Context, cs kubernetes.Interface, bin string, w *workloads.Workload, spec string, i, p int, dir string) outcome {
+	o := outcome{spec: spec}
+	name := fmt.Sprintf("cmp-%02d", i)
+	sel := map[string]string{partLabel: partName(p)}
+	jobs, err := workload.Build(w, workload.Options{SchedulerName: name, Namespace: name})
+	if err != nil {
+		o.err = err
+		return o
+	}
+	// All pods exist before the scheduler starts, so that its first
+	// round sees them all, as the replay does at time 0.
+	if err := workload.Submit(ctx, cs, jobs); err != nil {
+		o.err = err
+		return o
+	}
+	var log bytes.Buffer
+	var mu sync.Mutex
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		done <- scheduler.Run(sctx, scheduler.Config{Name: name, Policy: spec, NodeSelector: sel, Log: lockedWriter{&mu, &log}},
+			cs, nil, scheduler.RunOptions{})
+	}()
+	err = waitEnded(ctx, cs, name, runTimeout)
+	o.wall = time.Since(start)
+	stop()
+	if rerr := <-done; rerr != nil && err == nil {
+		err = rerr
+	}
+	mu.Lock()
+	o.log = tail(log.String(), 40)
+	full := log.String()
+	mu.Unlock()
+	// Kept beside the export, for BRIGADE_E2E_OUT.
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		_ = os.WriteFile(filepath.Join(dir, "scheduler.log"), []byte(full), 0o644)
+	}
+	if err != nil {
+		o.err = err
+		return o
+	}
+	live, replay := filepath.Join(dir, "live"), filepath.Join(dir, "replay")
+	if err := scheduler.Export(ctx, scheduler.APISource{Client: cs, Ctx: ctx},
+		scheduler.ExportOptions{Name: name, Policy: spec, NodeSelector: sel}, live); err != nil {
+		o.err = fmt.Errorf("export: %w", err)
+		return o
+	}
+	// The run's pods are done with: deleting them keeps the API server
+	// and KWOK light for the runs still to come.
+	grace := int64(0)
+	_ = cs.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace}, metav1.ListOptions{})
+	if out, err := exec.CommandContext(ctx, bin, "sim", "--replay", live, "--policy", spec, "--out", replay, "--quiet", "--no-plots").CombinedOutput(); err != nil {
+		o.err = fmt.Errorf("brigade sim --replay: %v\n%s", err, out)
+		return o
+	}
+	out, err := exec.CommandContext(ctx, bin, "fidelity", live, replay).CombinedOutput()
+	if err != nil {
+		o.err = fmt.Errorf("brigade fidelity: %v\n%s", err, out)
+		return o
+	}
+	o.table = string(out)
+	if o.row, err = readFidelity(filepath.Join(replay, "fidelity.csv")); err != nil {
+		o.err = err
+		return o
+	}
+	o.live, o.sim = startOrder(filepath.Join(live, "jobs.csv")), startOrder(filepath.Join(replay, "jobs.csv"))
+	return o
+}
+
+// waitEnded waits until every pod of the namespace has succeeded or
+// failed and the scheduler has booked its end (brigade.sim/released-at),
+// which the export reads.
+func waitEnded(ctx context.Context, cs kubernetes.Interface, ns string, limit time.Duration) error {
+	end := time.Now().Add(limit)
+	for {
+		// From the API server's watch cache: several runs poll at once,
+		// and quorum reads of every pod would load the API server more
+		// than the runs do.
+		l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		left := -1
+		if err == nil {
+			left = 0
+			for _, p := range l.Items {
+				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed || p.Annotations[scheduler.AnnoReleasedAt] == "" {
+					left++
+				}
+			}
+			if left == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("%d pods still not ended after %v (last list: %v)", left, limit, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// readFidelity reads the one policy row of a fidelity.csv by column.
+func readFidelity(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) != 2 {
+		return nil, fmt.Errorf("%s: want a header and one policy's row, found %d rows", path, len(recs))
+	}
+	row := map[string]string{}
+	for i, h := range recs[0] {
+		row[h] = recs[1][i]
+	}
+	return row, nil
+}
+
+// startOrder is a results folder's jobs by start time, then ID, as
+// brigade fidelity orders them, with their start times.
+func startOrder(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 2 {
+		return fmt.Sprint(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	type js struct {
+		name  string
+		id    int
+		start float64
+	}
+	var all []js
+	for _, r := range recs[1:] {
+		id, _ := strconv.Atoi(r[col["id"]])
+		s, _ := strconv.ParseFloat(r[col["start_s"]], 64)
+		all = append(all, js{r[col["name"]], id, s})
+	}
+	slices.SortFunc(all, func(a, b js) int {
+		if a.start != b.start {
+			if a.start < b.start {
+				return -1
+			}
+			return 1
+		}
+		return a.id - b.id
+	})
+	var b strings.Builder
+	for _, j := range all {
+		fmt.Fprintf(&b, "%s@%.2f ", j.name[strings.IndexByte(j.name, '/')+1:], j.start)
+	}
+	return b.String()
+}
+
+// markdown is the table of docs/replay.md's live comparison, for these
+// runs.
+func markdown(outs []outcome) string {
+	var b strings.Builder
+	b.WriteString("| spec | jobs | same start order | Kendall tau | same position | start err p50 (s) | start err p95 (s) | JCT err p50 (s) | JCT err p95 (s) | wall (s) |\n")
+	b.WriteString("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, o := range outs {
+		if o.err != nil {
+			fmt.Fprintf(&b, "| `%s` | | error | | | | | | | %.1f |\n", o.spec, o.wall.Seconds())
+			continue
+		}
+		r := o.row
+		pos, _ := strconv.ParseFloat(r["same_position_fraction"], 64)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %.0f%% | %s | %s | %s | %s | %.1f |\n", o.spec, r["jobs"], r["same_start_order"],
+			num(r["kendall_tau"], 3), pos*100, num(r["start_err_p50_s"], 3), num(r["start_err_p95_s"], 3),
+			num(r["jct_err_p50_s"], 3), num(r["jct_err_p95_s"], 3), o.wall.Seconds())
+	}
+	return b.String()
+}
+
+func num(s string, prec int) string {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(l[max(0, len(l)-lines):], "\n")
+}
+
+// lockedWriter serialises the scheduler's log writes with the test's
+// read of it.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
