@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/brigadesim/brigade v0.0.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/spf13/pflag v1.1.0
 )
 
 require (
@@ -22,7 +23,6 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/spf13/pflag v1.1.0 // indirect
 	github.com/twpayne/go-geom v1.6.1 // indirect
 	go.etcd.io/bbolt v1.4.3 // indirect
 )

@@ -17,8 +17,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"os"
 	"os/signal"
 	"strconv"
@@ -119,6 +119,12 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if bench && !given["namespace"] {
+		// It creates and deletes pods there: never a namespace by default.
+		return fmt.Errorf("bench needs --namespace NS, a namespace of its own")
+	}
 	if *leader && !(*leaseDuration > *renewDeadline && *renewDeadline > *retryPeriod && *retryPeriod > 0) {
 		return fmt.Errorf("--leader-elect needs --lease-duration > --renew-deadline > --retry-period > 0, got %s, %s, %s", *leaseDuration, *renewDeadline, *retryPeriod)
 	}
@@ -166,14 +172,8 @@ func run(args []string) error {
 			scheduler.ExportOptions{Name: *name, Policy: *policy, Command: os.Args, NodeSelector: sel}, *out)
 	}
 	if bench {
-		given := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 		if !given["scheduler-name"] {
 			*name = "brigade-bench"
-		}
-		if !given["namespace"] {
-			// It creates and deletes pods there: never a namespace by default.
-			return fmt.Errorf("bench needs --namespace NS, a namespace of its own")
 		}
 		res, err := scheduler.Bench(ctx, client, scheduler.BenchOptions{Namespace: *namespace, Pods: *benchPods, Policy: *policy,
 			Name: *name, Run: scheduler.RunOptions{Tick: *tick}})
