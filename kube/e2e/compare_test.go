@@ -19,7 +19,6 @@ import (
 	"github.com/brigadesim/brigade/kube/scheduler"
 	"github.com/brigadesim/brigade/kube/workload"
 	"github.com/brigadesim/brigade/workloads"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -185,7 +184,9 @@ func compareOne(ctx context.Context, cs kubernetes.Interface, bin string, w *wor
 		done <- scheduler.Run(sctx, scheduler.Config{Name: name, Policy: spec, NodeSelector: sel, Log: lockedWriter{&mu, &log}},
 			cs, nil, scheduler.RunOptions{})
 	}()
-	err = waitEnded(ctx, cs, name, runTimeout)
+	wctx, cancel := context.WithTimeout(ctx, runTimeout)
+	err = workload.WaitEnded(wctx, cs, jobs, pollInterval)
+	cancel()
 	o.wall = time.Since(start)
 	stop()
 	if rerr := <-done; rerr != nil && err == nil {
@@ -229,39 +230,6 @@ func compareOne(ctx context.Context, cs kubernetes.Interface, bin string, w *wor
 	}
 	o.live, o.sim = startOrder(filepath.Join(live, "jobs.csv")), startOrder(filepath.Join(replay, "jobs.csv"))
 	return o
-}
-
-// waitEnded waits until every pod of the namespace has succeeded or
-// failed and the scheduler has booked its end (brigade.sim/released-at),
-// which the export reads.
-func waitEnded(ctx context.Context, cs kubernetes.Interface, ns string, limit time.Duration) error {
-	end := time.Now().Add(limit)
-	for {
-		// From the API server's watch cache: several runs poll at once,
-		// and quorum reads of every pod would load the API server more
-		// than the runs do.
-		l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		left := -1
-		if err == nil {
-			left = 0
-			for _, p := range l.Items {
-				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed || p.Annotations[scheduler.AnnoReleasedAt] == "" {
-					left++
-				}
-			}
-			if left == 0 {
-				return nil
-			}
-		}
-		if time.Now().After(end) {
-			return fmt.Errorf("%d pods still not ended after %v (last list: %v)", left, limit, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pollInterval):
-		}
-	}
 }
 
 // readFidelity reads the one policy row of a fidelity.csv by column.

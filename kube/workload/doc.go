@@ -36,4 +36,6 @@
 //   - pods.go: Options, Job, Build: trace jobs to Pods.
 //   - submit.go: Submit: the namespace, the PriorityClasses and the pods,
 //     each job at its submit time.
+//   - wait.go: WaitEnded: until every pod has ended and its scheduler has
+//     booked the end.
 package workload

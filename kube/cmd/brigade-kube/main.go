@@ -5,7 +5,7 @@
 //
 //	brigade-kube --policy sjf+bf/bestfit [--scheduler-name brigade] [--leader-elect [--lease-duration 15s --renew-deadline 10s --retry-period 2s]] [--metrics 127.0.0.1:9401]
 //	brigade-kube export --out DIR [--policy SPEC] [--scheduler-name brigade]
-//	brigade-kube submit --jobs TRACE.csv [--namespace default] [--scheduler-name brigade] [--node-gpus 8]
+//	brigade-kube submit --jobs TRACE.csv [--namespace default] [--scheduler-name brigade] [--node-gpus 8] [--wait]
 //	brigade-kube bench --namespace NS [--policy SPEC] [--pods 1000] (test clusters only: it binds pause pods asking for GPUs)
 //
 // --node-selector k=v,... confines the scheduler (and the export) to the
@@ -116,6 +116,7 @@ func run(args []string) error {
 	namespace := fs.String("namespace", workload.DefaultNamespace, "submit: the pods' namespace; bench: its pods' namespace (created if missing)")
 	nodeGPUs := fs.Int("node-gpus", workload.DefaultNodeGPUs, "submit: GPUs per node; a larger job is a gang of node-sized pods")
 	image := fs.String("image", workload.DefaultImage, "submit: the image whose sleep runs each pod")
+	wait := fs.Bool("wait", false, "submit: return when every pod has ended and its end is booked (for brigade-kube export)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -162,7 +163,10 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if submit {
-		return workload.Submit(ctx, client, built)
+		if err := workload.Submit(ctx, client, built); err != nil || !*wait {
+			return err
+		}
+		return workload.WaitEnded(ctx, client, built, time.Second)
 	}
 	if export {
 		if *out == "" {
