@@ -418,7 +418,7 @@ func (s *Scheduler) bindMembers(ctx context.Context, j *job) bindOutcome {
 		}
 		sent = true
 		node := j.assign[m.name]
-		if err := s.bind(ctx, j.ns, m, node); err != nil {
+		if err := s.bind(ctx, j, m, node); err != nil {
 			s.logf("%s: binding pod %s to %s: %v", j.key, m.name, node, err)
 			if !j.gang {
 				return bindUnstart
@@ -434,9 +434,11 @@ func (s *Scheduler) bindMembers(ctx context.Context, j *job) bindOutcome {
 // bind binds one pod; on failure it reads the pod back, so a pod already
 // bound where it should be (an earlier bind went through) counts as
 // bound and a pod gone as ended, never bound again blindly.
-func (s *Scheduler) bind(ctx context.Context, ns string, m *member, node string) error {
+func (s *Scheduler) bind(ctx context.Context, j *job, m *member, node string) error {
+	ns := j.ns
 	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: ns, UID: m.uid,
-		Annotations: map[string]string{AnnoBoundAt: s.roundNow.UTC().Format(time.RFC3339Nano)}},
+		Annotations: map[string]string{AnnoBoundAt: s.roundNow.UTC().Format(time.RFC3339Nano),
+			AnnoQueuedAt: j.queuedAt.UTC().Format(time.RFC3339Nano)}},
 		Target: corev1.ObjectReference{Kind: "Node", Name: node}}
 	t0 := time.Now()
 	err := s.client.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{})

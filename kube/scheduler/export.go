@@ -145,7 +145,7 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 			seen[tn] = true
 			tenants = append(tenants, policies.Tenant{Name: tn, Weight: 1})
 		}
-		submit := at(created(g))
+		submit := at(arrival(g.pods, created(g)))
 		jr := results.JobRecord{ID: int32(id), Name: g.key, Tenant: tn, Priority: prio, Submit: submit, Ready: submit,
 			GPUs: req.GPUs, GPUMilli: req.GPUMilli, CPUMilli: req.CPUMilli, MemoryMiB: req.MemoryMiB, MIGProfile: req.MIG.Profile}
 		var start, end time.Time
@@ -174,7 +174,9 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 			jr.Wait = jr.End - submit
 		default:
 			jr.Attempts = 1
-			jr.Start = at(start)
+			// The API's times keep whole seconds: a start read from them
+			// may fall before a submission stamped to the nanosecond.
+			jr.Start = max(at(start), submit)
 			jr.Wait = jr.Start - submit
 			jr.Nodes = strings.Join(nodeNames, "+")
 			a := results.AttemptRecord{Start: jr.Start, Wait: jr.Wait, Nodes: jr.Nodes, ExitCode: results.NoExitCode}
@@ -196,8 +198,12 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 		}
 		jobs = append(jobs, jr)
 	}
+	var last hwmodel.Time
+	for _, j := range jobs {
+		last = max(last, j.End)
+	}
 	sum := results.Summarize(results.RunInput{Policy: label, Cluster: ExportCluster, Workload: "kube: " + opt.Name,
-		TotalGPUs: totalGPUs, Tenants: tenants, Jobs: jobs})
+		TotalGPUs: totalGPUs, Tenants: tenants, Jobs: jobs, Timeline: exportTimeline(jobs, totalGPUs, last)})
 	pj := []results.PolicyJobs{{Policy: label, Jobs: jobs}}
 	spec := "# Written by brigade-kube export: the schedulable nodes as a cluster spec\n# (docs/cluster.md), for brigade sim --replay of this folder.\nname: " +
 		ExportCluster + "\nnodes:\n" + strings.Join(specNodes, "")
@@ -281,4 +287,23 @@ func endedAt(p *corev1.Pod) time.Time {
 		}
 	}
 	return t
+}
+
+// arrival is when a job reached its scheduler's policy: the queued-at its
+// Bindings carried (brigade.sim/queued-at), when it lies between the
+// job's submission and its first Binding, else its submission. A replay
+// lets the job arrive then, so that its policy chooses among the jobs the
+// scheduler's had seen; its ID keeps the submission's order.
+func arrival(pods []*corev1.Pod, submitted time.Time) time.Time {
+	for _, p := range pods {
+		t, err := time.Parse(time.RFC3339Nano, p.Annotations[AnnoQueuedAt])
+		if err != nil || t.Before(submitted) {
+			continue
+		}
+		if s := scheduledAt(p); !s.IsZero() && t.After(s) {
+			continue
+		}
+		return t
+	}
+	return submitted
 }

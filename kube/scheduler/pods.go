@@ -27,6 +27,10 @@ const (
 	// AnnoReleasedAt is the scheduler's clock at the round that saw the
 	// pod's job end and freed its resources in the policy's books.
 	AnnoReleasedAt = "brigade.sim/released-at"
+	// AnnoQueuedAt is when the scheduler first saw the pod's job pending
+	// (the round's clock), set through the Binding: when its policy could
+	// first choose the job, the arrival a replay must give it.
+	AnnoQueuedAt = "brigade.sim/queued-at"
 	// AnnoSubmittedAt is when the pod's job was submitted (RFC 3339 with
 	// nanoseconds), as a submitter that creates a burst of pods for one
 	// instant says it: the creation timestamp keeps whole seconds, and a

@@ -91,6 +91,11 @@ type job struct {
 	err      string // the pods' spec cannot be a request
 	warned   string
 	gang     bool
+	// queuedAt is when the policy first saw the job pending (its submit
+	// time is the pods' submission, which orders it; this is when it
+	// could be chosen). Its Bindings carry it (brigade.sim/queued-at), and
+	// the export makes it the job's arrival.
+	queuedAt time.Time
 }
 
 // Scheduler is Brigade's Kubernetes scheduler: it holds a policies.Host
@@ -356,7 +361,15 @@ func (s *Scheduler) tenant(name string) int {
 // newJob adds a job for a group of pods seen for the first time.
 func (s *Scheduler) newJob(ctx context.Context, key string, gang bool, size int, created time.Time, pods []*corev1.Pod) {
 	p0 := pods[0]
-	j := &job{key: key, ns: p0.Namespace, gang: gang, size: size}
+	// A pending job reaches the policy at this round: a burst of pods
+	// created over a second reaches the scheduler over that second, and a
+	// replay that let them all arrive at the burst's instant would let its
+	// policy choose among jobs this one had not seen.
+	queued := created
+	if bound := slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return p.Spec.NodeName != "" }); !bound && s.roundNow.After(created) {
+		queued = s.roundNow
+	}
+	j := &job{key: key, ns: p0.Namespace, gang: gang, size: size, queuedAt: queued}
 	if gang && size == 0 {
 		j.size = s.podGroupSize(ctx, p0)
 	}
@@ -457,6 +470,11 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 		if allEnded {
 			s.drop(j)
 		} else if len(j.members) >= j.size {
+			// The policy sees the gang from now on, when its last
+			// member came: that is its arrival for a replay.
+			if s.roundNow.After(j.queuedAt) {
+				j.queuedAt = s.roundNow
+			}
 			reqs := make([]podReq, len(j.members))
 			for i, m := range j.members {
 				reqs[i] = m.req
