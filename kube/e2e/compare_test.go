@@ -151,6 +151,11 @@ func TestSchedulerMatchesReplay(t *testing.T) {
 				t.Fatalf("%v\nscheduler log:\n%s", o.err, o.log)
 			case o.row["same_start_order"] != "yes":
 				t.Errorf("the replay starts the jobs in another order:\n%s\nlive:   %s\nreplay: %s\nscheduler log:\n%s", o.table, o.live, o.sim, o.log)
+			case o.row["start_err_p95_s"] != "0.000000" || o.row["jct_err_p95_s"] != "0.000000":
+				// The export carries the scheduler's own clock, so the
+				// replay's times are the scheduler's to the microsecond.
+				t.Errorf("same order, but starts or ends differ (start err p95 %s s, JCT err p95 %s s):\n%s\nlive:   %s\nreplay: %s",
+					o.row["start_err_p95_s"], o.row["jct_err_p95_s"], o.table, o.live, o.sim)
 			}
 		})
 	}
