@@ -9,24 +9,25 @@
 // partitions at once, waits for every pod to end, exports the run
 // (scheduler.Export), replays the export with brigade sim --replay and
 // compares the two with brigade fidelity: the replay must start the jobs
-// in the same order. The 48 specs of docs/replay.md's live comparison
+// in the same order, and every start and end at the same microsecond. The 48 specs of docs/replay.md's live comparison
 // run, and the non-preempting multifactor and seed orders. With -v it
 // logs that table for these runs.
 //
 // Invariants:
 //   - Each run's pods are all created, stamped with one submit instant
-//     (brigade.sim/submitted-at), before its scheduler starts, so the
-//     scheduler's first round and the replay at time 0 see the same jobs.
+//     (brigade.sim/submitted-at), before its scheduler starts; the
+//     scheduler's first round sees them all, and each job arrives in the
+//     export at that round (brigade.sim/queued-at).
 //   - Each run has its own schedulerName, namespace and partition of
 //     nodes, so runs at once never see each other's pods or nodes.
 //   - Every GPU job of the job set takes whole nodes (below).
 //
 // The job set: the events that decide something need no spacing, since
-// the export gives the replay the scheduler's own clock: a start at the
-// round that decided it (brigade.sim/bound-at), an end at the round that
-// booked it (brigade.sim/released-at), so the replay sees the scheduler's
-// timeline and only the first round's delay after the submission remains
-// (start errors of one constant per run). Every GPU job takes whole
+// the export gives the replay the scheduler's own clock: an arrival at
+// the round that first saw the job whole (brigade.sim/queued-at), a start
+// at the round that decided it (brigade.sim/bound-at), an end at the
+// round that booked it (brigade.sim/released-at), so the replay sees the
+// scheduler's timeline exactly. Every GPU job takes whole
 // 8-GPU nodes: with smaller jobs splitting nodes, the simulator places a
 // gang on the free GPUs of partly used nodes, which node-sized pods
 // cannot take, and the scheduler refuses that start while the replay
