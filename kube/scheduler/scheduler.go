@@ -403,7 +403,9 @@ func (s *Scheduler) newJob(ctx context.Context, key string, gang bool, size int,
 		// it rather than choose again (doc.go).
 		j.assign, j.complete, j.state = assign, true, running
 		s.needsBuild = true
-		s.logf("%s: completing the placement committed before a restart", key)
+		if slices.ContainsFunc(j.members, func(m *member) bool { return !m.ended && m.node == "" }) {
+			s.logf("%s: completing the placement committed before a restart", key)
+		}
 		return
 	}
 	for _, m := range j.members {
