@@ -21,6 +21,7 @@
 // cluster, each with its own schedulerName.
 //
 // Pods: a pod, or a gang (brigade.sim/gang with brigade.sim/gang-size,
+// labels or annotations;
 // scheduling.x-k8s.io/pod-group with its PodGroup's minMember when the
 // CRD is there, or the Workload API's spec.schedulingGroup with its
 // scheduling.k8s.io/v1beta1 PodGroup's gang minCount; without a size, the

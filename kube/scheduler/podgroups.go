@@ -20,7 +20,7 @@ var pluginPodGroups = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", 
 // the members seen at first. Each group is read once, when its job is
 // made: a size changed later applies to the next job of that name.
 func (s *Scheduler) podGroupSize(ctx context.Context, p *corev1.Pod) int {
-	if p.Labels[LabelGang] != "" {
+	if labelOrAnnotation(p, LabelGang) != "" {
 		return 0
 	}
 	if name := p.Labels[LabelPodGroup]; name != "" {

@@ -67,3 +67,23 @@ func TestWorkloadPodGroupGang(t *testing.T) {
 		})
 	}
 }
+
+// A gang may be named by annotations as well as labels: the two pods
+// are bound together, and not before both exist.
+func TestGangByAnnotation(t *testing.T) {
+	byAnnotation := func(p *corev1.Pod) {
+		p.Annotations[LabelGang], p.Annotations[LabelGangSize] = "g", "2"
+	}
+	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 4), gpuNode("n1", "NVIDIA-H100-80GB-HBM3", 4),
+		gpuPod("a-0", 4, 0, byAnnotation))
+	s := newSched(t, c, "fcfs/bestfit")
+	round(t, s)
+	if len(c.binds) != 0 {
+		t.Fatalf("bound %v with one of two members", c.binds)
+	}
+	c.add(t, gpuPod("a-1", 4, 0, byAnnotation))
+	round(t, s)
+	if len(c.binds) != 2 || c.pod(t, "team-a", "a-0").Annotations[AnnoPlacement] == "" {
+		t.Errorf("binds %v, placement %q: want both members bound under one committed placement", c.binds, c.pod(t, "team-a", "a-0").Annotations[AnnoPlacement])
+	}
+}

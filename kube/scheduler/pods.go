@@ -134,8 +134,8 @@ func request(reqs []podReq) hwmodel.Request {
 // brigade.sim/gang, else scheduler-plugins' pod-group label, else the
 // Workload API's spec.schedulingGroup.podGroupName.
 func gangKey(p *corev1.Pod) (string, int) {
-	if g := p.Labels[LabelGang]; g != "" {
-		n, _ := strconv.Atoi(p.Labels[LabelGangSize])
+	if g := labelOrAnnotation(p, LabelGang); g != "" {
+		n, _ := strconv.Atoi(labelOrAnnotation(p, LabelGangSize))
 		return p.Namespace + "/" + g, max(n, 0)
 	}
 	if g := p.Labels[LabelPodGroup]; g != "" {
@@ -145,6 +145,15 @@ func gangKey(p *corev1.Pod) (string, int) {
 		return p.Namespace + "/" + *sg.PodGroupName, 0
 	}
 	return "", 0
+}
+
+// labelOrAnnotation is the pod's label key, else its annotation key: a
+// gang may be named either way (an annotation has no 63-character limit).
+func labelOrAnnotation(p *corev1.Pod, key string) string {
+	if v := p.Labels[key]; v != "" {
+		return v
+	}
+	return p.Annotations[key]
 }
 
 // submitSlack is how long before its creation second a pod may say it
