@@ -102,18 +102,7 @@ func TestKillCampaign(t *testing.T) {
 	finished := o.waitAll(created, 3*time.Minute)
 	drain := time.Since(tFinal)
 	final.stop()
-	if !finished {
-		pods, bound, done := o.progress()
-		t.Errorf("the last life did not finish: %d pods seen of %d, %d bound, %d succeeded; its log:\n%s", pods, created, bound, done, final.tail(30))
-	}
-	for _, v := range o.finalChecks(created) {
-		t.Error(v)
-	}
-	binds := readAudit(t, c.audit)
-	bad, accepted, unanswered, refused := bindChecks(o, binds)
-	for _, v := range bad {
-		t.Error(v)
-	}
+	binds, accepted, unanswered, refused := endChecks(t, c, o, created, finished, "the last life", final.tail)
 	for _, b := range binds {
 		if b.code/100 != 2 {
 			t.Logf("Binding not accepted: %s sent %s -> %s at %s: %d %s", b.agent, b.pod, b.node, b.received.Format(stamp), b.code, http.StatusText(b.code))

@@ -418,6 +418,27 @@ func readAudit(t *testing.T, path string) []bindRecord {
 	return out
 }
 
+// endChecks reports a run that did not finish (last, the process that
+// should have, with its log's tail), the final state's violations and the
+// audited Bindings' (bindChecks), and returns the Bindings and their
+// counts for the summary.
+func endChecks(t *testing.T, c *cluster, o *observer, created int, finished bool, last string, tail func(int) string) (binds []bindRecord, accepted, unanswered, refused int) {
+	t.Helper()
+	if !finished {
+		pods, bound, done := o.progress()
+		t.Errorf("%s did not finish: %d pods seen of %d, %d bound, %d succeeded; its log:\n%s", last, pods, created, bound, done, tail(30))
+	}
+	for _, v := range o.finalChecks(created) {
+		t.Error(v)
+	}
+	binds = readAudit(t, c.audit)
+	bad, accepted, unanswered, refused := bindChecks(o, binds)
+	for _, v := range bad {
+		t.Error(v)
+	}
+	return binds, accepted, unanswered, refused
+}
+
 // bindChecks checks the audited Bindings: each pod bound by exactly one
 // Binding that took, to the node the observer saw it on, from a
 // scheduler process of this test; and no pod on its own bound by a life

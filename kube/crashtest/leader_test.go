@@ -139,18 +139,7 @@ func TestTwoReplicas(t *testing.T) {
 	default:
 	}
 	b.stop()
-	if !finished {
-		pods, bound, done := o.progress()
-		t.Errorf("replica-b did not finish: %d pods seen of %d, %d bound, %d succeeded; its log:\n%s", pods, created, bound, done, b.tail(30))
-	}
-	for _, v := range o.finalChecks(created) {
-		t.Error(v)
-	}
-	binds := readAudit(t, c.audit)
-	bad, accepted, unanswered, refused := bindChecks(o, binds)
-	for _, v := range bad {
-		t.Error(v)
-	}
+	binds, accepted, unanswered, refused := endChecks(t, c, o, created, finished, "replica-b", b.tail)
 	if got := strings.Join(lw.holders(), ","); got != "replica-a,replica-b" {
 		t.Errorf("Lease holders %s, want replica-a,replica-b", got)
 	}
