@@ -38,25 +38,9 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", kubeconfig)
 }
 
-// parseWeights reads tenant=weight,tenant=weight.
-func parseWeights(s string) (map[string]float64, error) {
-	out := map[string]float64{}
-	for _, kv := range strings.Split(s, ",") {
-		if kv = strings.TrimSpace(kv); kv == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(kv, "=")
-		w, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil || k == "" {
-			return nil, fmt.Errorf("--tenant-weights: %q is not tenant=weight", kv)
-		}
-		out[k] = w
-	}
-	return out, nil
-}
-
-// parseSelector reads key=value,key=value.
-func parseSelector(s string) (map[string]string, error) {
+// parsePairs reads key=value,key=value for flag; shape names the pair
+// in its error (tenant=weight, label=value).
+func parsePairs(flag, shape, s string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, kv := range strings.Split(s, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
@@ -64,9 +48,26 @@ func parseSelector(s string) (map[string]string, error) {
 		}
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--node-selector: %q is not label=value", kv)
+			return nil, fmt.Errorf("--%s: %q is not %s", flag, kv, shape)
 		}
 		out[k] = v
+	}
+	return out, nil
+}
+
+// parseWeights reads tenant=weight,tenant=weight.
+func parseWeights(s string) (map[string]float64, error) {
+	pairs, err := parsePairs("tenant-weights", "tenant=weight", s)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(pairs))
+	for k, v := range pairs {
+		w, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--tenant-weights: %q is not tenant=weight", k+"="+v)
+		}
+		out[k] = w
 	}
 	return out, nil
 }
@@ -117,7 +118,7 @@ func run(args []string) error {
 	if *qps <= 0 || *burst <= 0 {
 		return fmt.Errorf("--kube-api-qps and --kube-api-burst must be > 0, got %v and %d", *qps, *burst)
 	}
-	sel, err := parseSelector(*selector)
+	sel, err := parsePairs("node-selector", "label=value", *selector)
 	if err != nil {
 		return err
 	}
