@@ -228,7 +228,8 @@ type replayRun struct {
 //   - the failed attempts are those that ended failed or hardware_failure
 //     (preempted ones are the replayed policy's to decide again); without
 //     attempts.parquet, every attempt but a succeeded job's last;
-//   - a succeeded job runs for its succeeded attempt's run_s (without
+//   - a succeeded job runs for its succeeded attempt's run_s, plus what
+//     its preempted attempts ran and did not lose (preempt_lost_s; without
 //     attempts.parquet, run_s − lost_s when it had several attempts) and
 //     is allowed as many retries as it failed attempts;
 //   - a failed job fails as many attempts as it did, with one retry fewer,
@@ -239,7 +240,7 @@ type replayRun struct {
 //     runs once more than its failed attempts, for run_s − lost_s.
 func replayAttempts(r results.JobRow, log []results.AttemptRow) replayRun {
 	var out replayRun
-	var failedRun, lastSucceeded int64
+	var failedRun, lastSucceeded, preemptedRun int64
 	succeeded := false
 	if log != nil {
 		for _, a := range log {
@@ -247,6 +248,8 @@ func replayAttempts(r results.JobRow, log []results.AttemptRow) replayRun {
 			case results.AttemptFailed, results.AttemptHardwareFailure:
 				out.failedAttempts++
 				failedRun += micros(a.RunS)
+			case results.AttemptPreempted:
+				preemptedRun += micros(a.RunS)
 			case results.AttemptSucceeded:
 				succeeded, lastSucceeded = true, micros(a.RunS)
 			}
@@ -266,7 +269,10 @@ func replayAttempts(r results.JobRow, log []results.AttemptRow) replayRun {
 	case r.State == string(results.Succeeded):
 		out.duration, out.retries = fallback, out.failedAttempts
 		if succeeded {
-			out.duration = lastSucceeded
+			// What its preempted attempts ran and kept (a policy that
+			// suspends jobs, a checkpoint) is work the last one did not
+			// do again.
+			out.duration = lastSucceeded + max(preemptedRun-micros(r.PreemptLostS), 0)
 		}
 	case r.State == string(results.Failed):
 		if out.failedAttempts == 0 { // e.g. its only attempt was preempted, then it missed its deadline

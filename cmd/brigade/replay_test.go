@@ -372,3 +372,35 @@ func TestReplayKeepsTheRecordedSeed(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayOfSuspendingPolicies replays runs of the orders that suspend a
+// preempted job with its progress (gandiva, gavel): each job must be
+// replayed with its whole work, its preempted attempts' run included, for
+// the replay to give back every start and end.
+func TestReplayOfSuspendingPolicies(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--synthetic", "40", "--load", "3", "--cluster", "h200x8",
+		"--policy", "gandiva+quantum=5m,gavel+round=5m", "--out", a); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := brigade(t, "sim", "--quiet", "--no-plots", "--replay", a, "--out", b); code != 0 {
+		t.Fatal(stderr)
+	}
+	rows, err := fidelity(a, b)
+	if err != nil || len(rows) != 2 {
+		t.Fatal(rows, err)
+	}
+	preempted := 0
+	for _, x := range readJobs(t, a) {
+		preempted += int(x.Preemptions)
+	}
+	if preempted < 100 {
+		t.Fatalf("the runs preempted %d times; the test needs a run that preempts", preempted)
+	}
+	for _, r := range rows {
+		if !r.SameOrder || r.StartErrP95 != 0 || r.JCTErrP95 != 0 {
+			t.Errorf("%s: order %v, start err p95 %g s, JCT err p95 %g s", r.Policy, r.SameOrder, r.StartErrP95, r.JCTErrP95)
+		}
+	}
+}

@@ -238,6 +238,7 @@ func (s *Scheduler) apply(d policies.Decision) string {
 	}
 	j.state, j.place, j.assign = running, place, assign
 	s.host.Job(d.Job).Start = s.host.Now()
+	j.boundAt = s.roundNow
 	s.binds = append(s.binds, j)
 	return ""
 }
@@ -436,9 +437,13 @@ func (s *Scheduler) bindMembers(ctx context.Context, j *job) bindOutcome {
 // bound and a pod gone as ended, never bound again blindly.
 func (s *Scheduler) bind(ctx context.Context, j *job, m *member, node string) error {
 	ns := j.ns
-	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: ns, UID: m.uid,
-		Annotations: map[string]string{AnnoBoundAt: s.roundNow.UTC().Format(time.RFC3339Nano),
-			AnnoQueuedAt: j.queuedAt.UTC().Format(time.RFC3339Nano)}},
+	anno := map[string]string{AnnoBoundAt: s.roundNow.UTC().Format(time.RFC3339Nano),
+		AnnoQueuedAt: j.queuedAt.UTC().Format(time.RFC3339Nano)}
+	if len(j.preempted) > 0 {
+		note, _ := json.Marshal(attemptsNote{Submitted: j.submitted.UTC(), Preempted: j.preempted})
+		anno[AnnoAttempts] = string(note)
+	}
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: ns, UID: m.uid, Annotations: anno},
 		Target: corev1.ObjectReference{Kind: "Node", Name: node}}
 	t0 := time.Now()
 	err := s.client.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{})

@@ -71,10 +71,7 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 		if p.Spec.SchedulerName != opt.Name {
 			continue
 		}
-		key, _ := gangKey(p)
-		if key == "" {
-			key = p.Namespace + "/" + p.Name
-		}
+		key := exportName(p)
 		g := byKey[key]
 		if g == nil {
 			g = &group{key: key}
@@ -93,7 +90,22 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 				t = submittedAt(p)
 			}
 		}
+		if n, ok := readAttempts(g.pods); ok && n.Submitted.Before(t) {
+			t = n.Submitted // its pods were recreated after a preemption
+		}
 		return t
+	}
+	for _, g := range groups {
+		if t := created(g); t.Before(epoch) {
+			epoch = t
+		}
+	}
+	suspends := false
+	if sp, err := policies.ParseSpec(opt.Policy); err == nil {
+		if pol, err := sp.New(); err == nil {
+			s, ok := pol.(policies.Suspender)
+			suspends = ok && s.Suspends()
+		}
 	}
 	slices.SortFunc(groups, func(a, b *group) int {
 		if c := created(a).Compare(created(b)); c != 0 {
@@ -145,6 +157,7 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 			seen[tn] = true
 			tenants = append(tenants, policies.Tenant{Name: tn, Weight: 1})
 		}
+		note, _ := readAttempts(g.pods)
 		submit := at(arrival(g.pods, created(g)))
 		jr := results.JobRecord{ID: int32(id), Name: g.key, Tenant: tn, Priority: prio, Submit: submit, Ready: submit,
 			GPUs: req.GPUs, GPUMilli: req.GPUMilli, CPUMilli: req.CPUMilli, MemoryMiB: req.MemoryMiB, MIGProfile: req.MIG.Profile}
@@ -195,6 +208,9 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 			}
 			jr.Run = jr.End - jr.Start
 			jr.AttemptLog = []results.AttemptRecord{a}
+			if len(note.Preempted) > 0 {
+				withPreempted(&jr, note.Preempted, at, suspends)
+			}
 		}
 		jobs = append(jobs, jr)
 	}
@@ -237,6 +253,41 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 		}
 		return nil
 	})
+}
+
+// withPreempted puts the attempts a job's scheduler preempted before its
+// last one (AnnoAttempts) ahead of it: the job started with the first,
+// waited between them, and ran for all of them. What a preempted attempt
+// ran is lost unless the policy suspends its jobs (gandiva, gavel,
+// optimus: a job keeps its progress), as brigade sim counts it, so that
+// a replay gives the job its whole work.
+func withPreempted(jr *results.JobRecord, spans []attemptSpan, at func(time.Time) hwmodel.Time, suspends bool) {
+	last := jr.AttemptLog[0]
+	log := make([]results.AttemptRecord, 0, len(spans)+1)
+	prev := jr.Submit
+	var run, lost hwmodel.Time
+	for _, sp := range spans {
+		start := min(max(at(sp.Start), prev), last.Start)
+		end := min(max(at(sp.End), start), last.Start)
+		log = append(log, results.AttemptRecord{Start: start, End: end, Wait: start - prev, Ended: results.AttemptPreempted, ExitCode: results.NoExitCode})
+		run += end - start
+		if !suspends {
+			lost += end - start
+		}
+		prev = end
+	}
+	last.Wait = last.Start - prev
+	log = append(log, last)
+	var wait hwmodel.Time
+	for _, a := range log {
+		wait += a.Wait
+	}
+	jr.AttemptLog = log
+	jr.Start = log[0].Start
+	jr.Wait, jr.Run = wait, jr.Run+run
+	jr.Attempts = len(log)
+	jr.Preemptions = len(spans)
+	jr.PreemptLost, jr.Lost = lost, lost
 }
 
 // writeLines writes a header and CSV rows already joined (names are

@@ -9,8 +9,9 @@ import (
 )
 
 // exportTimeline rebuilds the run's timeline from the exported jobs:
-// each is queued from its arrival, runs from its start holding its GPUs,
-// and leaves at its end (a job cut by the export's end still holds them
+// each is queued from its arrival, runs from its start holding its GPUs
+// (queued again between a preempted attempt and the next), and leaves at
+// its end (a job cut by the export's end still holds them
 // then). Summarize reads GPU utilisation, queue lengths and Little's law
 // from it, as it does from a simulation's.
 func exportTimeline(jobs []results.JobRecord, totalGPUs int, end hwmodel.Time) *results.Timeline {
@@ -26,7 +27,16 @@ func exportTimeline(jobs []results.JobRecord, totalGPUs int, end hwmodel.Time) *
 			continue
 		}
 		milli := int64(j.GPUs) * int64(j.GPUMilli)
-		evs = append(evs, event{t: j.Start, dq: -1, dr: 1, alloc: milli})
+		// A preempted attempt gives its GPUs back and queues the job
+		// again until the next.
+		for _, a := range j.AttemptLog[:max(len(j.AttemptLog)-1, 0)] {
+			evs = append(evs, event{t: a.Start, dq: -1, dr: 1, alloc: milli}, event{t: a.End, dq: 1, dr: -1, alloc: -milli})
+		}
+		start := j.Start
+		if n := len(j.AttemptLog); n > 0 {
+			start = j.AttemptLog[n-1].Start
+		}
+		evs = append(evs, event{t: start, dq: -1, dr: 1, alloc: milli})
 		if j.State != "running" { // cut by the export: holds its GPUs to the end
 			evs = append(evs, event{t: j.End, dr: -1, d: -1, alloc: -milli})
 		}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,7 +38,19 @@ const (
 	// burst may straddle a second's edge.
 	AnnoSubmittedAt = "brigade.sim/submitted-at"
 	AnnoEvicting    = "brigade.sim/evicting"
-	defaultEstimat  = hwmodel.Hour
+	// LabelJob names a pod's job in its namespace (a label or an
+	// annotation): a pod a controller recreates under the same job name,
+	// after an eviction, is the same policy job, with its submission, its
+	// attained service and its place in the queue, as a gang's members
+	// are by their gang's name.
+	LabelJob = "brigade.sim/job"
+	// AnnoAttempts holds what a job did before its pods were recreated:
+	// its first submission and its preempted attempts (attemptsNote, as
+	// JSON), written through the Binding of each later attempt, so that
+	// the export, and a restarted scheduler, read the job's whole history
+	// from its current pods.
+	AnnoAttempts   = "brigade.sim/attempts"
+	defaultEstimat = hwmodel.Hour
 )
 
 // podReq is what one pod asks for: whole GPUs from its nvidia.com/gpu
@@ -147,6 +160,64 @@ func gangKey(p *corev1.Pod) (string, int) {
 	return "", 0
 }
 
+// jobKey is the scheduler's key of pod p's job, and whether that key
+// outlives the pod (a gang's name or brigade.sim/job, which a controller
+// gives the pod it recreates) rather than naming this pod alone (its
+// UID).
+func jobKey(p *corev1.Pod) (key string, size int, gang, stable bool) {
+	if key, size = gangKey(p); key != "" {
+		return key, size, true, true
+	}
+	if name := labelOrAnnotation(p, LabelJob); name != "" {
+		return "job/" + p.Namespace + "/" + name, 0, false, true
+	}
+	return "pod/" + p.Namespace + "/" + p.Name + "/" + string(p.UID), 0, false, false
+}
+
+// attemptsNote is AnnoAttempts: when the job was first submitted, and
+// the start and end of each attempt its scheduler preempted, in order
+// (the scheduler's round clock).
+type attemptsNote struct {
+	Submitted time.Time     `json:"submitted"`
+	Preempted []attemptSpan `json:"preempted"`
+}
+
+type attemptSpan struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// readAttempts is the AnnoAttempts of pods' first member that carries a
+// readable one; ok is false when none does. Spans that run backwards or
+// out of order end the list there: the note is the scheduler's own
+// writing, but it travels on pods anyone may edit.
+func readAttempts(pods []*corev1.Pod) (attemptsNote, bool) {
+	for _, p := range pods {
+		v := p.Annotations[AnnoAttempts]
+		if v == "" || len(v) > maxAttemptsNote {
+			continue
+		}
+		var n attemptsNote
+		if json.Unmarshal([]byte(v), &n) != nil || n.Submitted.IsZero() {
+			continue
+		}
+		last := n.Submitted
+		for i, a := range n.Preempted {
+			if a.Start.Before(last) || a.End.Before(a.Start) {
+				n.Preempted = n.Preempted[:i]
+				break
+			}
+			last = a.End
+		}
+		return n, true
+	}
+	return attemptsNote{}, false
+}
+
+// maxAttemptsNote bounds what readAttempts parses (an annotation may hold
+// 256 KiB): about 1,500 attempts.
+const maxAttemptsNote = 128 << 10
+
 // labelOrAnnotation is the pod's label key, else its annotation key: a
 // gang may be named either way (an annotation has no 63-character limit).
 func labelOrAnnotation(p *corev1.Pod, key string) string {
@@ -175,10 +246,14 @@ func submittedAt(p *corev1.Pod) time.Time {
 }
 
 // exportName is the name the export gives the job of pod p:
-// namespace/gang for a gang's member, namespace/name for a pod alone.
+// namespace/gang for a gang's member, namespace/job for a pod with
+// brigade.sim/job, namespace/name for a pod alone.
 func exportName(p *corev1.Pod) string {
 	if key, _ := gangKey(p); key != "" {
 		return key
+	}
+	if name := labelOrAnnotation(p, LabelJob); name != "" {
+		return p.Namespace + "/" + name
 	}
 	return p.Namespace + "/" + p.Name
 }

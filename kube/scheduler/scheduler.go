@@ -58,6 +58,10 @@ const (
 	queued
 	running
 	limbo // a bind failed: the next round reads what happened
+	// evicted: the policy preempted it and its pods are gone; it is
+	// queued again when a controller has recreated them (a job whose key
+	// outlives its pods: job.stable).
+	evicted
 	done
 )
 
@@ -96,6 +100,15 @@ type job struct {
 	// could be chosen). Its Bindings carry it (brigade.sim/queued-at), and
 	// the export makes it the job's arrival.
 	queuedAt time.Time
+	// stable: the key outlives the pods (a gang, or brigade.sim/job), so
+	// an evicted job waits for its recreated pods rather than ending.
+	stable bool
+	// submitted is the job's first submission; boundAt the round that
+	// started its current attempt; preempted its attempts before that.
+	// Each later attempt's Bindings carry them (AnnoAttempts).
+	submitted time.Time
+	boundAt   time.Time
+	preempted []attemptSpan
 }
 
 // Scheduler is Brigade's Kubernetes scheduler: it holds a policies.Host
@@ -246,6 +259,7 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 		created time.Time
 		size    int
 		gang    bool
+		stable  bool
 	}
 	groups := map[string]*group{}
 	var order []*group
@@ -254,14 +268,10 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 		if p.Spec.SchedulerName != s.cfg.Name {
 			continue
 		}
-		key, size := gangKey(p)
-		gang := key != ""
-		if !gang {
-			key = "pod/" + p.Namespace + "/" + p.Name + "/" + string(p.UID)
-		}
+		key, size, gang, stable := jobKey(p)
 		g := groups[key]
 		if g == nil {
-			g = &group{key: key, name: exportName(p), created: submittedAt(p), gang: gang}
+			g = &group{key: key, name: exportName(p), created: submittedAt(p), gang: gang, stable: stable}
 			groups[key] = g
 			order = append(order, g)
 		}
@@ -269,6 +279,9 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 		g.size = max(g.size, size)
 		if submittedAt(p).Before(g.created) {
 			g.created = submittedAt(p)
+		}
+		if n, ok := readAttempts([]*corev1.Pod{p}); ok && n.Submitted.Before(g.created) {
+			g.created = n.Submitted
 		}
 		if first.IsZero() || submittedAt(p).Before(first) {
 			first = submittedAt(p)
@@ -303,7 +316,7 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 			live = live || !finished(p) && p.DeletionTimestamp == nil
 		}
 		if live {
-			s.newJob(ctx, g.key, g.gang, g.size, g.created, g.pods)
+			s.newJob(ctx, g.key, g.gang, g.stable, g.size, g.created, g.pods)
 		}
 	}
 	for _, j := range s.jobs {
@@ -359,7 +372,7 @@ func (s *Scheduler) tenant(name string) int {
 }
 
 // newJob adds a job for a group of pods seen for the first time.
-func (s *Scheduler) newJob(ctx context.Context, key string, gang bool, size int, created time.Time, pods []*corev1.Pod) {
+func (s *Scheduler) newJob(ctx context.Context, key string, gang, stable bool, size int, created time.Time, pods []*corev1.Pod) {
 	p0 := pods[0]
 	// A pending job reaches the policy at this round: a burst of pods
 	// created over a second reaches the scheduler over that second, and a
@@ -369,7 +382,12 @@ func (s *Scheduler) newJob(ctx context.Context, key string, gang bool, size int,
 	if bound := slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return p.Spec.NodeName != "" }); !bound && s.roundNow.After(created) {
 		queued = s.roundNow
 	}
-	j := &job{key: key, ns: p0.Namespace, gang: gang, size: size, queuedAt: queued}
+	j := &job{key: key, ns: p0.Namespace, gang: gang, stable: stable, size: size, queuedAt: queued, submitted: created}
+	if n, ok := readAttempts(pods); ok {
+		// A recreated job's history, as its last Bindings wrote it: a
+		// restarted scheduler keeps counting its preemptions.
+		j.preempted = n.Preempted
+	}
 	if gang && size == 0 {
 		j.size = s.podGroupSize(ctx, p0)
 	}
@@ -450,9 +468,9 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 			m.ended, m.pod = true, nil
 		}
 	}
-	if j.state == waiting {
+	if j.state == waiting || j.state == evicted {
 		for _, p := range pods {
-			if byName[p.Name] != nil {
+			if byName[p.Name] != nil && !finished(p) && p.DeletionTimestamp == nil {
 				m := &member{name: p.Name}
 				j.members = append(j.members, m)
 				if err := s.refresh(j, m, p); err != "" && j.err == "" {
@@ -484,6 +502,17 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 			s.host.Job(j.id).Req = request(reqs)
 			s.admit(j)
 		}
+	case evicted:
+		if live := liveMembers(j); live >= j.size {
+			// Its pods are back: the job the policy preempted is queued
+			// again, as of the round that booked the preemption's end.
+			reqs := make([]podReq, 0, live)
+			for _, m := range j.members {
+				reqs = append(reqs, m.req)
+			}
+			s.host.Job(j.id).Req = request(reqs)
+			s.admit(j)
+		}
 	case unschedulable:
 		if allEnded {
 			s.drop(j)
@@ -500,7 +529,10 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 			j.state, s.needsBuild = running, true
 		}
 	case running:
-		if allEnded {
+		switch {
+		case allEnded && j.preempting && j.stable && !anyFinished(j):
+			s.evicted(j)
+		case allEnded:
 			s.end(j)
 		}
 	case limbo:
@@ -531,6 +563,46 @@ func (s *Scheduler) end(j *job) {
 		s.released = append(s.released, j)
 	}
 	s.drop(j)
+}
+
+// evicted books the end of a job the policy preempted, whose pods its
+// Evictions removed: the policy hears the end now, and the job waits
+// for a controller to recreate its pods (same gang or brigade.sim/job),
+// then is queued again, the same policy job. Its attempt so far is kept
+// for the Bindings of the next (AnnoAttempts).
+func (s *Scheduler) evicted(j *job) {
+	if j.place != nil {
+		s.host.Stop(j.id, j.place)
+		j.place = nil
+	}
+	if len(j.preempted) < maxPreemptedKept {
+		j.preempted = append(j.preempted, attemptSpan{Start: j.boundAt, End: s.roundNow})
+	}
+	j.size = max(j.size, len(j.members), 1)
+	j.members, j.assign, j.preempting, j.state = nil, nil, false, evicted
+	s.host.Job(j.id).Queued = s.at(s.roundNow)
+}
+
+// maxPreemptedKept bounds the attempts a job's Bindings carry, so that
+// AnnoAttempts stays far below the API's 256 KiB of annotations; a job
+// preempted more often is exported with its first ones only.
+const maxPreemptedKept = 1000
+
+// liveMembers counts a job's members that have not ended.
+func liveMembers(j *job) int {
+	n := 0
+	for _, m := range j.members {
+		if !m.ended {
+			n++
+		}
+	}
+	return n
+}
+
+// anyFinished reports whether a member's pod ran to its end (succeeded or
+// failed) rather than being removed.
+func anyFinished(j *job) bool {
+	return slices.ContainsFunc(j.members, func(m *member) bool { return m.pod != nil && finished(m.pod) })
 }
 
 // markReleased writes brigade.sim/released-at, the round's clock, on the
@@ -657,9 +729,15 @@ func (s *Scheduler) adopt(j *job) {
 	// When it started, so that backfill's estimate of its end counts from
 	// there (a pod's start time, else its binding's moment: now).
 	start := s.at(s.cfg.Now())
+	j.boundAt = s.cfg.Now()
 	for _, m := range j.members {
 		if m.pod != nil && m.pod.Status.StartTime != nil {
 			start = min(start, s.at(m.pod.Status.StartTime.Time))
+		}
+		if m.pod != nil {
+			if t := scheduledAt(m.pod); !t.IsZero() && t.Before(j.boundAt) {
+				j.boundAt = t
+			}
 		}
 	}
 	s.host.Job(j.id).Start = start
