@@ -12,7 +12,9 @@
 //   - annotation brigade.sim/duration (the true duration, which KWOK plays
 //     out) and brigade.sim/estimate (estimate_s, when given); Submit adds
 //     brigade.sim/submitted-at, the instant the job was due;
-//   - label brigade.sim/tenant;
+//   - label brigade.sim/tenant, and brigade.sim/job (the pod's name) on a
+//     pod alone: a pod created again under that name after an eviction is
+//     the same job to the scheduler, as a gang's members are by its name;
 //   - priority through a PriorityClass brigade-priority-N of value N (the
 //     API server's Priority admission refuses a bare spec.priority), which
 //     Submit creates when missing;
@@ -38,4 +40,8 @@
 //     each job at its submit time.
 //   - wait.go: WaitEnded: until every pod has ended and its scheduler has
 //     booked the end.
+//   - keep.go: Keep, the jobs' controller while they run: a pod deleted
+//     before it ended (an eviction) is created again, to start over or
+//     to resume with what it had left (Evicted), until every pod has
+//     ended.
 package workload

@@ -136,6 +136,8 @@ func Build(w *workloads.Workload, opt Options) ([]Job, error) {
 				p.Name = fmt.Sprintf("%s-%d", name, m)
 				p.Labels[scheduler.LabelGang] = name
 				p.Labels[scheduler.LabelGangSize] = strconv.Itoa(members)
+			} else {
+				p.Labels[scheduler.LabelJob] = name
 			}
 			job.Pods = append(job.Pods, p)
 		}
