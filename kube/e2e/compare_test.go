@@ -18,6 +18,7 @@ import (
 	"github.com/brigadesim/brigade/kube/controlplane"
 	"github.com/brigadesim/brigade/kube/scheduler"
 	"github.com/brigadesim/brigade/kube/workload"
+	"github.com/brigadesim/brigade/policies"
 	"github.com/brigadesim/brigade/workloads"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -34,12 +35,26 @@ const (
 	jobsFile     = "testdata/jobs.csv"
 	runTimeout   = 90 * time.Second
 	pollInterval = 250 * time.Millisecond
+	// The preempting orders run on partitions of their own, smaller, with
+	// their own job set (doc.go).
+	preemptFile    = "testdata/preempt.csv"
+	preemptNodes   = 8
+	preemptPartsAt = 100 // partition numbers from here are preempting ones
+	// preemptLagBound bounds a preempting run's start error p95: each
+	// preemption takes effect a round or two late (tens of ms).
+	preemptLagBound = 1.0
 )
 
-// otherSpecs are the further built-in orders whose runs compare: those
-// that never preempt. A preempting order evicts pods, and an evicted bare
-// pod is gone: its job leaves the export (doc.go).
+// otherSpecs are the further built-in orders that never preempt.
 var otherSpecs = []string{"multifactor+age=1000+fs=1000+size=100+qos=1000", "seed"}
+
+// preemptSpecs are the orders that preempt, with thresholds, quanta and
+// rounds in seconds to suit a job set of seconds.
+var preemptSpecs = []string{"las+thresholds=1s:3s", "tiresias+thresholds=16s:48s", "srtf", "priority+preempt",
+	"gandiva+quantum=2s", "gavel+round=2s", "optimus+round=2s"}
+
+// preempting reports whether spec is one of preemptSpecs.
+func preempting(spec string) bool { return slices.Contains(preemptSpecs, spec) }
 
 // specsToRun are the specs live mode's table covers (four orders, six
 // placements, with and without EASY backfill), then otherSpecs.
@@ -52,7 +67,7 @@ func specsToRun() []string {
 			}
 		}
 	}
-	return append(out, otherSpecs...)
+	return append(append(out, otherSpecs...), preemptSpecs...)
 }
 
 // outcome is one spec's run: the fidelity row brigade fidelity wrote,
@@ -66,6 +81,8 @@ type outcome struct {
 	live  string // the start order, live
 	sim   string // and replayed
 	table string // brigade fidelity's table
+	// preemptions live and in the replay; recreated pods (Keep).
+	preempted, replayPreempted, recreated int
 }
 
 // TestSchedulerMatchesReplay runs the Kubernetes scheduler under every
@@ -102,8 +119,27 @@ func TestSchedulerMatchesReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nparts := min(partitions, len(specs))
+	pw, err := workloads.ReadFile(preemptFile, "brigade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npre := 0
+	for _, s := range specs {
+		if preempting(s) {
+			npre++
+		}
+	}
+	nparts := min(partitions, len(specs)-npre)
 	var names []string
+	for p := range min(npre, partitions) {
+		ns, err := controlplane.AddGPUNodes(ctx, cp.Clientset, preemptNodes, controlplane.NodeSpec{
+			NamePrefix: fmt.Sprintf("q%d-h100-", p), GPUs: 8, Product: h100Product,
+			Labels: map[string]string{partLabel: partName(preemptPartsAt + p)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, ns...)
+	}
 	for p := range nparts {
 		for _, g := range []struct {
 			kind, product string
@@ -126,19 +162,30 @@ func TestSchedulerMatchesReplay(t *testing.T) {
 	}
 	t.Logf("control plane, %d nodes in %d partitions and the brigade binary ready in %.1fs", len(names), nparts, time.Since(t0).Seconds())
 
-	free := make(chan int, nparts)
+	// Runs of both kinds share one pool of slots, so that no more than
+	// partitions run at once; each takes a free partition of its kind.
+	slots := make(chan struct{}, partitions)
+	free, freePre := make(chan int, nparts), make(chan int, min(npre, partitions))
 	for p := range nparts {
 		free <- p
+	}
+	for p := range cap(freePre) {
+		freePre <- preemptPartsAt + p
 	}
 	outs := make([]outcome, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
-		p := <-free
+		slots <- struct{}{}
+		pool, work := free, w
+		if preempting(spec) {
+			pool, work = freePre, pw
+		}
+		p := <-pool
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { free <- p }()
-			outs[i] = compareOne(ctx, cp.Clientset, bin, w, spec, i, p, filepath.Join(dir, fmt.Sprintf("run-%02d", i)))
+			defer func() { pool <- p; <-slots }()
+			outs[i] = compareOne(ctx, cp.Clientset, bin, work, spec, i, p, filepath.Join(dir, fmt.Sprintf("run-%02d", i)))
 		}()
 	}
 	wg.Wait()
@@ -151,6 +198,22 @@ func TestSchedulerMatchesReplay(t *testing.T) {
 				t.Fatalf("%v\nscheduler log:\n%s", o.err, o.log)
 			case o.row["same_start_order"] != "yes":
 				t.Errorf("the replay starts the jobs in another order:\n%s\nlive:   %s\nreplay: %s\nscheduler log:\n%s", o.table, o.live, o.sim, o.log)
+			case preempting(o.spec):
+				// A preemption takes effect when the evicted pods are
+				// gone, a round or two after the simulator's instant:
+				// the order must agree, the times within what that lag
+				// adds up to. Every order but optimus (which preempts
+				// only to resize elastic jobs, and pods are not) must
+				// have preempted, or nothing was tested.
+				if o.preempted == 0 && !strings.HasPrefix(o.spec, "optimus") {
+					t.Errorf("no job was preempted; the job set must make %s preempt", o.spec)
+				}
+				if o.recreated < o.preempted {
+					t.Errorf("%d preemptions but %d pods created again", o.preempted, o.recreated)
+				}
+				if v, _ := strconv.ParseFloat(o.row["start_err_p95_s"], 64); v > preemptLagBound {
+					t.Errorf("start err p95 %.3f s, more than %v s:\n%s", v, preemptLagBound, o.table)
+				}
 			case o.row["start_err_p95_s"] != "0.000000" || o.row["jct_err_p95_s"] != "0.000000":
 				// The export carries the scheduler's own clock, so the
 				// replay's times are the scheduler's to the microsecond.
@@ -174,23 +237,47 @@ func compareOne(ctx context.Context, cs kubernetes.Interface, bin string, w *wor
 		o.err = err
 		return o
 	}
-	// All pods exist before the scheduler starts, so that its first
-	// round sees them all, as the replay does at time 0.
-	if err := workload.Submit(ctx, cs, jobs); err != nil {
-		o.err = err
-		return o
-	}
 	var log bytes.Buffer
 	var mu sync.Mutex
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	start := time.Now()
-	go func() {
+	runSched := func() {
 		done <- scheduler.Run(sctx, scheduler.Config{Name: name, Policy: spec, NodeSelector: sel, Log: lockedWriter{&mu, &log}},
 			cs, nil, scheduler.RunOptions{})
-	}()
+	}
+	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, runTimeout)
-	err = workload.WaitEnded(wctx, cs, jobs, pollInterval)
+	if preempting(spec) {
+		// Submitted over time while the scheduler runs, with Keep as the
+		// jobs' controller: an evicted pod is created again, to start
+		// over, or to resume under an order that suspends its jobs.
+		mode := workload.Restart
+		if suspends(spec) {
+			mode = workload.Resume
+		}
+		kept := make(chan error, 1)
+		go func() {
+			n, err := workload.Keep(wctx, cs, jobs, workload.KeepOptions{Evicted: mode, Log: lockedWriter{&mu, &log}})
+			o.recreated = n
+			kept <- err
+		}()
+		go runSched()
+		err = workload.Submit(wctx, cs, jobs)
+		if kerr := <-kept; err == nil {
+			err = kerr
+		}
+	} else {
+		// All pods exist before the scheduler starts, so that its first
+		// round sees them all, as the replay does at time 0.
+		if err := workload.Submit(ctx, cs, jobs); err != nil {
+			o.err = err
+			cancel()
+			stop()
+			return o
+		}
+		go runSched()
+		err = workload.WaitEnded(wctx, cs, jobs, pollInterval)
+	}
 	cancel()
 	o.wall = time.Since(start)
 	stop()
@@ -234,7 +321,46 @@ func compareOne(ctx context.Context, cs kubernetes.Interface, bin string, w *wor
 		return o
 	}
 	o.live, o.sim = startOrder(filepath.Join(live, "jobs.csv")), startOrder(filepath.Join(replay, "jobs.csv"))
+	o.preempted, o.replayPreempted = preemptions(filepath.Join(live, "jobs.csv")), preemptions(filepath.Join(replay, "jobs.csv"))
 	return o
+}
+
+// suspends reports whether the policy of spec keeps a preempted job's
+// progress (policies.Suspender).
+func suspends(spec string) bool {
+	sp, err := policies.ParseSpec(spec)
+	if err != nil {
+		return false
+	}
+	pol, err := sp.New()
+	if err != nil {
+		return false
+	}
+	s, ok := pol.(policies.Suspender)
+	return ok && s.Suspends()
+}
+
+// preemptions sums a results folder's preemptions column (-1: unreadable).
+func preemptions(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 1 {
+		return -1
+	}
+	col := slices.Index(recs[0], "preemptions")
+	if col < 0 {
+		return -1
+	}
+	n := 0
+	for _, r := range recs[1:] {
+		v, _ := strconv.Atoi(r[col])
+		n += v
+	}
+	return n
 }
 
 // readFidelity reads the one policy row of a fidelity.csv by column.
@@ -305,18 +431,18 @@ func startOrder(path string) string {
 // runs.
 func markdown(outs []outcome) string {
 	var b strings.Builder
-	b.WriteString("| spec | jobs | same start order | Kendall tau | same position | start err p50 (s) | start err p95 (s) | JCT err p50 (s) | JCT err p95 (s) | wall (s) |\n")
-	b.WriteString("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| spec | jobs | same start order | Kendall tau | same position | start err p50 (s) | start err p95 (s) | JCT err p50 (s) | JCT err p95 (s) | preemptions (replay) | wall (s) |\n")
+	b.WriteString("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, o := range outs {
 		if o.err != nil {
-			fmt.Fprintf(&b, "| `%s` | | error | | | | | | | %.1f |\n", o.spec, o.wall.Seconds())
+			fmt.Fprintf(&b, "| `%s` | | error | | | | | | | | %.1f |\n", o.spec, o.wall.Seconds())
 			continue
 		}
 		r := o.row
 		pos, _ := strconv.ParseFloat(r["same_position_fraction"], 64)
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %.0f%% | %s | %s | %s | %s | %.1f |\n", o.spec, r["jobs"], r["same_start_order"],
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %.0f%% | %s | %s | %s | %s | %d (%d) | %.1f |\n", o.spec, r["jobs"], r["same_start_order"],
 			num(r["kendall_tau"], 3), pos*100, num(r["start_err_p50_s"], 3), num(r["start_err_p95_s"], 3),
-			num(r["jct_err_p50_s"], 3), num(r["jct_err_p95_s"], 3), o.wall.Seconds())
+			num(r["jct_err_p50_s"], 3), num(r["jct_err_p95_s"], 3), o.preempted, o.replayPreempted, o.wall.Seconds())
 	}
 	return b.String()
 }

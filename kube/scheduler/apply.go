@@ -12,7 +12,6 @@ import (
 	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	"github.com/brigadesim/brigade/policies"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -192,20 +191,20 @@ func (s *Scheduler) apply(d policies.Decision) string {
 	j := s.jobs[d.Job]
 	switch d.Kind {
 	case policies.Preempt:
-		switch {
-		case j.state != running:
+		if j.state != running {
 			return fmt.Sprintf("job %s is not running", j.key)
-		case j.preempting:
-			return fmt.Sprintf("job %s is already being evicted", j.key)
 		}
-		j.preempting = true
-		s.evicts = append(s.evicts, j)
+		s.preempt(j)
 		return ""
 	case policies.Start:
 	default:
 		return "the scheduler applies Start and Preempt decisions; MIG layouts are the device plugin's"
 	}
-	if j.state != queued {
+	switch j.state {
+	case queued:
+	case evicting, evicted:
+		return fmt.Sprintf("job %s was preempted and its pods are not back yet (its controller creates them again)", j.key)
+	default:
 		return fmt.Sprintf("job %s is not queued", j.key)
 	}
 	var reason string
@@ -437,7 +436,8 @@ func (s *Scheduler) bindMembers(ctx context.Context, j *job) bindOutcome {
 // bound and a pod gone as ended, never bound again blindly.
 func (s *Scheduler) bind(ctx context.Context, j *job, m *member, node string) error {
 	ns := j.ns
-	anno := map[string]string{AnnoBoundAt: s.roundNow.UTC().Format(time.RFC3339Nano),
+	// The round that decided the start, which a deferred Binding follows.
+	anno := map[string]string{AnnoBoundAt: j.boundAt.UTC().Format(time.RFC3339Nano),
 		AnnoQueuedAt: j.queuedAt.UTC().Format(time.RFC3339Nano)}
 	if len(j.preempted) > 0 {
 		note, _ := json.Marshal(attemptsNote{Submitted: j.submitted.UTC(), Preempted: j.preempted})
@@ -510,105 +510,5 @@ func (s *Scheduler) completeGangs(ctx context.Context) {
 			continue
 		}
 		s.settle(j, s.bindMembers(ctx, j))
-	}
-}
-
-// evict preempts a job: each pod gets a policy/v1 Eviction with its own
-// terminationGracePeriodSeconds. The job ends when its pods have; a
-// refused eviction (a disruption budget) takes the preemption back, so
-// the policy may decide again. A gang's eviction is first committed:
-// every member is marked brigade.sim/evicting, and from then on its
-// members are evicted until none is left, by this scheduler or the next
-// (finishEvictions), so that no gang runs on in part.
-func (s *Scheduler) evict(ctx context.Context, j *job) {
-	if j.gang && !s.markEvicting(ctx, j) {
-		j.preempting = false
-		return
-	}
-	for _, m := range j.members {
-		if m.ended || m.pod == nil || m.pod.DeletionTimestamp != nil {
-			continue
-		}
-		uid := m.uid
-		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: j.ns},
-			DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: m.pod.Spec.TerminationGracePeriodSeconds,
-				Preconditions: &metav1.Preconditions{UID: &uid}}}
-		err := s.client.PolicyV1().Evictions(j.ns).Evict(ctx, ev)
-		crashpoint.At(crashpoint.Evicting)
-		switch {
-		case err == nil:
-			s.cfg.Metrics.evicted()
-		case apierrors.IsNotFound(err):
-		default:
-			s.logf("%s: evicting pod %s: %v", j.key, m.name, err)
-			if !j.gang {
-				j.preempting = false
-			}
-		}
-	}
-}
-
-// markEvicting commits a gang's eviction: the mark on every live
-// member. A write that fails takes back the marks this call wrote,
-// unless the eviction was committed already; false: not committed.
-func (s *Scheduler) markEvicting(ctx context.Context, j *job) bool {
-	before := evictionCommitted(j)
-	var wrote []*member
-	for _, m := range j.members {
-		if m.ended || m.pod == nil || m.pod.Annotations[AnnoEvicting] != "" {
-			continue
-		}
-		q := m.pod.DeepCopy()
-		if q.Annotations == nil {
-			q.Annotations = map[string]string{}
-		}
-		q.Annotations[AnnoEvicting] = "true"
-		got, err := s.client.CoreV1().Pods(j.ns).Update(ctx, q, metav1.UpdateOptions{})
-		if err != nil {
-			s.logf("%s: marking pod %s for eviction: %v", j.key, m.name, err)
-			if before {
-				return true
-			}
-			for _, w := range wrote {
-				q := w.pod.DeepCopy()
-				delete(q.Annotations, AnnoEvicting)
-				if got, err := s.client.CoreV1().Pods(j.ns).Update(ctx, q, metav1.UpdateOptions{}); err == nil {
-					w.pod = got
-				}
-			}
-			return false
-		}
-		m.pod = got
-		wrote = append(wrote, m)
-	}
-	return true
-}
-
-// evictionCommitted reports whether a live member of the gang carries
-// the eviction mark (a scheduler that stopped while marking had decided
-// the eviction all the same).
-func evictionCommitted(j *job) bool {
-	for _, m := range j.members {
-		if !m.ended && m.pod != nil && m.pod.Annotations[AnnoEvicting] != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// finishEvictions evicts what is left of every running gang whose
-// eviction was committed: after a restart, or a refused Eviction.
-func (s *Scheduler) finishEvictions(ctx context.Context) {
-	for _, j := range s.jobs {
-		if j.state != running || !j.gang || !evictionCommitted(j) {
-			continue
-		}
-		for _, m := range j.members {
-			if !m.ended && m.pod != nil && m.pod.DeletionTimestamp == nil {
-				j.preempting = true
-				s.evict(ctx, j)
-				break
-			}
-		}
 	}
 }

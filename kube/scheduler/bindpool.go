@@ -28,11 +28,20 @@ const (
 // A worker makes only API calls and changes only its own job's members,
 // so each job keeps its protocol (a gang's commit before its Bindings, a
 // failed Binding read back); the books hear the outcomes afterwards, in
-// the round's order, on this goroutine, as a serial loop would. A panic
-// in a worker (a test's crash hook) stops the handing out of jobs and is
-// raised again here, where a serial loop would have raised it.
+// the round's order, on this goroutine, as a serial loop would.
 func (s *Scheduler) bindAll(ctx context.Context, jobs []*job) {
 	outcomes := make([]bindOutcome, len(jobs))
+	parallel(bindWorkers, len(jobs), func(i int) { outcomes[i] = s.bindJob(ctx, jobs[i]) })
+	for i, j := range jobs {
+		s.settle(j, outcomes[i])
+	}
+}
+
+// parallel calls f(0), ..., f(n-1) from up to workers goroutines and
+// returns when all are done. A panic in f (a test's crash hook) stops
+// the handing out of calls and is raised again here, where a serial
+// loop would have raised it.
+func parallel(workers, n int, f func(i int)) {
 	next := make(chan int)
 	stop := make(chan struct{})
 	var (
@@ -40,7 +49,7 @@ func (s *Scheduler) bindAll(ctx context.Context, jobs []*job) {
 		panicOnce sync.Once
 		panicked  any
 	)
-	for range min(bindWorkers, len(jobs)) {
+	for range min(workers, n) {
 		wg.Go(func() {
 			defer func() {
 				if p := recover(); p != nil {
@@ -48,12 +57,12 @@ func (s *Scheduler) bindAll(ctx context.Context, jobs []*job) {
 				}
 			}()
 			for i := range next {
-				outcomes[i] = s.bindJob(ctx, jobs[i])
+				f(i)
 			}
 		})
 	}
 feed:
-	for i := range jobs {
+	for i := range n {
 		select {
 		case next <- i:
 		case <-stop:
@@ -64,9 +73,6 @@ feed:
 	wg.Wait()
 	if panicked != nil {
 		panic(panicked)
-	}
-	for i, j := range jobs {
-		s.settle(j, outcomes[i])
 	}
 }
 

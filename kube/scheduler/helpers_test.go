@@ -29,6 +29,8 @@ type cluster struct {
 	binds    []string // "pod->node"
 	evicts   []string // "pod grace=N"
 	bindFail func(pod string) error
+	// evictFail, when set, refuses a pod's Eviction with its error.
+	evictFail func(pod string) error
 }
 
 var podsGVR = corev1.SchemeGroupVersion.WithResource("pods")
@@ -67,6 +69,11 @@ func newCluster(objs ...runtime.Object) *cluster {
 			return true, b, nil
 		case "eviction":
 			ev := ca.GetObject().(*policyv1.Eviction)
+			if c.evictFail != nil {
+				if err := c.evictFail(ev.Name); err != nil {
+					return true, nil, err
+				}
+			}
 			g := "nil"
 			if ev.DeleteOptions != nil && ev.DeleteOptions.GracePeriodSeconds != nil {
 				g = fmt.Sprint(*ev.DeleteOptions.GracePeriodSeconds)

@@ -1,12 +1,14 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // A restarted scheduler preempts the jobs it adopted as it would its
@@ -40,15 +42,23 @@ func TestRestartPreemptsAdoptedJobs(t *testing.T) {
 	}
 }
 
-// A scheduler stopped between the Evictions of a preempted gang: the
-// next one evicts the rest (the gang's eviction was committed by the
-// mark on its members), rather than leaving half a gang running.
+// A scheduler stopped while the Evictions of a preempted gang were in
+// flight, with one of them not through (here: refused, and the
+// scheduler stopped at its crash point): the next one evicts the rest
+// (the gang's eviction was committed by the mark on its members), rather
+// than leaving half a gang running.
 func TestRestartFinishesGangEviction(t *testing.T) {
 	prio := func(v int32) podOpt { return func(p *corev1.Pod) { p.Spec.Priority = &v } }
 	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 8), gpuNode("n1", "NVIDIA-H100-80GB-HBM3", 8),
 		gpuPod("low-0", 8, 0, prio(0), gang("low", 2)), gpuPod("low-1", 8, 0, prio(0), gang("low", 2)))
 	round(t, newSched(t, c, "priority+preempt"))
 	c.add(t, gpuPod("urgent", 8, 5e9, prio(1000)))
+	c.evictFail = func(pod string) error {
+		if pod == "low-1" {
+			return apierrors.NewInternalError(fmt.Errorf("stopped"))
+		}
+		return nil
+	}
 	crashpoint.Hook = func(p string) {
 		if p == crashpoint.Evicting {
 			panic("crash")
@@ -58,7 +68,7 @@ func TestRestartFinishesGangEviction(t *testing.T) {
 		defer func() { _ = recover() }()
 		round(t, newSched(t, c, "priority+preempt"))
 	}()
-	crashpoint.Hook = nil
+	crashpoint.Hook, c.evictFail = nil, nil
 	if len(c.evicts) != 1 || c.pod(t, "team-a", "low-1").Annotations[AnnoEvicting] == "" {
 		t.Fatalf("before the restart: evictions %v; low-1 must still be there, marked", c.evicts)
 	}

@@ -85,20 +85,37 @@ func Run(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dynam
 			if err := s.Round(ctx); err != nil {
 				s.logf("round: %v", err)
 			}
+			// A policy that asked to be called at a moment (a service
+			// threshold, a quantum's end, a round) gets its round then,
+			// not at the next tick.
+			// (A moment already past means the round failed before the
+			// call: the tick retries.)
+			var wake <-chan time.Time
+			wt := time.NewTimer(time.Hour)
+			if t, ok := s.NextWake(); ok && time.Until(t) > 0 {
+				wt.Reset(time.Until(t))
+				wake = wt.C
+			}
 			select {
 			case <-ctx.Done():
+				wt.Stop()
 				return nil
 			case <-tick.C:
+			case <-wake:
 			case <-kick:
-				// Let a burst of events land before the round.
+				// Let a burst of events land before the round, but no
+				// later than the moment the policy asked for.
 				t := time.NewTimer(opt.Batch)
 				select {
 				case <-ctx.Done():
 					t.Stop()
 					return nil
 				case <-t.C:
+				case <-wake:
+					t.Stop()
 				}
 			}
+			wt.Stop()
 		}
 	}
 	if !opt.LeaderElect {

@@ -58,9 +58,12 @@ const (
 	queued
 	running
 	limbo // a bind failed: the next round reads what happened
-	// evicted: the policy preempted it and its pods are gone; it is
-	// queued again when a controller has recreated them (a job whose key
-	// outlives its pods: job.stable).
+	// evicting: the policy preempted it (the books no longer hold it)
+	// and its pods are being evicted.
+	evicting
+	// evicted: its pods are gone; the policy has it queued (a job whose
+	// key outlives its pods: job.stable), and it may start once a
+	// controller has created them again.
 	evicted
 	done
 )
@@ -73,8 +76,9 @@ type member struct {
 	tols []corev1.Toleration
 	node string // spec.nodeName as last seen
 	pod  *corev1.Pod
-	// ended: finished or deleted.
-	ended bool
+	// ended: finished or deleted; finished: it ran to its end (succeeded
+	// or failed), as last seen or as its deletion told (finalStates).
+	ended, finished bool
 }
 
 // job is one policy job: a pod, or a gang of pods placed all or none.
@@ -88,8 +92,10 @@ type job struct {
 	place   hwmodel.Placement
 	// assign is each member's node: the policy's placement as bound, or a
 	// committed gang placement read back from brigade.sim/placement.
-	assign     map[string]string
-	preempting bool
+	assign map[string]string
+	// deferred: started in the books, its Bindings waiting for pods
+	// being evicted to leave its nodes (deferBlocked).
+	deferred bool
 	// complete: a committed gang placement whose binds are still to make.
 	complete bool
 	err      string // the pods' spec cannot be a request
@@ -147,6 +153,8 @@ type Scheduler struct {
 	// toWarn are jobs found unschedulable, told so after the books.
 	toWarn []*job
 	evicts []*job
+	// deferred are the starts whose Bindings wait (deferBlocked).
+	deferred []*job
 }
 
 // New builds a scheduler over client, listing from src. The policy spec
@@ -208,6 +216,7 @@ func (s *Scheduler) Round(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.binds, s.evicts = s.binds[:0], s.evicts[:0]
 	s.sync(ctx, nodes, pods)
 	if s.needsBuild {
 		if err := s.rebuild(); err != nil {
@@ -219,30 +228,48 @@ func (s *Scheduler) Round(ctx context.Context) error {
 	s.finishEvictions(ctx)
 	s.host.SetNow(s.at(s.roundNow))
 	s.cfg.Metrics.setPending(s.pending())
-	if !s.host.HasNews() {
-		s.markReleased(ctx)
-		return nil
+	// A call that preempted is followed by another at the same instant,
+	// as in the simulator, so that the policy places at once what it
+	// freed; a few at most.
+	for range maxCallsPerRound {
+		if !s.host.HasNews() {
+			break
+		}
+		n := len(s.evicts)
+		t0 := time.Now()
+		decs := s.host.Schedule(s.policy, s.apply)
+		if len(decs) > 0 {
+			s.cfg.Metrics.scheduled(time.Since(t0))
+		}
+		if len(s.evicts) == n {
+			break
+		}
 	}
-	s.binds, s.evicts = s.binds[:0], s.evicts[:0]
-	t0 := time.Now()
-	decs := s.host.Schedule(s.policy, s.apply)
-	if len(decs) > 0 {
-		d := time.Since(t0)
-		s.cfg.Metrics.scheduled(d)
-	}
-	for _, j := range s.evicts {
-		s.evict(ctx, j)
-	}
-	s.bindAll(ctx, s.binds)
+	s.evictAll(ctx, s.evicts)
+	s.bindAll(ctx, s.deferBlocked(append(s.readyDeferred(), s.binds...)))
 	s.markReleased(ctx)
 	s.cfg.Metrics.setPending(s.pending())
 	return nil
 }
 
+// maxCallsPerRound bounds the scheduling calls of one round: the first,
+// and one more after each that preempted (the simulator's bound).
+const maxCallsPerRound = 4
+
+// NextWake is the moment the policy asked to be called again at (a
+// service threshold, a quantum's end, its next round), if it asked.
+func (s *Scheduler) NextWake() (time.Time, bool) {
+	t, ok := s.host.NextWake()
+	if !ok || s.epoch.IsZero() {
+		return time.Time{}, false
+	}
+	return s.epoch.Add(time.Duration(t) * time.Microsecond), true
+}
+
 func (s *Scheduler) pending() int {
 	n := 0
 	for _, j := range s.byKey {
-		if j.state == waiting || j.state == queued || j.state == unschedulable || j.state == limbo {
+		if j.state == waiting || j.state == queued || j.state == unschedulable || j.state == limbo || (j.state == evicting || j.state == evicted) && j.stable {
 			n++
 		}
 	}
@@ -445,6 +472,7 @@ func (s *Scheduler) newJob(ctx context.Context, key string, gang, stable bool, s
 func (s *Scheduler) refresh(j *job, m *member, p *corev1.Pod) string {
 	m.pod, m.uid, m.node, m.tols = p, p.UID, p.Spec.NodeName, p.Spec.Tolerations
 	m.ended = finished(p)
+	m.finished = m.ended
 	r, err := podRequest(p)
 	m.req = r
 	if err != nil {
@@ -464,9 +492,15 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 		if p := byName[m.name]; p != nil && p.UID == m.uid {
 			s.refresh(j, m, p)
 			delete(byName, m.name)
-		} else {
+		} else if !m.ended || m.pod != nil {
+			if fs, ok := s.src.(finalStates); ok && fs.FinishedBeforeDeleted(m.uid) {
+				m.finished = true
+			}
 			m.ended, m.pod = true, nil
 		}
+	}
+	if j.state == evicting && !slices.ContainsFunc(j.members, func(m *member) bool { return !m.ended }) {
+		s.evictionDone(j)
 	}
 	if j.state == waiting || j.state == evicted {
 		for _, p := range pods {
@@ -504,14 +538,14 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 		}
 	case evicted:
 		if live := liveMembers(j); live >= j.size {
-			// Its pods are back: the job the policy preempted is queued
-			// again, as of the round that booked the preemption's end.
+			// Its pods are back: the policy, which has had the job in
+			// its queue since the preemption's end, may start it.
 			reqs := make([]podReq, 0, live)
 			for _, m := range j.members {
 				reqs = append(reqs, m.req)
 			}
 			s.host.Job(j.id).Req = request(reqs)
-			s.admit(j)
+			j.state = queued
 		}
 	case unschedulable:
 		if allEnded {
@@ -529,10 +563,7 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 			j.state, s.needsBuild = running, true
 		}
 	case running:
-		switch {
-		case allEnded && j.preempting && j.stable && !anyFinished(j):
-			s.evicted(j)
-		case allEnded:
+		if allEnded {
 			s.end(j)
 		}
 	case limbo:
@@ -565,29 +596,6 @@ func (s *Scheduler) end(j *job) {
 	s.drop(j)
 }
 
-// evicted books the end of a job the policy preempted, whose pods its
-// Evictions removed: the policy hears the end now, and the job waits
-// for a controller to recreate its pods (same gang or brigade.sim/job),
-// then is queued again, the same policy job. Its attempt so far is kept
-// for the Bindings of the next (AnnoAttempts).
-func (s *Scheduler) evicted(j *job) {
-	if j.place != nil {
-		s.host.Stop(j.id, j.place)
-		j.place = nil
-	}
-	if len(j.preempted) < maxPreemptedKept {
-		j.preempted = append(j.preempted, attemptSpan{Start: j.boundAt, End: s.roundNow})
-	}
-	j.size = max(j.size, len(j.members), 1)
-	j.members, j.assign, j.preempting, j.state = nil, nil, false, evicted
-	s.host.Job(j.id).Queued = s.at(s.roundNow)
-}
-
-// maxPreemptedKept bounds the attempts a job's Bindings carry, so that
-// AnnoAttempts stays far below the API's 256 KiB of annotations; a job
-// preempted more often is exported with its first ones only.
-const maxPreemptedKept = 1000
-
 // liveMembers counts a job's members that have not ended.
 func liveMembers(j *job) int {
 	n := 0
@@ -602,7 +610,7 @@ func liveMembers(j *job) int {
 // anyFinished reports whether a member's pod ran to its end (succeeded or
 // failed) rather than being removed.
 func anyFinished(j *job) bool {
-	return slices.ContainsFunc(j.members, func(m *member) bool { return m.pod != nil && finished(m.pod) })
+	return slices.ContainsFunc(j.members, func(m *member) bool { return m.finished || m.pod != nil && finished(m.pod) })
 }
 
 // markReleased writes brigade.sim/released-at, the round's clock, on the
@@ -668,6 +676,10 @@ func (s *Scheduler) rebuild() error {
 			crashpoint.At(crashpoint.Rebuilding)
 		case queued, unschedulable:
 			s.admit(j)
+		case evicting, evicted:
+			if j.stable {
+				s.host.Queue(j.id) // preempted: queued until it starts again
+			}
 		}
 	}
 	return nil

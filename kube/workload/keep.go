@@ -62,10 +62,10 @@ type KeepOptions struct {
 // and its scheduler has booked the end (WaitEnded's rule), and returns
 // then, or with ctx's error. Started before Submit (or beside it), it
 // watches the jobs' pods: a pod it has seen that is deleted before it
-// ended is created again at once under the same name, labels and
-// annotations (its job's name, brigade.sim/job or its gang, which is
-// what makes the scheduler take it for the same job), as opt.Evicted
-// says. A pod not yet seen is one still to be submitted: it has not
+// ended is created again at once, as opt.Evicted says, with the labels
+// and annotations it was built with (its job's name, brigade.sim/job or
+// its gang, which is what makes the scheduler take it for the same job)
+// under a new name, NAME-rN for its N-th recreation. A pod not yet seen is one still to be submitted: it has not
 // ended. Recreations is how many pods it created again.
 func Keep(ctx context.Context, cs kubernetes.Interface, jobs []Job, opt KeepOptions) (recreations int, err error) {
 	if opt.Poll <= 0 {
@@ -74,12 +74,14 @@ func Keep(ctx context.Context, cs kubernetes.Interface, jobs []Job, opt KeepOpti
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	k := &keeper{cs: cs, opt: opt, want: map[string]*corev1.Pod{}, left: map[string]time.Duration{}, state: map[string]podState{}}
+	k := &keeper{cs: cs, opt: opt, want: map[string]*corev1.Pod{}, left: map[string]time.Duration{}, state: map[string]podState{},
+		current: map[string]string{}, tries: map[string]int{}}
 	var namespaces []string
 	for _, j := range jobs {
 		for _, p := range j.Pods {
 			key := p.Namespace + "/" + p.Name
 			k.want[key] = p
+			k.current[key] = key
 			k.left[key], _ = time.ParseDuration(p.Annotations[scheduler.AnnoDuration])
 			if !slices.Contains(namespaces, p.Namespace) {
 				namespaces = append(namespaces, p.Namespace)
@@ -87,8 +89,12 @@ func Keep(ctx context.Context, cs kubernetes.Interface, jobs []Job, opt KeepOpti
 		}
 	}
 	kctx, stop := context.WithCancel(ctx)
+	var factories []informers.SharedInformerFactory
 	defer func() {
-		stop()
+		stop() // first: Shutdown waits for the informers to stop
+		for _, f := range factories {
+			f.Shutdown()
+		}
 		k.wg.Wait()
 	}()
 	for _, ns := range namespaces {
@@ -102,7 +108,7 @@ func Keep(ctx context.Context, cs kubernetes.Interface, jobs []Job, opt KeepOpti
 			return 0, err
 		}
 		f.Start(kctx.Done())
-		defer f.Shutdown()
+		factories = append(factories, f)
 		for typ, ok := range f.WaitForCacheSync(kctx.Done()) {
 			if !ok {
 				return 0, fmt.Errorf("watching the pods of %s (%v): %w", ns, typ, kctx.Err())
@@ -145,9 +151,13 @@ type keeper struct {
 
 	mu    sync.Mutex
 	left  map[string]time.Duration
-	state map[string]podState
-	n     int
-	err   error
+	state map[string]podState // by the pod as built
+	// current maps the name of each pod of the jobs now (namespace/name)
+	// to the pod as built; tries counts each one's recreations.
+	current map[string]string
+	tries   map[string]int
+	n       int
+	err     error
 }
 
 func podOf(o any) *corev1.Pod {
@@ -161,16 +171,20 @@ func podOf(o any) *corev1.Pod {
 // seen records a pod of the jobs as it is now.
 func (k *keeper) seen(o any) {
 	p := podOf(o)
-	if p == nil || k.want[p.Namespace+"/"+p.Name] == nil {
+	if p == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	key, ok := k.current[p.Namespace+"/"+p.Name]
+	if !ok {
 		return
 	}
 	st := alive
 	if ended(p) {
 		st = over
 	}
-	k.mu.Lock()
-	k.state[p.Namespace+"/"+p.Name] = st
-	k.mu.Unlock()
+	k.state[key] = st
 }
 
 // deleted creates a pod of the jobs again when it was deleted before it
@@ -180,13 +194,14 @@ func (k *keeper) deleted(ctx context.Context, o any) {
 	if p == nil {
 		return
 	}
-	key := p.Namespace + "/" + p.Name
-	tmpl := k.want[key]
-	if tmpl == nil {
-		return
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	name := p.Namespace + "/" + p.Name
+	key, ok := k.current[name]
+	if !ok {
+		return
+	}
+	tmpl := k.want[key]
 	if k.state[key] == over || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		k.state[key] = over
 		return
@@ -195,7 +210,14 @@ func (k *keeper) deleted(ctx context.Context, o any) {
 		k.state[key] = over
 		return
 	}
+	// A new name, as a Job controller gives its new pods: what still
+	// acts on the old pod by name (a kubelet, KWOK finishing its
+	// deletion) must not reach the new one.
 	q := tmpl.DeepCopy()
+	k.tries[key]++
+	q.Name = recreatedName(tmpl.Name, k.tries[key])
+	delete(k.current, name)
+	k.current[q.Namespace+"/"+q.Name] = key
 	if k.opt.Evicted == Resume {
 		ran := time.Duration(0)
 		if t, err := time.Parse(time.RFC3339Nano, p.Annotations[scheduler.AnnoBoundAt]); err == nil && p.Spec.NodeName != "" {
@@ -209,7 +231,7 @@ func (k *keeper) deleted(ctx context.Context, o any) {
 	}
 	k.state[key] = unseen
 	k.n++
-	fmt.Fprintf(k.opt.Log, "workload: pod %s was deleted before it ended; created again (%s left)\n", key, q.Annotations[scheduler.AnnoDuration])
+	fmt.Fprintf(k.opt.Log, "workload: pod %s was deleted before it ended; created again as %s (%s to run)\n", name, q.Name, q.Annotations[scheduler.AnnoDuration])
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
@@ -220,6 +242,13 @@ func (k *keeper) deleted(ctx context.Context, o any) {
 			k.mu.Unlock()
 		}
 	}()
+}
+
+// recreatedName is the name of the pod built as base, created again for
+// the n-th time: base-rN, base cut to keep it a DNS label.
+func recreatedName(base string, n int) string {
+	suffix := "-r" + strconv.Itoa(n)
+	return base[:min(len(base), 63-len(suffix))] + suffix
 }
 
 // pending counts the pods not ended, and says the first recreation that
