@@ -83,6 +83,7 @@ type outcome struct {
 	table string // brigade fidelity's table
 	// preemptions live and in the replay; recreated pods (Keep).
 	preempted, replayPreempted, recreated int
+	want                                  int // jobs in the job set
 }
 
 // TestSchedulerMatchesReplay runs the Kubernetes scheduler under every
@@ -196,6 +197,8 @@ func TestSchedulerMatchesReplay(t *testing.T) {
 			switch {
 			case o.err != nil:
 				t.Fatalf("%v\nscheduler log:\n%s", o.err, o.log)
+			case o.row["jobs"] != strconv.Itoa(o.want):
+				t.Errorf("the export and its replay share %s jobs of the %d submitted\nscheduler log:\n%s", o.row["jobs"], o.want, o.log)
 			case o.row["same_start_order"] != "yes":
 				t.Errorf("the replay starts the jobs in another order:\n%s\nlive:   %s\nreplay: %s\nscheduler log:\n%s", o.table, o.live, o.sim, o.log)
 			case preempting(o.spec):
@@ -229,7 +232,7 @@ func partName(p int) string { return "p" + strconv.Itoa(p) }
 // compareOne runs one spec on partition p: submit, schedule until every
 // pod has ended, export, replay, compare.
 func compareOne(ctx context.Context, cs kubernetes.Interface, bin string, w *workloads.Workload, spec string, i, p int, dir string) outcome {
-	o := outcome{spec: spec}
+	o := outcome{spec: spec, want: len(w.Jobs)}
 	name := fmt.Sprintf("cmp-%02d", i)
 	sel := map[string]string{partLabel: partName(p)}
 	jobs, err := workload.Build(w, workload.Options{SchedulerName: name, Namespace: name})

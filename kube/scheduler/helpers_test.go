@@ -31,6 +31,14 @@ type cluster struct {
 	bindFail func(pod string) error
 	// evictFail, when set, refuses a pod's Eviction with its error.
 	evictFail func(pod string) error
+	// graceful: an Eviction marks the pod terminating (deletionTimestamp)
+	// instead of deleting it, as a node does until the pod has stopped;
+	// the test deletes it.
+	graceful bool
+	// bindingAnnotations: a Binding's annotations are copied onto its
+	// pod, as the API server does (off: the export reads the fake's
+	// PodScheduled times instead of the scheduler's clock).
+	bindingAnnotations bool
 }
 
 var podsGVR = corev1.SchemeGroupVersion.WithResource("pods")
@@ -57,6 +65,11 @@ func newCluster(objs ...runtime.Object) *cluster {
 			}
 			p.Spec.NodeName = b.Target.Name
 			p.Status.Phase = corev1.PodRunning
+			if c.bindingAnnotations {
+				for k, v := range b.Annotations {
+					p.Annotations[k] = v
+				}
+			}
 			// Bound one second apart, in order, as the export reads it.
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled,
 				Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(time.Duration(10+len(c.binds)) * time.Second))})
@@ -80,7 +93,18 @@ func newCluster(objs ...runtime.Object) *cluster {
 			}
 			c.mu.Lock()
 			c.evicts = append(c.evicts, ev.Name+" grace="+g)
+			graceful := c.graceful
 			c.mu.Unlock()
+			if graceful {
+				o, err := c.cs.Tracker().Get(podsGVR, a.GetNamespace(), ev.Name)
+				if err != nil {
+					return true, nil, err
+				}
+				p := o.(*corev1.Pod).DeepCopy()
+				now := metav1.NewTime(t0)
+				p.DeletionTimestamp = &now
+				return true, ev, c.cs.Tracker().Update(podsGVR, p, a.GetNamespace())
+			}
 			return true, ev, c.cs.Tracker().Delete(podsGVR, a.GetNamespace(), ev.Name)
 		}
 		return false, nil, nil

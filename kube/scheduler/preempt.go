@@ -59,6 +59,7 @@ func (s *Scheduler) evictionDone(j *job) {
 	switch {
 	case anyFinished(j):
 		s.logf("%s: its pods finished as they were evicted; the job is over", j.key)
+		s.released = append(s.released, j)
 		s.drop(j)
 		s.needsBuild = s.needsBuild || j.stable
 	case j.stable:
@@ -168,10 +169,17 @@ func (s *Scheduler) evictAll(ctx context.Context, jobs []*job) {
 // then on its members are evicted until none is left, by this scheduler
 // or the next, so that no gang runs on in part).
 func (s *Scheduler) evictPod(ctx context.Context, j *job, m *member) error {
-	uid := m.uid
+	// The pod as last seen, not only its UID: one that ran to its end
+	// since must stay, for its job's end to be exported, not be deleted
+	// by a late Eviction (a conflict; a pod still running is evicted at
+	// the next round, from a fresh copy).
+	uid, rv := m.uid, m.pod.ResourceVersion
+	pre := &metav1.Preconditions{UID: &uid}
+	if rv != "" {
+		pre.ResourceVersion = &rv
+	}
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: j.ns},
-		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: m.pod.Spec.TerminationGracePeriodSeconds,
-			Preconditions: &metav1.Preconditions{UID: &uid}}}
+		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: m.pod.Spec.TerminationGracePeriodSeconds, Preconditions: pre}}
 	err := s.client.PolicyV1().Evictions(j.ns).Evict(ctx, ev)
 	crashpoint.At(crashpoint.Evicting)
 	return err

@@ -102,7 +102,8 @@ func run(args []string) error {
 	namespace := fs.String("namespace", workload.DefaultNamespace, "submit: the pods' namespace; bench: its pods' namespace (created if missing)")
 	nodeGPUs := fs.Int("node-gpus", workload.DefaultNodeGPUs, "submit: GPUs per node; a larger job is a gang of node-sized pods")
 	image := fs.String("image", workload.DefaultImage, "submit: the image whose sleep runs each pod")
-	wait := fs.Bool("wait", false, "submit: return when every pod has ended and its end is booked (for brigade-kube export)")
+	wait := fs.Bool("wait", false, "submit: return when every pod has ended and its end is booked (for brigade-kube export), acting meanwhile as the pods' controller (--evicted)")
+	evictedFlag := fs.String("evicted", "restart", "submit --wait: what becomes of a pod evicted (deleted before it ended): created again to start over (restart), created again to run only what it had left (resume: a job that checkpoints), or left gone (leave)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -123,6 +124,10 @@ func run(args []string) error {
 		return err
 	}
 	var built []workload.Job
+	evicted, err := workload.ParseEvicted(*evictedFlag)
+	if err != nil {
+		return fmt.Errorf("--evicted: %w", err)
+	}
 	if submit {
 		// The trace is read before any connection, so that bad input is
 		// told without a cluster.
@@ -149,10 +154,27 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if submit {
-		if err := workload.Submit(ctx, client, built); err != nil || !*wait {
+		if !*wait {
+			return workload.Submit(ctx, client, built)
+		}
+		// The controller runs from the first pod on: a pod may be evicted
+		// before the last one is submitted.
+		kctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		kept := make(chan error, 1)
+		go func() {
+			n, err := workload.Keep(kctx, client, built, workload.KeepOptions{Evicted: evicted, Log: os.Stderr})
+			if n > 0 {
+				fmt.Fprintf(os.Stderr, "brigade-kube submit: %d evicted pods created again\n", n)
+			}
+			kept <- err
+		}()
+		if err := workload.Submit(ctx, client, built); err != nil {
+			cancel()
+			<-kept
 			return err
 		}
-		return workload.WaitEnded(ctx, client, built, time.Second)
+		return <-kept
 	}
 	if export {
 		if *out == "" {
