@@ -34,8 +34,11 @@
 // brigade.sim/submitted-at when it lies within 10 s before the creation
 // second (a submitter's burst for one instant), else the creation
 // timestamp. Jobs submitted at the same time are numbered by the name the
-// export gives them (namespace/name, namespace/gang), so that a replay
-// breaks their ties alike. A gang waits until all its members exist.
+// export gives them (namespace/name, namespace/gang, namespace/job), so that a replay
+// breaks their ties alike. A gang waits until all its members exist. A
+// pod alone with brigade.sim/job (label or annotation) is known by that
+// name, not its UID: like a gang's members, the pods a controller
+// creates again after an eviction are the same job.
 //
 // The scheduler only counts GPUs per node: which devices a pod gets is
 // the device plugin's choice, so the GPU indices and MIG instances of a
@@ -43,8 +46,9 @@
 //
 // # Rounds
 //
-// One scheduling call per round, after a batch of informer events (20 ms
-// of quiet) and at every tick: Round reads the informers' caches, brings
+// A round after a batch of informer events (20 ms of quiet, cut short by
+// a wake-up), at the moment the policy asked to be called (WakeAt: a
+// threshold, a quantum's end, a round) and at every tick: Round reads the informers' caches, brings
 // the books up to date (ends → Host.Stop; a queued job deleted, bound by
 // another, or a node change → rebuild: a fresh cluster, policy and Host,
 // running jobs booked where their pods are, queued jobs queued again,
@@ -57,16 +61,24 @@
 // cannot take as it is, split across nodes or on a node they do not
 // tolerate, is repacked onto nodes of the same GPU model, its own first,
 // since the policies place GPUs, not pods, and would choose it again)
-// and books it; a Preempt marks the job. A refusal is the policy's
+// and books it. A Preempt is booked at once, as the simulator does
+// (preempt.go): the policy hears the victim stop at the call's instant,
+// and a call that preempted is followed by up to three more in the same
+// round, which place what it freed; a victim known by its gang or
+// brigade.sim/job is queued again at once, the same policy job, and can
+// start once its controller has created its pods again (a Start before
+// that is refused); its preempted attempts ride on the Bindings of its
+// next one (brigade.sim/attempts, with its first submission), where the
+// export reads them. A start on GPUs whose victim's pods are still on the
+// node waits to be bound until they are gone. A refusal is the policy's
 // Rejection. Every Binding carries the round's clock
 // (brigade.sim/bound-at, which the API server copies onto the pod), and
 // the round that books a job's end writes its clock on the job's pods
 // (brigade.sim/released-at): the API's own times keep whole seconds, and
-// the export needs the moments the policy saw. After the call, Evictions
-// (policy/v1, with each pod's
-// terminationGracePeriodSeconds; the job ends when its pods are gone, and
-// a controller that recreates them makes a new job) and Bindings are
-// sent, 8 jobs at a time: a worker makes only its own job's API calls,
+// the export needs the moments the policy saw. After the calls, Evictions
+// (policy/v1, with each pod's terminationGracePeriodSeconds, preconditioned
+// on the pod's UID and resource version, so that a pod that ended since
+// it was seen stays) go out 16 at a time, and Bindings 8 jobs at a time: a worker makes only its own job's API calls,
 // in the protocol's order, and the books hear each job's outcome after
 // all workers are done, in the round's order. The call's latency
 // (Schedule and apply, no API call) and each Binding's are measured
@@ -97,8 +109,9 @@
 //
 // A gang's eviction is committed the same way: every member is marked
 // brigade.sim/evicting before the first Eviction, and a scheduler that
-// finds a running gang with a marked member evicts the rest of it (a
-// gang evicted in part would run on broken).
+// finds a running gang with a marked member preempts it and evicts the
+// rest of it (a gang evicted in part would run on broken). An Eviction
+// that fails is sent again at the next round.
 //
 // Only the holder of the coordination.k8s.io Lease schedules
 // (--leader-elect; RunOptions set its timings, kube-scheduler's
@@ -115,8 +128,7 @@
 //     nodes into jobs and the cluster, rebuilding and adopting.
 //   - apply.go: admission (never, the unschedulable event and
 //     condition), apply, pods to a placement's nodes, the gang commit,
-//     Bindings and their reconciliation, Evictions and a gang's eviction
-//     commit.
+//     Bindings and their reconciliation.
 //   - nodes.go: Nodes to hwmodel nodes: product names, MIG packing,
 //     taints and tolerations.
 //   - pods.go: Pods to requests, gangs, tenants and estimates.
@@ -129,12 +141,16 @@
 //     round for a heartbeat).
 //   - run.go: Run: informers, rounds, leader election.
 //   - bindpool.go: bindAll, the round's Bindings by a few workers, and
-//     settle, their outcomes applied to the books.
+//     settle, their outcomes applied to the books; parallel, the pool.
+//   - preempt.go: preempt, a Preempt in the books; evictAll, the
+//     Evictions and a gang's eviction commit; a victim's pods gone
+//     (evictionDone); starts that wait for them (deferBlocked).
 //   - metrics.go: the Prometheus metrics, and the exact samples Bench
 //     reads (KeepSamples).
 //   - bench.go: Bench, BenchWorkload: binding throughput and latencies
 //     against a real API server (brigade-kube bench; BenchmarkRealAPI in
 //     realapi_bench_test.go runs it on the test control plane).
 //   - export.go: Export, a results folder for brigade sim --replay, with
-//     the scheduler's sub-second times where it recorded them.
+//     the scheduler's sub-second times where it recorded them and each
+//     job's preempted attempts.
 package scheduler

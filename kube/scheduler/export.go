@@ -42,8 +42,10 @@ type ExportOptions struct {
 // where it recorded them (brigade.sim/bound-at, brigade.sim/released-at:
 // the times at which the policy saw the start and the end, to the
 // microsecond), else the API's whole seconds (PodScheduled=True, the
-// containers' finishedAt). The folder is written whole or not at all
-// (results.WriteFolder).
+// containers' finishedAt). A job its scheduler preempted has its
+// preempted attempts first (brigade.sim/attempts on its last pods; its
+// submission is its first pods'), lost unless the policy suspends its
+// jobs. The folder is written whole or not at all (results.WriteFolder).
 func Export(ctx context.Context, src Source, opt ExportOptions, dir string) error {
 	if opt.Name == "" {
 		opt.Name = DefaultName

@@ -49,16 +49,20 @@ func (s *Scheduler) preempt(j *job) {
 // preempted more often is exported with its first ones only.
 const maxPreemptedKept = 1000
 
-// evictionDone moves a preempted job whose pods are all gone on: a job
+// evictionDone moves a preempted job whose pods have all ended on: a job
 // whose key outlives them waits for its controller's new pods (evicted,
 // queued in the policy since the preemption); a pod alone is done. One
-// whose pod ran to its end as its Eviction came has no pod left to
-// export nor a controller to bring one back: it is dropped, and the
-// books rebuilt without it in the policy's queue.
+// whose pods ran to their end before the Evictions came is dropped, and
+// the books rebuilt without it in the policy's queue. (A pod that ends
+// its work while its Eviction is under way was preempted: its end was
+// never booked, and its controller creates it again.)
 func (s *Scheduler) evictionDone(j *job) {
 	switch {
 	case anyFinished(j):
-		s.logf("%s: its pods finished as they were evicted; the job is over", j.key)
+		// Its pods ended before their Evictions came (those, bound to
+		// the pods as seen, were refused): the job is over, its pods
+		// still there for the export.
+		s.logf("%s: its pods ended before they were evicted; the job is over", j.key)
 		s.released = append(s.released, j)
 		s.drop(j)
 		s.needsBuild = s.needsBuild || j.stable
@@ -181,6 +185,16 @@ func (s *Scheduler) evictPod(ctx context.Context, j *job, m *member) error {
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: j.ns},
 		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: m.pod.Spec.TerminationGracePeriodSeconds, Preconditions: pre}}
 	err := s.client.PolicyV1().Evictions(j.ns).Evict(ctx, ev)
+	if apierrors.IsConflict(err) {
+		// Changed since it was seen (a status update): evicted at once
+		// from a fresh copy, unless it has ended.
+		cur, gerr := s.client.CoreV1().Pods(j.ns).Get(ctx, m.name, metav1.GetOptions{})
+		if gerr == nil && cur.UID == m.uid && !finished(cur) && cur.DeletionTimestamp == nil {
+			rv := cur.ResourceVersion
+			pre.ResourceVersion = &rv
+			err = s.client.PolicyV1().Evictions(j.ns).Evict(ctx, ev)
+		}
+	}
 	crashpoint.At(crashpoint.Evicting)
 	return err
 }

@@ -76,9 +76,8 @@ type member struct {
 	tols []corev1.Toleration
 	node string // spec.nodeName as last seen
 	pod  *corev1.Pod
-	// ended: finished or deleted; finished: it ran to its end (succeeded
-	// or failed), as last seen or as its deletion told (finalStates).
-	ended, finished bool
+	// ended: finished or deleted.
+	ended bool
 }
 
 // job is one policy job: a pod, or a gang of pods placed all or none.
@@ -472,7 +471,6 @@ func (s *Scheduler) newJob(ctx context.Context, key string, gang, stable bool, s
 func (s *Scheduler) refresh(j *job, m *member, p *corev1.Pod) string {
 	m.pod, m.uid, m.node, m.tols = p, p.UID, p.Spec.NodeName, p.Spec.Tolerations
 	m.ended = finished(p)
-	m.finished = m.ended
 	r, err := podRequest(p)
 	m.req = r
 	if err != nil {
@@ -492,10 +490,7 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 		if p := byName[m.name]; p != nil && p.UID == m.uid {
 			s.refresh(j, m, p)
 			delete(byName, m.name)
-		} else if !m.ended || m.pod != nil {
-			if fs, ok := s.src.(finalStates); ok && fs.FinishedBeforeDeleted(m.uid) {
-				m.finished = true
-			}
+		} else {
 			m.ended, m.pod = true, nil
 		}
 	}
@@ -607,10 +602,10 @@ func liveMembers(j *job) int {
 	return n
 }
 
-// anyFinished reports whether a member's pod ran to its end (succeeded or
-// failed) rather than being removed.
+// anyFinished reports whether a member's pod is there, having run to
+// its end (succeeded or failed): one the Eviction did not remove.
 func anyFinished(j *job) bool {
-	return slices.ContainsFunc(j.members, func(m *member) bool { return m.finished || m.pod != nil && finished(m.pod) })
+	return slices.ContainsFunc(j.members, func(m *member) bool { return m.pod != nil && finished(m.pod) })
 }
 
 // markReleased writes brigade.sim/released-at, the round's clock, on the

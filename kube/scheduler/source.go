@@ -2,13 +2,11 @@ package scheduler
 
 import (
 	"context"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
@@ -56,59 +54,6 @@ type informerSource struct {
 	pods    listersv1.PodLister
 	foreign listersv1.PodLister
 	name    string // the scheduler's
-	gone    *tombstones
-}
-
-// FinishedBeforeDeleted implements finalStates.
-func (s informerSource) FinishedBeforeDeleted(uid types.UID) bool { return s.gone.take(uid) }
-
-// finalStates is a Source that knows how the scheduler's deleted pods
-// were last: a pod that ran to its end and was deleted before a round
-// saw it end (a preempted job whose pod finished as its Eviction came)
-// ended its job, and must not be waited for as an evicted one.
-type finalStates interface {
-	FinishedBeforeDeleted(uid types.UID) bool
-}
-
-// maxTombstones bounds the deleted pods remembered: a round takes its
-// jobs' at once, so only pods deleted between two rounds are ever read.
-const maxTombstones = 4096
-
-// tombstones are the UIDs of the scheduler's pods deleted after they
-// had succeeded or failed, oldest first.
-type tombstones struct {
-	mu    sync.Mutex
-	order []types.UID
-	set   map[types.UID]bool
-}
-
-func (t *tombstones) deleted(o any) {
-	if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
-		o = d.Obj
-	}
-	p, ok := o.(*corev1.Pod)
-	if !ok || !finished(p) {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.set == nil {
-		t.set = map[types.UID]bool{}
-	}
-	if len(t.order) >= maxTombstones {
-		delete(t.set, t.order[0])
-		t.order = t.order[1:]
-	}
-	t.order = append(t.order, p.UID)
-	t.set[p.UID] = true
-}
-
-func (t *tombstones) take(uid types.UID) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ok := t.set[uid]
-	delete(t.set, uid)
-	return ok
 }
 
 func (s informerSource) Nodes() ([]*corev1.Node, error) { return s.nodes.List(labels.Everything()) }
@@ -162,16 +107,10 @@ func newInformerSource(client kubernetes.Interface, name string, nodeSelector ma
 			onChange()
 		}
 	}
-	gone := &tombstones{}
-	ph := h
-	ph.DeleteFunc = func(o any) {
-		gone.deleted(o)
-		onChange()
-	}
 	_, _ = ni.Informer().AddEventHandler(nh)
-	_, _ = pi.Informer().AddEventHandler(ph)
+	_, _ = pi.Informer().AddEventHandler(h)
 	_, _ = fi.Informer().AddEventHandler(h)
-	return []informers.SharedInformerFactory{f, pf, ff}, informerSource{nodes: ni.Lister(), pods: pi.Lister(), foreign: fi.Lister(), name: name, gone: gone}
+	return []informers.SharedInformerFactory{f, pf, ff}, informerSource{nodes: ni.Lister(), pods: pi.Lister(), foreign: fi.Lister(), name: name}
 }
 
 // nodeChanged reports whether a node update can change the books: its

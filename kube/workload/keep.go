@@ -202,7 +202,10 @@ func (k *keeper) deleted(ctx context.Context, o any) {
 		return
 	}
 	tmpl := k.want[key]
-	if k.state[key] == over || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+	// Over only once its scheduler booked its end: a pod that finished its
+	// work while its Eviction was under way was preempted all the same
+	// (its scheduler's books said so), and its job needs a pod again.
+	if k.state[key] == over || ended(p) {
 		k.state[key] = over
 		return
 	}
