@@ -207,8 +207,8 @@ func TestSchedulerMatchesReplay(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d specs in %.1fs (%d partitions of %d nodes at once)\n\n%s", len(specs), time.Since(t0).Seconds(),
-		nparts, h100PerPart+a100PerPart, markdown(outs))
+	t.Logf("%d specs in %.1fs (%d partitions of %d nodes at once, then %d of %d)\n\n%s", len(specs), time.Since(t0).Seconds(),
+		nparts, h100PerPart+a100PerPart, min(npre, partitions), preemptNodes, markdown(outs))
 	for _, o := range outs {
 		t.Run(strings.ReplaceAll(o.spec, "/", "_"), func(t *testing.T) {
 			switch {

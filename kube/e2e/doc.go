@@ -18,9 +18,11 @@
 //     nodes; every start and end must also agree to the microsecond.
 //   - The seven preempting orders (las, tiresias, srtf, priority+preempt,
 //     gandiva, gavel, optimus; thresholds, quanta and rounds in seconds)
-//     run testdata/preempt.csv, submitted over 8.5 s while the scheduler
-//     runs, on partitions of 8 nodes, with workload.Keep as the jobs'
-//     controller: an evicted pod is created again (brigade.sim/job or its
+//     run testdata/preempt.csv, submitted over 17.3 s while the
+//     scheduler runs, on partitions of 8 nodes, all seven at once after
+//     the other runs (they decide by the clock; beside the other runs,
+//     on this control plane or a second one, rounds came seconds late),
+//     with workload.Keep as the jobs' controller: an evicted pod is created again (brigade.sim/job or its
 //     gang keeps it the same job) to start over, or, under the orders
 //     that suspend jobs (gandiva, gavel, optimus), to run what it had
 //     left. Every order but optimus (which preempts only to resize

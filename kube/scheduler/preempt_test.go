@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brigadesim/brigade/hwmodel"
+	"github.com/brigadesim/brigade/results"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -146,5 +148,34 @@ func TestReadAttempts(t *testing.T) {
 				t.Errorf("ok %v with %d spans, want %v with %d", ok, len(n.Preempted), tc.ok, tc.spans)
 			}
 		})
+	}
+}
+
+// withPreempted puts a job's preempted attempts before its last one:
+// what they ran is lost when the job starts over, kept when its policy
+// suspends it, and the waits between them add up.
+func TestWithPreempted(t *testing.T) {
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	at := func(tm time.Time) hwmodel.Time { return hwmodel.Time(tm.Sub(t0).Microseconds()) }
+	spans := []attemptSpan{{sec(1), sec(3)}, {sec(4), sec(4.5)}}
+	for _, tc := range []struct {
+		suspends bool
+		lost     hwmodel.Time
+	}{{false, 2_500_000}, {true, 0}} {
+		last := results.AttemptRecord{Start: at(sec(6)), End: at(sec(9)), Wait: at(sec(6)), Ended: results.AttemptSucceeded}
+		jr := results.JobRecord{Submit: 0, Start: last.Start, End: last.End, Run: last.End - last.Start, Attempts: 1,
+			AttemptLog: []results.AttemptRecord{last}}
+		withPreempted(&jr, spans, at, tc.suspends)
+		got := []hwmodel.Time{jr.Start, jr.Run, jr.Wait, jr.PreemptLost, jr.Lost}
+		want := []hwmodel.Time{1_000_000, 5_500_000, 3_500_000, tc.lost, tc.lost}
+		if !slices.Equal(got, want) || jr.Attempts != 3 || jr.Preemptions != 2 {
+			t.Errorf("suspends=%v: start, run, wait, preempt lost, lost = %v, attempts %d, preemptions %d; want %v, 3, 2",
+				tc.suspends, got, jr.Attempts, jr.Preemptions, want)
+		}
+		ends := []string{jr.AttemptLog[0].Ended, jr.AttemptLog[1].Ended, jr.AttemptLog[2].Ended}
+		if !slices.Equal(ends, []string{results.AttemptPreempted, results.AttemptPreempted, results.AttemptSucceeded}) ||
+			jr.AttemptLog[1].Wait != 1_000_000 || jr.AttemptLog[2].Wait != 1_500_000 {
+			t.Errorf("attempts %+v", jr.AttemptLog)
+		}
 	}
 }
