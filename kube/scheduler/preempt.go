@@ -20,10 +20,17 @@ import (
 // queued again at once, the same policy job, and its attempt is recorded
 // for the Bindings of its next one (AnnoAttempts); it can start again
 // once a controller has created its pods again. A start not bound yet is
-// simply taken back. The Evictions go out after the call (evictAll).
+// taken back, its pods queued again as they are, and its attempt
+// recorded all the same. The Evictions go out after the call (evictAll).
 func (s *Scheduler) preempt(j *job) {
 	if j.deferred {
+		// Never bound, but it ran in the policy's books (and would in a
+		// replay): the attempt is recorded, and the pods, still pending,
+		// are queued again.
 		s.host.Stop(j.id, j.place)
+		if j.stable && len(j.preempted) < maxPreemptedKept {
+			j.preempted = append(j.preempted, attemptSpan{Start: j.boundAt, End: s.roundNow})
+		}
 		j.place, j.assign, j.deferred, j.state = nil, nil, false, queued
 		s.host.Job(j.id).Queued = s.at(s.roundNow)
 		s.host.Queue(j.id)

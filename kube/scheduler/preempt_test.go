@@ -179,3 +179,42 @@ func TestWithPreempted(t *testing.T) {
 		}
 	}
 }
+
+// A start whose Binding still waits for its victim's pods, preempted in
+// turn, ran in the policy's books: its attempt rides on its next
+// Binding, as the replay makes that attempt too.
+func TestPreemptedBeforeBound(t *testing.T) {
+	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 8), gpuPod("low", 8, 0, prio(0), jobName("low")))
+	c.graceful, c.bindingAnnotations = true, true
+	clock := t0.Add(10 * time.Second)
+	s, err := New(Config{Policy: "priority+preempt", Now: func() time.Time { return clock }}, c.cs, nil,
+		APISource{Client: c.cs, Ctx: context.Background()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	round(t, s)
+	clock = t0.Add(20 * time.Second)
+	c.add(t, gpuPod("mid", 8, 19*time.Second, prio(500), jobName("mid")))
+	round(t, s) // low preempted; mid waits for low's pod
+	clock = t0.Add(21 * time.Second)
+	c.add(t, gpuPod("high", 8, 21*time.Second, prio(1000)))
+	round(t, s) // mid, never bound, preempted for high
+	if err := c.cs.Tracker().Delete(podsGVR, "team-a", "low"); err != nil {
+		t.Fatal(err)
+	}
+	clock = t0.Add(22 * time.Second)
+	round(t, s)
+	c.finish(t, "team-a", "high")
+	clock = t0.Add(30 * time.Second)
+	round(t, s)
+	if !slices.Equal(c.binds, []string{"low->n0", "high->n0", "mid->n0"}) {
+		t.Fatalf("binds %v: want high, then mid once high ended", c.binds)
+	}
+	var note attemptsNote
+	if err := json.Unmarshal([]byte(c.pod(t, "team-a", "mid").Annotations[AnnoAttempts]), &note); err != nil {
+		t.Fatal(err)
+	}
+	if len(note.Preempted) != 1 || !note.Preempted[0].Start.Equal(t0.Add(20*time.Second)) || !note.Preempted[0].End.Equal(t0.Add(21*time.Second)) {
+		t.Errorf("mid's attempts %+v: want the one from 20 s to 21 s that the books ran", note.Preempted)
+	}
+}
