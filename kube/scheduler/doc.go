@@ -76,9 +76,10 @@
 // the round that books a job's end writes its clock on the job's pods
 // (brigade.sim/released-at): the API's own times keep whole seconds, and
 // the export needs the moments the policy saw. After the calls, Evictions
-// (policy/v1, with each pod's terminationGracePeriodSeconds, preconditioned
-// on the pod's UID and resource version, so that a pod that ended since
-// it was seen stays) go out 16 at a time, and Bindings 8 jobs at a time: a worker makes only its own job's API calls,
+// (policy/v1, with each pod's terminationGracePeriodSeconds, for the pod
+// of its UID; a preempted job's pods are all evicted, one that ran to its
+// end since the books stopped it too, for no end of its was booked) go
+// out 16 at a time, and Bindings 8 jobs at a time: a worker makes only its own job's API calls,
 // in the protocol's order, and the books hear each job's outcome after
 // all workers are done, in the round's order. The call's latency
 // (Schedule and apply, no API call) and each Binding's are measured

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 
 	"github.com/brigadesim/brigade/kube/internal/crashpoint"
 	corev1 "k8s.io/api/core/v1"
@@ -56,23 +57,18 @@ func (s *Scheduler) preempt(j *job) {
 // preempted more often is exported with its first ones only.
 const maxPreemptedKept = 1000
 
-// evictionDone moves a preempted job whose pods have all ended on: a job
+// evictable reports whether member m's pod is there and not yet being
+// deleted: a preempted job's pods are all evicted, those that ran to
+// their end since the books stopped them too, for the books (and a
+// replay) had them preempted, not ended, and no end of theirs is booked:
+// their controller creates them again, as it does the others.
+func evictable(m *member) bool { return m.pod != nil && m.pod.DeletionTimestamp == nil }
+
+// evictionDone moves a preempted job whose pods are all gone on: a job
 // whose key outlives them waits for its controller's new pods (evicted,
-// queued in the policy since the preemption); a pod alone is done. One
-// whose pods ran to their end before the Evictions came is dropped, and
-// the books rebuilt without it in the policy's queue. (A pod that ends
-// its work while its Eviction is under way was preempted: its end was
-// never booked, and its controller creates it again.)
+// queued in the policy since the preemption); a pod alone is done.
 func (s *Scheduler) evictionDone(j *job) {
 	switch {
-	case anyFinished(j):
-		// Its pods ended before their Evictions came (those, bound to
-		// the pods as seen, were refused): the job is over, its pods
-		// still there for the export.
-		s.logf("%s: its pods ended before they were evicted; the job is over", j.key)
-		s.released = append(s.released, j)
-		s.drop(j)
-		s.needsBuild = s.needsBuild || j.stable
 	case j.stable:
 		j.size = max(j.size, len(j.members), 1)
 		j.members, j.assign, j.state = nil, nil, evicted
@@ -156,7 +152,7 @@ func (s *Scheduler) evictAll(ctx context.Context, jobs []*job) {
 			continue // marked again at the next round
 		}
 		for _, m := range j.members {
-			if !m.ended && m.pod != nil && m.pod.DeletionTimestamp == nil {
+			if evictable(m) {
 				sends = append(sends, &send{j: j, m: m})
 			}
 		}
@@ -180,28 +176,11 @@ func (s *Scheduler) evictAll(ctx context.Context, jobs []*job) {
 // then on its members are evicted until none is left, by this scheduler
 // or the next, so that no gang runs on in part).
 func (s *Scheduler) evictPod(ctx context.Context, j *job, m *member) error {
-	// The pod as last seen, not only its UID: one that ran to its end
-	// since must stay, for its job's end to be exported, not be deleted
-	// by a late Eviction (a conflict; a pod still running is evicted at
-	// the next round, from a fresh copy).
-	uid, rv := m.uid, m.pod.ResourceVersion
-	pre := &metav1.Preconditions{UID: &uid}
-	if rv != "" {
-		pre.ResourceVersion = &rv
-	}
+	uid := m.uid
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: j.ns},
-		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: m.pod.Spec.TerminationGracePeriodSeconds, Preconditions: pre}}
+		DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: m.pod.Spec.TerminationGracePeriodSeconds,
+			Preconditions: &metav1.Preconditions{UID: &uid}}}
 	err := s.client.PolicyV1().Evictions(j.ns).Evict(ctx, ev)
-	if apierrors.IsConflict(err) {
-		// Changed since it was seen (a status update): evicted at once
-		// from a fresh copy, unless it has ended.
-		cur, gerr := s.client.CoreV1().Pods(j.ns).Get(ctx, m.name, metav1.GetOptions{})
-		if gerr == nil && cur.UID == m.uid && !finished(cur) && cur.DeletionTimestamp == nil {
-			rv := cur.ResourceVersion
-			pre.ResourceVersion = &rv
-			err = s.client.PolicyV1().Evictions(j.ns).Evict(ctx, ev)
-		}
-	}
 	crashpoint.At(crashpoint.Evicting)
 	return err
 }
@@ -270,11 +249,8 @@ func (s *Scheduler) finishEvictions(ctx context.Context) {
 		case j.state != evicting:
 			continue
 		}
-		for _, m := range j.members {
-			if !m.ended && m.pod != nil && m.pod.DeletionTimestamp == nil {
-				rest = append(rest, j)
-				break
-			}
+		if slices.ContainsFunc(j.members, evictable) {
+			rest = append(rest, j)
 		}
 	}
 	s.evictAll(ctx, rest)

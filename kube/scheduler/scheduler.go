@@ -494,7 +494,7 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 			m.ended, m.pod = true, nil
 		}
 	}
-	if j.state == evicting && !slices.ContainsFunc(j.members, func(m *member) bool { return !m.ended }) {
+	if j.state == evicting && !slices.ContainsFunc(j.members, func(m *member) bool { return m.pod != nil }) {
 		s.evictionDone(j)
 	}
 	if j.state == waiting || j.state == evicted {
@@ -600,12 +600,6 @@ func liveMembers(j *job) int {
 		}
 	}
 	return n
-}
-
-// anyFinished reports whether a member's pod is there, having run to
-// its end (succeeded or failed): one the Eviction did not remove.
-func anyFinished(j *job) bool {
-	return slices.ContainsFunc(j.members, func(m *member) bool { return m.pod != nil && finished(m.pod) })
 }
 
 // markReleased writes brigade.sim/released-at, the round's clock, on the
