@@ -93,7 +93,7 @@ func decodeScheduler(t *testing.T) schedulerManifests {
 // "group/resource verb" ("" is the core group). The ClusterRole must grant
 // exactly these: a new permission is a decision to make here, on purpose.
 var schedulerPermissions = []string{
-	"/pods get", "/pods list", "/pods watch", "/pods update",
+	"/pods get", "/pods list", "/pods watch", "/pods update", "/pods patch",
 	"/pods/status update",
 	"/pods/binding create",
 	"/pods/eviction create",

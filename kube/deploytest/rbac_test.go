@@ -267,6 +267,12 @@ func TestSchedulerUnderShippedRBAC(t *testing.T) {
 			t.Errorf("%s bound to %s, whose GPUs the other scheduler's pod holds", n, nodes[3])
 		}
 	}
+	// urgent runs 1 s: its end is booked on it (brigade.sim/released-at,
+	// a patch), as the export reads it.
+	waitFor(t, ctx, "urgent's end booked", func() bool {
+		p, err := admin.CoreV1().Pods("team-a").Get(ctx, "urgent", metav1.GetOptions{})
+		return err == nil && p.Annotations[scheduler.AnnoReleasedAt] != ""
+	})
 	lease, err := admin.CoordinationV1().Leases("brigade-system").Get(ctx, "brigade-scheduler", metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "replica-a" {
 		t.Errorf("lease: %v %+v", err, lease)
