@@ -190,6 +190,12 @@ type Suspender interface {
 	Suspends() bool
 }
 
+// Suspends reports whether p suspends the jobs it preempts (Suspender).
+func Suspends(p Policy) bool {
+	s, ok := p.(Suspender)
+	return ok && s.Suspends()
+}
+
 // WakeView is a View whose driver calls the policy again at a time the
 // policy asks for, even if nothing else happens then: a preemptive order
 // whose priorities change with time (a running job crossing a service

@@ -454,7 +454,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MIGConvertWhole && !cfg.MIGReconfigure {
 		return nil, errors.New("sim: MIGConvertWhole needs MIGReconfigure")
 	}
-	if s, ok := cfg.Policy.(policies.Suspender); ok && s.Suspends() {
+	if policies.Suspends(cfg.Policy) {
 		cfg.SaveOnPreempt = true // a suspended job keeps its state
 	}
 	e := &Engine{cfg: cfg, cluster: cfg.Cluster, w: w, policy: cfg.Policy}

@@ -353,11 +353,7 @@ func suspends(spec string) bool {
 		return false
 	}
 	pol, err := sp.New()
-	if err != nil {
-		return false
-	}
-	s, ok := pol.(policies.Suspender)
-	return ok && s.Suspends()
+	return err == nil && policies.Suspends(pol)
 }
 
 // preemptions sums a results folder's preemptions column (-1: unreadable).

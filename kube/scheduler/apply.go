@@ -195,6 +195,9 @@ func (s *Scheduler) apply(d policies.Decision) string {
 			return fmt.Sprintf("job %s is not running", j.key)
 		}
 		s.preempt(j)
+		if j.state == evicting {
+			s.evicts = append(s.evicts, j)
+		}
 		return ""
 	case policies.Start:
 	default:

@@ -65,10 +65,14 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 	type group struct {
 		key  string
 		pods []*corev1.Pod
+		// created is the job's submission: its pods' earliest, or the
+		// first one its history (note) records when they were recreated
+		// after a preemption.
+		created time.Time
+		note    attemptsNote
 	}
 	byKey := map[string]*group{}
 	var groups []*group
-	var epoch time.Time
 	for _, p := range pods {
 		if p.Spec.SchedulerName != opt.Name {
 			continue
@@ -76,41 +80,35 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 		key := exportName(p)
 		g := byKey[key]
 		if g == nil {
-			g = &group{key: key}
+			g = &group{key: key, created: submittedAt(p)}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
 		g.pods = append(g.pods, p)
-		if epoch.IsZero() || submittedAt(p).Before(epoch) {
-			epoch = submittedAt(p)
+		if submittedAt(p).Before(g.created) {
+			g.created = submittedAt(p)
 		}
 	}
-	created := func(g *group) time.Time {
-		t := submittedAt(g.pods[0])
-		for _, p := range g.pods {
-			if submittedAt(p).Before(t) {
-				t = submittedAt(p)
+	var epoch time.Time
+	for _, g := range groups {
+		if n, ok := readAttempts(g.pods); ok {
+			g.note = n
+			if n.Submitted.Before(g.created) {
+				g.created = n.Submitted
 			}
 		}
-		if n, ok := readAttempts(g.pods); ok && n.Submitted.Before(t) {
-			t = n.Submitted // its pods were recreated after a preemption
-		}
-		return t
-	}
-	for _, g := range groups {
-		if t := created(g); t.Before(epoch) {
-			epoch = t
+		if epoch.IsZero() || g.created.Before(epoch) {
+			epoch = g.created
 		}
 	}
 	suspends := false
 	if sp, err := policies.ParseSpec(opt.Policy); err == nil {
 		if pol, err := sp.New(); err == nil {
-			s, ok := pol.(policies.Suspender)
-			suspends = ok && s.Suspends()
+			suspends = policies.Suspends(pol)
 		}
 	}
 	slices.SortFunc(groups, func(a, b *group) int {
-		if c := created(a).Compare(created(b)); c != 0 {
+		if c := a.created.Compare(b.created); c != 0 {
 			return c
 		}
 		return strings.Compare(a.key, b.key)
@@ -159,8 +157,7 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 			seen[tn] = true
 			tenants = append(tenants, policies.Tenant{Name: tn, Weight: 1})
 		}
-		note, _ := readAttempts(g.pods)
-		submit := at(arrival(g.pods, created(g)))
+		submit := at(arrival(g.pods, g.created))
 		jr := results.JobRecord{ID: int32(id), Name: g.key, Tenant: tn, Priority: prio, Submit: submit, Ready: submit,
 			GPUs: req.GPUs, GPUMilli: req.GPUMilli, CPUMilli: req.CPUMilli, MemoryMiB: req.MemoryMiB, MIGProfile: req.MIG.Profile}
 		var start, end time.Time
@@ -210,8 +207,8 @@ func Export(ctx context.Context, src Source, opt ExportOptions, dir string) erro
 			}
 			jr.Run = jr.End - jr.Start
 			jr.AttemptLog = []results.AttemptRecord{a}
-			if len(note.Preempted) > 0 {
-				withPreempted(&jr, note.Preempted, at, suspends)
+			if len(g.note.Preempted) > 0 {
+				withPreempted(&jr, g.note.Preempted, at, suspends)
 			}
 		}
 		jobs = append(jobs, jr)

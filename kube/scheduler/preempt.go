@@ -20,23 +20,11 @@ import (
 // (deferBlocked). A job whose key outlives its pods (job.stable) is
 // queued again at once, the same policy job, and its attempt is recorded
 // for the Bindings of its next one (AnnoAttempts); it can start again
-// once a controller has created its pods again. A start not bound yet is
-// taken back, its pods queued again as they are, and its attempt
-// recorded all the same. The Evictions go out after the call (evictAll).
+// once a controller has created its pods again. A start not bound yet
+// (deferred) ran in the books, and would in a replay: its attempt is
+// recorded too, and its pods, still pending, are queued again as they
+// are. The caller has the pods evicted (evictAll).
 func (s *Scheduler) preempt(j *job) {
-	if j.deferred {
-		// Never bound, but it ran in the policy's books (and would in a
-		// replay): the attempt is recorded, and the pods, still pending,
-		// are queued again.
-		s.host.Stop(j.id, j.place)
-		if j.stable && len(j.preempted) < maxPreemptedKept {
-			j.preempted = append(j.preempted, attemptSpan{Start: j.boundAt, End: s.roundNow})
-		}
-		j.place, j.assign, j.deferred, j.state = nil, nil, false, queued
-		s.host.Job(j.id).Queued = s.at(s.roundNow)
-		s.host.Queue(j.id)
-		return
-	}
 	if j.place != nil {
 		s.host.Stop(j.id, j.place)
 		j.place = nil
@@ -44,12 +32,16 @@ func (s *Scheduler) preempt(j *job) {
 	if j.stable && len(j.preempted) < maxPreemptedKept {
 		j.preempted = append(j.preempted, attemptSpan{Start: j.boundAt, End: s.roundNow})
 	}
-	j.state = evicting
-	if j.stable {
+	requeue := j.stable
+	if j.deferred {
+		j.assign, j.deferred, j.state, requeue = nil, false, queued, true
+	} else {
+		j.state = evicting
+	}
+	if requeue {
 		s.host.Job(j.id).Queued = s.at(s.roundNow)
 		s.host.Queue(j.id)
 	}
-	s.evicts = append(s.evicts, j)
 }
 
 // maxPreemptedKept bounds the attempts a job's Bindings carry, so that
@@ -82,6 +74,9 @@ func (s *Scheduler) evictionDone(j *job) {
 // by readyDeferred): a Binding onto GPUs a terminating pod still holds
 // would be refused by the node, or run two jobs on one GPU.
 func (s *Scheduler) deferBlocked(starts []*job) []*job {
+	if len(starts) == 0 {
+		return starts
+	}
 	blocked := map[string]bool{}
 	for _, j := range s.jobs {
 		if j.state != evicting {
@@ -245,7 +240,6 @@ func (s *Scheduler) finishEvictions(ctx context.Context) {
 		switch {
 		case j.state == running && j.gang && evictionCommitted(j):
 			s.preempt(j)
-			s.evicts = s.evicts[:len(s.evicts)-1]
 		case j.state != evicting:
 			continue
 		}

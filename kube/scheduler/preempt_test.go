@@ -17,6 +17,23 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// preemptCluster is one node of 8 GPUs running low (priority 0,
+// brigade.sim/job low) under a priority+preempt scheduler whose clock
+// the test moves (at 10 s), evictions that leave a pod terminating, and
+// Bindings whose annotations reach their pods.
+func preemptCluster(t *testing.T) (*cluster, *Scheduler, *time.Time) {
+	t.Helper()
+	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 8), gpuPod("low", 8, 0, prio(0), jobName("low")))
+	c.graceful, c.bindingAnnotations = true, true
+	clock := t0.Add(10 * time.Second)
+	s, err := New(Config{Policy: "priority+preempt", Now: func() time.Time { return clock }}, c.cs, nil,
+		APISource{Client: c.cs, Ctx: context.Background()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, s, &clock
+}
+
 func jobName(name string) podOpt { return func(p *corev1.Pod) { p.Labels[LabelJob] = name } }
 
 func prio(v int32) podOpt { return func(p *corev1.Pod) { p.Spec.Priority = &v } }
@@ -29,22 +46,15 @@ func prio(v int32) podOpt { return func(p *corev1.Pod) { p.Spec.Priority = &v } 
 // carries its first submission and its preempted attempt, which the
 // export turns into a preempted attempt before the one that succeeded.
 func TestPreemptionInTheBooksThenBound(t *testing.T) {
-	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 8), gpuPod("low", 8, 0, prio(0), jobName("low")))
-	c.graceful, c.bindingAnnotations = true, true
-	clock := t0.Add(10 * time.Second)
-	s, err := New(Config{Policy: "priority+preempt", Now: func() time.Time { return clock }}, c.cs, nil,
-		APISource{Client: c.cs, Ctx: context.Background()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, s, clock := preemptCluster(t)
 	round(t, s) // low starts at 10 s
-	clock = t0.Add(20 * time.Second)
+	*clock = t0.Add(20 * time.Second)
 	c.add(t, gpuPod("urgent", 8, 19*time.Second, prio(1000)))
 	round(t, s) // preempts low, places urgent, binds nothing yet
 	if !slices.Equal(c.evicts, []string{"low grace=nil"}) || !slices.Equal(c.binds, []string{"low->n0"}) {
 		t.Fatalf("evictions %v, binds %v: want low evicted and urgent not bound while low's pod is on n0", c.evicts, c.binds)
 	}
-	clock = t0.Add(21 * time.Second)
+	*clock = t0.Add(21 * time.Second)
 	round(t, s) // low's pod still terminating
 	if len(c.binds) != 1 {
 		t.Fatalf("binds %v: urgent bound onto a node still holding its victim", c.binds)
@@ -52,7 +62,7 @@ func TestPreemptionInTheBooksThenBound(t *testing.T) {
 	if err := c.cs.Tracker().Delete(podsGVR, "team-a", "low"); err != nil {
 		t.Fatal(err)
 	}
-	clock = t0.Add(22 * time.Second)
+	*clock = t0.Add(22 * time.Second)
 	round(t, s)
 	if !slices.Equal(c.binds, []string{"low->n0", "urgent->n0"}) {
 		t.Fatalf("binds %v: want urgent bound once low's pod is gone", c.binds)
@@ -65,10 +75,10 @@ func TestPreemptionInTheBooksThenBound(t *testing.T) {
 	again := gpuPod("low-r1", 8, 23*time.Second, prio(0), jobName("low"))
 	again.UID = types.UID("uid-low-r1")
 	c.add(t, again)
-	clock = t0.Add(24 * time.Second)
+	*clock = t0.Add(24 * time.Second)
 	round(t, s)
 	c.finish(t, "team-a", "urgent")
-	clock = t0.Add(30 * time.Second)
+	*clock = t0.Add(30 * time.Second)
 	round(t, s)
 	if !slices.Equal(c.binds, []string{"low->n0", "urgent->n0", "low-r1->n0"}) {
 		t.Fatalf("binds %v: want low's new pod bound after urgent", c.binds)
@@ -86,10 +96,10 @@ func TestPreemptionInTheBooksThenBound(t *testing.T) {
 	}
 
 	c.finish(t, "team-a", "low-r1")
-	clock = t0.Add(40 * time.Second)
+	*clock = t0.Add(40 * time.Second)
 	round(t, s)
 	dir := filepath.Join(t.TempDir(), "out")
-	if err := Export(t.Context(), APISource{Client: c.cs, Ctx: t.Context()}, ExportOptions{Policy: "priority+preempt", Now: clock}, dir); err != nil {
+	if err := Export(t.Context(), APISource{Client: c.cs, Ctx: t.Context()}, ExportOptions{Policy: "priority+preempt", Now: *clock}, dir); err != nil {
 		t.Fatal(err)
 	}
 	rows := readCSV(t, filepath.Join(dir, "jobs.csv"))
@@ -184,28 +194,21 @@ func TestWithPreempted(t *testing.T) {
 // turn, ran in the policy's books: its attempt rides on its next
 // Binding, as the replay makes that attempt too.
 func TestPreemptedBeforeBound(t *testing.T) {
-	c := newCluster(gpuNode("n0", "NVIDIA-H100-80GB-HBM3", 8), gpuPod("low", 8, 0, prio(0), jobName("low")))
-	c.graceful, c.bindingAnnotations = true, true
-	clock := t0.Add(10 * time.Second)
-	s, err := New(Config{Policy: "priority+preempt", Now: func() time.Time { return clock }}, c.cs, nil,
-		APISource{Client: c.cs, Ctx: context.Background()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, s, clock := preemptCluster(t)
 	round(t, s)
-	clock = t0.Add(20 * time.Second)
+	*clock = t0.Add(20 * time.Second)
 	c.add(t, gpuPod("mid", 8, 19*time.Second, prio(500), jobName("mid")))
 	round(t, s) // low preempted; mid waits for low's pod
-	clock = t0.Add(21 * time.Second)
+	*clock = t0.Add(21 * time.Second)
 	c.add(t, gpuPod("high", 8, 21*time.Second, prio(1000)))
 	round(t, s) // mid, never bound, preempted for high
 	if err := c.cs.Tracker().Delete(podsGVR, "team-a", "low"); err != nil {
 		t.Fatal(err)
 	}
-	clock = t0.Add(22 * time.Second)
+	*clock = t0.Add(22 * time.Second)
 	round(t, s)
 	c.finish(t, "team-a", "high")
-	clock = t0.Add(30 * time.Second)
+	*clock = t0.Add(30 * time.Second)
 	round(t, s)
 	if !slices.Equal(c.binds, []string{"low->n0", "high->n0", "mid->n0"}) {
 		t.Fatalf("binds %v: want high, then mid once high ended", c.binds)

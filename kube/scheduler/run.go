@@ -87,18 +87,16 @@ func Run(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dynam
 			}
 			// A policy that asked to be called at a moment (a service
 			// threshold, a quantum's end, a round) gets its round then,
-			// not at the next tick.
-			// (A moment already past means the round failed before the
-			// call: the tick retries.)
+			// not at the next tick. (A moment already past means the
+			// round failed before the call: the tick retries.)
 			var wake <-chan time.Time
-			wt := time.NewTimer(time.Hour)
-			if t, ok := s.NextWake(); ok && time.Until(t) > 0 {
-				wt.Reset(time.Until(t))
-				wake = wt.C
+			if t, ok := s.NextWake(); ok {
+				if d := time.Until(t); d > 0 {
+					wake = time.After(d)
+				}
 			}
 			select {
 			case <-ctx.Done():
-				wt.Stop()
 				return nil
 			case <-tick.C:
 			case <-wake:
@@ -115,7 +113,6 @@ func Run(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dynam
 					t.Stop()
 				}
 			}
-			wt.Stop()
 		}
 	}
 	if !opt.LeaderElect {

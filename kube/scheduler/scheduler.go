@@ -306,11 +306,18 @@ func (s *Scheduler) sync(ctx context.Context, nodes []*corev1.Node, pods []*core
 		if submittedAt(p).Before(g.created) {
 			g.created = submittedAt(p)
 		}
-		if n, ok := readAttempts([]*corev1.Pod{p}); ok && n.Submitted.Before(g.created) {
-			g.created = n.Submitted
-		}
 		if first.IsZero() || submittedAt(p).Before(first) {
 			first = submittedAt(p)
+		}
+	}
+	for _, g := range order {
+		// A job new to the books whose pods were recreated after a
+		// preemption was submitted when its history says (known jobs keep
+		// theirs; their annotations are not read again at every round).
+		if s.byKey[g.key] == nil {
+			if n, ok := readAttempts(g.pods); ok && n.Submitted.Before(g.created) {
+				g.created = n.Submitted
+			}
 		}
 	}
 	if s.epoch.IsZero() {
@@ -424,10 +431,6 @@ func (s *Scheduler) newJob(ctx context.Context, key string, gang, stable bool, s
 			j.err = err
 		}
 	}
-	reqs := make([]podReq, len(j.members))
-	for i, m := range j.members {
-		reqs[i] = m.req
-	}
 	est, oracle := estimates(p0)
 	prio := 0
 	if p0.Spec.Priority != nil {
@@ -439,7 +442,7 @@ func (s *Scheduler) newJob(ctx context.Context, key string, gang, stable bool, s
 	}
 	submit := s.at(created)
 	j.id = s.host.AddJob(policies.Job{Name: name, Tenant: s.tenant(tenantOf(p0)), Priority: prio, Submit: submit, Queued: submit,
-		Estimate: est, Oracle: oracle, Req: request(reqs)})
+		Estimate: est, Oracle: oracle, Req: membersRequest(j)})
 	s.jobs = append(s.jobs, j)
 	s.byKey[key] = j
 	if assign := committedPlacement(j); assign != nil {
@@ -524,22 +527,14 @@ func (s *Scheduler) update(j *job, pods []*corev1.Pod) {
 			if s.roundNow.After(j.queuedAt) {
 				j.queuedAt = s.roundNow
 			}
-			reqs := make([]podReq, len(j.members))
-			for i, m := range j.members {
-				reqs[i] = m.req
-			}
-			s.host.Job(j.id).Req = request(reqs)
+			s.host.Job(j.id).Req = membersRequest(j)
 			s.admit(j)
 		}
 	case evicted:
-		if live := liveMembers(j); live >= j.size {
+		if liveMembers(j) >= j.size {
 			// Its pods are back: the policy, which has had the job in
 			// its queue since the preemption's end, may start it.
-			reqs := make([]podReq, 0, live)
-			for _, m := range j.members {
-				reqs = append(reqs, m.req)
-			}
-			s.host.Job(j.id).Req = request(reqs)
+			s.host.Job(j.id).Req = membersRequest(j)
 			j.state = queued
 		}
 	case unschedulable:
@@ -589,6 +584,16 @@ func (s *Scheduler) end(j *job) {
 		s.released = append(s.released, j)
 	}
 	s.drop(j)
+}
+
+// membersRequest is the policy's request of job j: its members' pods
+// together.
+func membersRequest(j *job) hwmodel.Request {
+	reqs := make([]podReq, len(j.members))
+	for i, m := range j.members {
+		reqs[i] = m.req
+	}
+	return request(reqs)
 }
 
 // liveMembers counts a job's members that have not ended.

@@ -65,8 +65,9 @@ type KeepOptions struct {
 // ended is created again at once, as opt.Evicted says, with the labels
 // and annotations it was built with (its job's name, brigade.sim/job or
 // its gang, which is what makes the scheduler take it for the same job)
-// under a new name, NAME-rN for its N-th recreation. A pod not yet seen is one still to be submitted: it has not
-// ended. Recreations is how many pods it created again.
+// under a new name, NAME-rN for its N-th recreation. A pod not yet seen
+// is one still to be submitted: it has not ended. Recreations is how
+// many pods it created again.
 func Keep(ctx context.Context, cs kubernetes.Interface, jobs []Job, opt KeepOptions) (recreations int, err error) {
 	if opt.Poll <= 0 {
 		opt.Poll = 100 * time.Millisecond
