@@ -27,7 +27,7 @@
 //     that suspend jobs (gandiva, gavel, optimus), to run what it had
 //     left. Every order but optimus (which preempts only to resize
 //     elastic jobs) must have preempted, and the starts must agree within
-//     a second at the 95th percentile: the first starts agree closely,
+//     5 s at the 95th percentile: the first starts agree closely,
 //     later attempts less (below).
 //
 // Invariants:
